@@ -1,0 +1,53 @@
+// swift-tools-version: 6.0
+// TrafficIncidents: ingest public traffic-incident feeds into SQLite and query them.
+// Layout and dependency direction: see README.md ("Architecture").
+import PackageDescription
+
+let package = Package(
+    name: "TrafficIncidents",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "incident-scheduler", targets: ["incident-scheduler"]),
+        .executable(name: "incidents", targets: ["incidents"]),
+    ],
+    targets: [
+        // C libraries from Debian packages. Each is imported by exactly one Swift target.
+        .systemLibrary(name: "CLibXML2", pkgConfig: "libxml-2.0", providers: [.apt(["libxml2-dev"])]),
+        .systemLibrary(name: "CSQLite3", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+
+        // Domain: incidents, categories, instants, ports and use cases. No C, no I/O.
+        .target(name: "IncidentCore"),
+        // HTTP: routers, request building, the URLSession-based session, retries, redaction.
+        .target(name: "IncidentNetworking"),
+        // Streaming XML: a libxml2 SAX2 record reader.
+        .target(name: "IncidentXML", dependencies: ["CLibXML2"]),
+        // The SQL migrations, embedded in the binary.
+        .target(
+            name: "IncidentMigrations",
+            path: "Migrations",
+            resources: [
+                .embedInCode("0001_incidents.sql"),
+            ]
+        ),
+        // SQLite: connection/statement wrappers, migrator, the incident repository.
+        .target(name: "IncidentSQLite", dependencies: ["CSQLite3", "IncidentCore", "IncidentMigrations"]),
+        // Providers: one folder each (router, record reader, mapper).
+        .target(name: "IncidentFeeds", dependencies: ["IncidentCore", "IncidentNetworking", "IncidentXML"]),
+        // Configuration, argument parsing, commands, logging: the composition root.
+        .target(name: "IncidentApp", dependencies: ["IncidentCore", "IncidentNetworking", "IncidentFeeds", "IncidentSQLite"]),
+
+        .executableTarget(name: "incident-scheduler", dependencies: ["IncidentApp"]),
+        .executableTarget(name: "incidents", dependencies: ["IncidentApp"]),
+
+        // Shared by the test targets: fixtures, the loopback HTTP server, process runner.
+        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .testTarget(name: "IncidentCoreTests", dependencies: ["IncidentCore", "TestSupport"]),
+        .testTarget(name: "IncidentNetworkingTests", dependencies: ["IncidentNetworking", "TestSupport"]),
+        .testTarget(name: "IncidentXMLTests", dependencies: ["IncidentXML", "TestSupport"]),
+        .testTarget(name: "IncidentSQLiteTests", dependencies: ["IncidentSQLite", "IncidentCore", "TestSupport"]),
+        .testTarget(name: "IncidentFeedsTests", dependencies: ["IncidentFeeds", "IncidentCore", "IncidentXML", "IncidentNetworking", "TestSupport"]),
+        .testTarget(name: "IncidentAppTests", dependencies: ["IncidentApp", "IncidentCore", "IncidentSQLite", "TestSupport"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["TestSupport"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,1 @@
+// IncidentApp: see Package.swift for this target's role.

@@ -1,0 +1,108 @@
+/// The normalized kind of an incident.
+///
+/// Providers label incidents in their own words (GITS: the bracketed prefix of `inciDesc` such as
+/// `[사고]`; ITS: `eventType` / `eventDetailType`). Mappers translate those words into this closed
+/// set and keep the provider's text in ``Incident/providerCategory``.
+public enum IncidentCategory: String, CaseIterable, Sendable, Codable {
+    case accident
+    case breakdown
+    case roadwork
+    case closure
+    case obstruction
+    case weather
+    case congestion
+    case event
+    case other
+}
+
+/// A position in WGS84 decimal degrees (EPSG:4326).
+public struct Coordinate: Hashable, Sendable {
+    /// Degrees north, -90...90.
+    public var latitude: Double
+    /// Degrees east, -180...180.
+    public var longitude: Double
+
+    /// Returns nil unless both values are finite and inside the WGS84 ranges.
+    public init?(latitude: Double, longitude: Double) {
+        guard latitude.isFinite, longitude.isFinite,
+              (-90...90).contains(latitude), (-180...180).contains(longitude) else { return nil }
+        self.latitude = latitude
+        self.longitude = longitude
+    }
+}
+
+/// One road incident as published by one source, after mapping: no provider quirks remain.
+///
+/// Text values are trimmed; an empty value is `nil`, never `""`. Instants are UTC.
+public struct Incident: Hashable, Sendable {
+    /// The configured source name (e.g. `gits`, `its-seoul`).
+    public var source: String
+    /// The provider's identifier of the incident, unique within `source` (GITS: `regSeq`).
+    public var externalID: String
+    public var category: IncidentCategory
+    /// The provider's own label the category was derived from (e.g. `차량고장`).
+    public var providerCategory: String?
+    public var description: String?
+    /// Road name (GITS `inciPlace1`, ITS `roadName`).
+    public var road: String?
+    /// Place on the road: direction and section (GITS `inciPlace2`).
+    public var location: String?
+    /// Travel direction when the provider gives it separately (ITS `roadDrcType`).
+    public var direction: String?
+    /// Lanes or carriageway affected (GITS `restrictType`, ITS `lanesBlocked`).
+    public var restriction: String?
+    public var coordinate: Coordinate?
+    /// The provider's road link id (Korean standard node-link `linkId`).
+    public var linkID: String?
+    public var startedAt: UTCInstant?
+    /// When the operator confirmed the incident (GITS `confirmDate`).
+    public var confirmedAt: UTCInstant?
+    /// The provider's estimate of the end (GITS `estEndDate`).
+    public var expectedEndAt: UTCInstant?
+    /// The provider's own end time, when it publishes one. Distinct from the store's
+    /// `cleared_at`, which records when the incident disappeared from the feed.
+    public var endedAt: UTCInstant?
+
+    public init(source: String, externalID: String, category: IncidentCategory,
+                providerCategory: String? = nil, description: String? = nil, road: String? = nil,
+                location: String? = nil, direction: String? = nil, restriction: String? = nil,
+                coordinate: Coordinate? = nil, linkID: String? = nil, startedAt: UTCInstant? = nil,
+                confirmedAt: UTCInstant? = nil, expectedEndAt: UTCInstant? = nil,
+                endedAt: UTCInstant? = nil) {
+        self.source = source
+        self.externalID = externalID
+        self.category = category
+        self.providerCategory = providerCategory
+        self.description = description
+        self.road = road
+        self.location = location
+        self.direction = direction
+        self.restriction = restriction
+        self.coordinate = coordinate
+        self.linkID = linkID
+        self.startedAt = startedAt
+        self.confirmedAt = confirmedAt
+        self.expectedEndAt = expectedEndAt
+        self.endedAt = endedAt
+    }
+}
+
+extension Optional where Wrapped == String {
+    /// The value with surrounding whitespace removed, or nil when nothing is left.
+    public var nonEmptyTrimmed: String? {
+        guard let self else { return nil }
+        return self.nonEmptyTrimmed
+    }
+}
+
+extension String {
+    /// The value with surrounding whitespace removed, or nil when nothing is left.
+    public var nonEmptyTrimmed: String? {
+        let scalars = unicodeScalars
+        guard let first = scalars.firstIndex(where: { !$0.properties.isWhitespace }) else { return nil }
+        // Cheap path: most provider values carry no surrounding whitespace.
+        if first == scalars.startIndex, let last = scalars.last, !last.properties.isWhitespace { return self }
+        guard let last = scalars.lastIndex(where: { !$0.properties.isWhitespace }) else { return nil }
+        return String(scalars[first...last])
+    }
+}

@@ -1,0 +1,1 @@
+// IncidentFeeds: see Package.swift for this target's role.

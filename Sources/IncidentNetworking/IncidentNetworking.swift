@@ -1,0 +1,1 @@
+// IncidentNetworking: see Package.swift for this target's role.

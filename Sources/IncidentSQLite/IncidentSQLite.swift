@@ -1,0 +1,1 @@
+// IncidentSQLite: see Package.swift for this target's role.

@@ -1,0 +1,1 @@
+// IncidentXML: see Package.swift for this target's role.

@@ -1,0 +1,1 @@
+print("incident-scheduler: not built yet")

@@ -1,0 +1,1 @@
+print("incidents: not built yet")
