@@ -1,1 +1,14 @@
-// The embedded migrations.
+/// The SQL migrations of the incidents database, embedded in the binary so an installed
+/// executable needs no resource files.
+///
+/// Each file is `NNNN_description.sql`, applied in order of `NNNN`, forward-only: a file never
+/// changes once it has landed (the migrator refuses a database whose recorded checksum differs).
+/// To add one: create the file, list it in Package.swift's `resources`, and append it here
+/// (a test checks that every file in Migrations/ is listed). SwiftPM names the embedded bytes
+/// after the file, replacing a leading digit with `_` (`0001_x.sql` → `_001_x_sql`).
+public enum BundledMigrations {
+    /// `(file name, SQL text)` in application order.
+    public static let all: [(fileName: String, sql: String)] = [
+        ("0001_incidents.sql", String(decoding: PackageResources._001_incidents_sql, as: UTF8.self)),
+    ]
+}

@@ -1,1 +1,0 @@
-// IncidentSQLite: see Package.swift for this target's role.

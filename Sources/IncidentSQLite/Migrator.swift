@@ -1,0 +1,152 @@
+import IncidentCore
+import IncidentMigrations
+
+/// One schema change: `NNNN_description.sql`.
+public struct Migration: Sendable, Equatable {
+    /// `NNNN`, the order of application.
+    public var version: Int
+    /// The file name, e.g. `0001_incidents.sql`.
+    public var name: String
+    public var sql: String
+    /// FNV-1a 64 of the SQL text, recorded when applied: detects an edited migration.
+    public var checksum: String { var h = FNV1a64(); h.combine(sql.utf8); return h.hex }
+
+    public init(name: String, sql: String) throws {
+        guard let version = Int(name.prefix(while: \.isNumber)), name.hasSuffix(".sql") else {
+            throw MigrationError.badName(name)
+        }
+        self.version = version
+        self.name = name
+        self.sql = sql
+    }
+}
+
+/// Why the schema cannot be brought up to date. Each case says what to do.
+public enum MigrationError: Error, Equatable, Sendable, CustomStringConvertible {
+    case badName(String)
+    /// A migration already applied to this database has different SQL now.
+    case checksumMismatch(name: String, recorded: String, current: String)
+    /// The database was migrated by a newer binary.
+    case newerSchema(databaseVersion: Int, knownVersion: Int)
+    /// The database needs migrations that this (read-only) open may not apply.
+    case pending(names: [String])
+
+    public var description: String {
+        switch self {
+        case .badName(let name):
+            return "migration file \(name) is not named NNNN_description.sql"
+        case let .checksumMismatch(name, recorded, current):
+            return "migration \(name) was changed after it was applied to this database (recorded checksum \(recorded), now \(current)); "
+                + "migrations are forward-only: restore the original file and add a new migration instead"
+        case let .newerSchema(databaseVersion, knownVersion):
+            return "the database schema is version \(databaseVersion), newer than this binary knows (\(knownVersion)); "
+                + "it was not modified: run a newer incident-scheduler/incidents"
+        case .pending(let names):
+            return "the database needs migrations \(names.joined(separator: ", ")); run `incident-scheduler migrate` first"
+        }
+    }
+}
+
+/// Applies the bundled migrations in order, each in its own `BEGIN IMMEDIATE` transaction,
+/// and records them in `schema_migrations (version, name, checksum, applied_at)`.
+///
+/// Safe when several processes open a new database at once: the write lock serializes them and
+/// each re-reads what is applied inside its transaction. Shaped after GRDB's `DatabaseMigrator`.
+public struct Migrator: Sendable {
+    public var migrations: [Migration]
+
+    /// The migrations embedded in the binary.
+    public static func bundled() throws -> Migrator {
+        try Migrator(migrations: BundledMigrations.all.map { try Migration(name: $0.fileName, sql: $0.sql) })
+    }
+
+    public init(migrations: [Migration]) {
+        self.migrations = migrations.sorted { $0.version < $1.version }
+    }
+
+    /// The highest version this binary knows.
+    public var latestVersion: Int { migrations.last?.version ?? 0 }
+
+    /// A migration and when it was applied to a given database (nil: pending).
+    public struct Status: Sendable, Equatable {
+        public var migration: Migration
+        public var appliedAt: String?
+    }
+
+    /// Applies every pending migration.
+    /// - Parameter now: the `applied_at` time to record.
+    /// - Returns: the migrations applied by this call (empty when up to date).
+    /// - Throws: ``MigrationError`` (edited or newer schema: nothing is changed), ``SQLiteError``.
+    @discardableResult
+    public func migrate(_ db: Database, now: UTCInstant) throws -> [Migration] {
+        try db.execute("""
+            CREATE TABLE IF NOT EXISTS schema_migrations (
+                version INTEGER PRIMARY KEY, name TEXT NOT NULL, checksum TEXT NOT NULL, applied_at TEXT NOT NULL)
+            """)
+        var applied: [Migration] = []
+        for migration in migrations {
+            let didApply = try db.writeTransaction { () throws -> Bool in
+                let recorded = try recordedMigrations(db)
+                try verify(recorded)
+                guard recorded[migration.version] == nil else { return false }
+                try db.execute(migration.sql)
+                let insert = try db.prepare(
+                    "INSERT INTO schema_migrations (version, name, checksum, applied_at) VALUES (?, ?, ?, ?)")
+                try insert.bind(Int64(migration.version), at: 1)
+                try insert.bind(migration.name, at: 2)
+                try insert.bind(migration.checksum, at: 3)
+                try insert.bind(now.rfc3339, at: 4)
+                try insert.run()
+                return true
+            }
+            if didApply { applied.append(migration) }
+        }
+        if applied.isEmpty { try verify(try recordedMigrations(db)) }
+        return applied
+    }
+
+    /// Checks, without writing, that the database is exactly at this binary's schema.
+    /// - Throws: ``MigrationError/pending(names:)``, ``MigrationError/newerSchema(databaseVersion:knownVersion:)``,
+    ///   ``MigrationError/checksumMismatch(name:recorded:current:)``.
+    public func verifyUpToDate(_ db: Database) throws {
+        let recorded = try recordedMigrations(db)
+        try verify(recorded)
+        let pending = migrations.filter { recorded[$0.version] == nil }.map(\.name)
+        if !pending.isEmpty { throw MigrationError.pending(names: pending) }
+    }
+
+    /// Every known migration with its application time in `db`.
+    public func status(_ db: Database) throws -> [Status] {
+        let recorded = try recordedMigrations(db)
+        try verify(recorded)
+        return migrations.map { Status(migration: $0, appliedAt: recorded[$0.version]?.appliedAt) }
+    }
+
+    private struct Recorded { var name: String; var checksum: String; var appliedAt: String }
+
+    private func recordedMigrations(_ db: Database) throws -> [Int: Recorded] {
+        guard try db.scalarInt("SELECT count(*) FROM sqlite_master WHERE name = 'schema_migrations'") == 1 else {
+            return [:]
+        }
+        let statement = try db.prepare("SELECT version, name, checksum, applied_at FROM schema_migrations")
+        var rows: [Int: Recorded] = [:]
+        while try statement.step() {
+            rows[statement.int(at: 0) ?? 0] = Recorded(name: statement.string(at: 1) ?? "",
+                                                       checksum: statement.string(at: 2) ?? "",
+                                                       appliedAt: statement.string(at: 3) ?? "")
+        }
+        return rows
+    }
+
+    private func verify(_ recorded: [Int: Recorded]) throws {
+        if let newest = recorded.keys.max(), newest > latestVersion {
+            throw MigrationError.newerSchema(databaseVersion: newest, knownVersion: latestVersion)
+        }
+        for migration in migrations {
+            if let row = recorded[migration.version], row.checksum != migration.checksum {
+                throw MigrationError.checksumMismatch(name: migration.name, recorded: row.checksum,
+                                                      current: migration.checksum)
+            }
+        }
+    }
+}

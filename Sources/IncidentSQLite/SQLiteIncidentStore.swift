@@ -1,0 +1,308 @@
+import Foundation
+import IncidentCore
+
+/// The incident repository on SQLite: upserts by `(source, external_id)`, keeps revisions,
+/// clears what a complete poll no longer lists, and records every run in `ingest_runs`.
+///
+/// One instance owns one connection; calls are serialized by a lock, so the store may be shared
+/// between tasks. Open a store per process (SQLite serializes processes with its file locks and
+/// the busy timeout). Tests use `:memory:`.
+public final class SQLiteIncidentStore: IncidentStore, IncidentReader, @unchecked Sendable {
+    let db: Database
+    private let lock = NSLock()
+    private let clock: Clock
+
+    /// Opens the database for ingestion, creating it and applying pending migrations.
+    ///
+    /// - Parameters:
+    ///   - path: a file path, or `:memory:`.
+    ///   - busyTimeout: seconds to wait for another process's write lock.
+    /// - Throws: ``SQLiteError`` (cannot open, not a database), ``MigrationError``.
+    public init(path: String, clock: Clock, busyTimeout: Double = 10) throws {
+        db = try Database(path: path, mode: .readWriteCreate, busyTimeout: busyTimeout)
+        self.clock = clock
+        try Migrator.bundled().migrate(db, now: clock.now())
+    }
+
+    /// Opens an existing database for queries only. Never creates or migrates it.
+    ///
+    /// - Throws: ``StoreOpenError/missing(path:)`` when there is no file,
+    ///   ``MigrationError/pending(names:)`` when `incident-scheduler migrate` must run first,
+    ///   ``MigrationError/newerSchema(databaseVersion:knownVersion:)``, ``SQLiteError``.
+    public init(readingFrom path: String, clock: Clock, busyTimeout: Double = 10) throws {
+        if path != ":memory:" && !FileManager.default.fileExists(atPath: path) {
+            throw StoreOpenError.missing(path: path)
+        }
+        db = try Database(path: path, mode: .readOnly, busyTimeout: busyTimeout)
+        self.clock = clock
+        try Migrator.bundled().verifyUpToDate(db)
+    }
+
+    /// Runs `body` with exclusive use of the connection.
+    public func withDatabase<T>(_ body: (Database) throws -> T) rethrows -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body(db)
+    }
+
+    // MARK: IncidentStore
+
+    public func ingest(source: String, startedAt: UTCInstant, dryRun: Bool,
+                       _ produce: (any IncidentSink) throws -> Void) throws -> IngestCounts {
+        try withDatabase { db in
+            try db.execute("BEGIN IMMEDIATE")
+            do {
+                let runID = try insertRun(IngestRun(source: source, startedAt: startedAt, finishedAt: startedAt,
+                                                    status: .succeeded), status: "running", db: db)
+                let writer = try PollWriter(db: db, source: source, runID: runID, polledAt: startedAt)
+                try produce(writer)
+                var counts = writer.counts
+                counts.cleared = try clearUnseen(source: source, runID: runID, at: startedAt, db: db)
+                let finish = try db.cachedStatement("""
+                    UPDATE ingest_runs SET status = 'succeeded', finished_at = ?, fetched = ?, inserted = ?,
+                        updated = ?, unchanged = ?, reopened = ?, cleared = ? WHERE id = ?
+                    """)
+                try finish.bind(clock.now().rfc3339, at: 1)
+                try bind(counts, to: finish, from: 2)
+                try finish.bind(runID, at: 8)
+                try finish.run()
+                try db.execute(dryRun ? "ROLLBACK" : "COMMIT")
+                return counts
+            } catch {
+                db.rollbackQuietly()
+                throw error
+            }
+        }
+    }
+
+    public func recordRun(_ run: IngestRun) throws {
+        try withDatabase { db in
+            _ = try db.writeTransaction { try insertRun(run, status: run.status.rawValue, db: db) }
+        }
+    }
+
+    private func insertRun(_ run: IngestRun, status: String, db: Database) throws -> Int64 {
+        let insert = try db.cachedStatement("""
+            INSERT INTO ingest_runs (source, started_at, finished_at, status, fetched, inserted, updated,
+                unchanged, reopened, cleared, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """)
+        try insert.bind(run.source, at: 1)
+        try insert.bind(run.startedAt.rfc3339, at: 2)
+        try insert.bind(status == "running" ? nil : run.finishedAt.rfc3339, at: 3)
+        try insert.bind(status, at: 4)
+        try bind(run.counts, to: insert, from: 5)
+        try insert.bind(run.error, at: 11)
+        try insert.run()
+        return db.lastInsertRowID
+    }
+
+    private func bind(_ counts: IngestCounts, to statement: Statement, from index: Int32) throws {
+        try statement.bind(counts.fetched, at: index)
+        try statement.bind(counts.inserted, at: index + 1)
+        try statement.bind(counts.updated, at: index + 2)
+        try statement.bind(counts.unchanged, at: index + 3)
+        try statement.bind(counts.reopened, at: index + 4)
+        try statement.bind(counts.cleared, at: index + 5)
+    }
+
+    /// Marks cleared every active incident of `source` that this complete poll did not list.
+    private func clearUnseen(source: String, runID: Int64, at instant: UTCInstant, db: Database) throws -> Int {
+        let clear = try db.cachedStatement("""
+            UPDATE incidents SET cleared_at = ? WHERE source = ? AND cleared_at IS NULL AND last_seen_run_id <> ?
+            """)
+        try clear.bind(instant.rfc3339, at: 1)
+        try clear.bind(source, at: 2)
+        try clear.bind(runID, at: 3)
+        try clear.run()
+        return db.changes
+    }
+
+    // MARK: IncidentReader
+
+    public func incidents(matching query: IncidentQuery) throws -> [StoredIncident] {
+        try withDatabase { db in
+            var conditions: [String] = []
+            var values: [SQLiteValue] = []
+            if query.activeOnly {
+                conditions.append("cleared_at IS NULL AND (ended_at IS NULL OR ended_at > ?)")
+                values.append(.text(query.now.rfc3339))
+            }
+            if !query.sources.isEmpty {
+                conditions.append("source IN (\(query.sources.map { _ in "?" }.joined(separator: ", ")))")
+                values += query.sources.map(SQLiteValue.text)
+            }
+            var sql = "SELECT \(IncidentRow.columns) FROM incidents"
+            if !conditions.isEmpty { sql += " WHERE " + conditions.joined(separator: " AND ") }
+            sql += " ORDER BY " + Self.orderClause(query.order)
+            if let limit = query.limit {
+                sql += " LIMIT ?"
+                values.append(.integer(Int64(limit)))
+            }
+            let statement = try db.prepare(sql)
+            try statement.bind(values)
+            var rows: [StoredIncident] = []
+            while try statement.step() { rows.append(IncidentRow.decode(statement)) }
+            return rows
+        }
+    }
+
+    static func orderClause(_ order: IncidentOrder) -> String {
+        switch order {
+        case .started: return "started_at DESC NULLS LAST, id DESC"
+        case .startedAscending: return "started_at ASC NULLS LAST, id ASC"
+        case .lastSeen: return "last_seen_at DESC, id DESC"
+        case .source: return "source, external_id"
+        }
+    }
+}
+
+/// Why a database could not be opened for reading.
+public enum StoreOpenError: Error, Equatable, Sendable, CustomStringConvertible {
+    case missing(path: String)
+
+    public var description: String {
+        switch self {
+        case .missing(let path):
+            return "no incidents database at \(path); run `incident-scheduler run --once` (or `ingest`) first, or pass --database PATH"
+        }
+    }
+}
+
+/// The columns that hold an incident's content, in bind order, shared by the insert, the
+/// update and the revision archive so they cannot drift apart.
+enum IncidentRow {
+    static let contentColumns = [
+        "category", "provider_category", "description", "road", "location", "direction", "restriction",
+        "latitude", "longitude", "link_id", "started_at", "confirmed_at", "expected_end_at", "ended_at",
+        "content_hash",
+    ]
+
+    /// Binds `incident`'s content columns to parameters `index...index+14`.
+    static func bindContent(_ incident: Incident, hash: Int64, to statement: Statement, from index: Int32) throws {
+        try statement.bind(incident.category.rawValue, at: index)
+        try statement.bind(incident.providerCategory, at: index + 1)
+        try statement.bind(incident.description, at: index + 2)
+        try statement.bind(incident.road, at: index + 3)
+        try statement.bind(incident.location, at: index + 4)
+        try statement.bind(incident.direction, at: index + 5)
+        try statement.bind(incident.restriction, at: index + 6)
+        try statement.bind(incident.coordinate?.latitude, at: index + 7)
+        try statement.bind(incident.coordinate?.longitude, at: index + 8)
+        try statement.bind(incident.linkID, at: index + 9)
+        try statement.bind(incident.startedAt?.rfc3339, at: index + 10)
+        try statement.bind(incident.confirmedAt?.rfc3339, at: index + 11)
+        try statement.bind(incident.expectedEndAt?.rfc3339, at: index + 12)
+        try statement.bind(incident.endedAt?.rfc3339, at: index + 13)
+        try statement.bind(hash, at: index + 14)
+    }
+
+    /// The SELECT list read by ``decode(_:)``.
+    static let columns = "id, source, external_id, " + contentColumns.joined(separator: ", ")
+        + ", revision, first_seen_at, last_seen_at, cleared_at"
+
+    static func decode(_ s: Statement) -> StoredIncident {
+        func instant(_ column: Int32) -> UTCInstant? { s.string(at: column).flatMap { UTCInstant(rfc3339: $0) } }
+        let coordinate: Coordinate? = {
+            guard let latitude = s.double(at: 10), let longitude = s.double(at: 11) else { return nil }
+            return Coordinate(latitude: latitude, longitude: longitude)
+        }()
+        let incident = Incident(
+            source: s.string(at: 1) ?? "", externalID: s.string(at: 2) ?? "",
+            category: IncidentCategory(rawValue: s.string(at: 3) ?? "") ?? .other,
+            providerCategory: s.string(at: 4), description: s.string(at: 5), road: s.string(at: 6),
+            location: s.string(at: 7), direction: s.string(at: 8), restriction: s.string(at: 9),
+            coordinate: coordinate, linkID: s.string(at: 12), startedAt: instant(13), confirmedAt: instant(14),
+            expectedEndAt: instant(15), endedAt: instant(16))
+        return StoredIncident(id: s.int64(at: 0) ?? 0, incident: incident,
+                              firstSeenAt: instant(19) ?? UTCInstant(secondsSince1970: 0),
+                              lastSeenAt: instant(20) ?? UTCInstant(secondsSince1970: 0),
+                              clearedAt: instant(21), revision: s.int(at: 18) ?? 1)
+    }
+}
+
+/// Writes one poll's incidents inside the store's open transaction.
+///
+/// Per incident: look it up by `(source, external_id)`; new → insert; same content hash and
+/// not cleared → only `last_seen_at`/`last_seen_run_id` advance; changed or reopened → the
+/// previous values go to `incident_revisions`, the row is updated and `revision` incremented.
+final class PollWriter: IncidentSink {
+    private let db: Database
+    private let source: String
+    private let runID: Int64
+    private let polledAt: String
+    private(set) var counts = IngestCounts()
+
+    private let lookup: Statement
+    private let touch: Statement
+    private let insert: Statement
+    private let archive: Statement
+    private let change: Statement
+
+    init(db: Database, source: String, runID: Int64, polledAt: UTCInstant) throws {
+        self.db = db
+        self.source = source
+        self.runID = runID
+        self.polledAt = polledAt.rfc3339
+        let content = IncidentRow.contentColumns
+        lookup = try db.cachedStatement(
+            "SELECT id, content_hash, cleared_at IS NOT NULL FROM incidents WHERE source = ? AND external_id = ?")
+        touch = try db.cachedStatement("UPDATE incidents SET last_seen_at = ?, last_seen_run_id = ? WHERE id = ?")
+        insert = try db.cachedStatement("""
+            INSERT INTO incidents (source, external_id, \(content.joined(separator: ", ")),
+                revision, first_seen_at, last_seen_at, last_seen_run_id)
+            VALUES (?, ?, \(content.map { _ in "?" }.joined(separator: ", ")), 1, ?, ?, ?)
+            """)
+        archive = try db.cachedStatement("""
+            INSERT INTO incident_revisions (incident_id, revision, \(content.joined(separator: ", ")), cleared_at, superseded_at)
+            SELECT id, revision, \(content.joined(separator: ", ")), cleared_at, ? FROM incidents WHERE id = ?
+            """)
+        change = try db.cachedStatement("""
+            UPDATE incidents SET \(content.map { "\($0) = ?" }.joined(separator: ", ")),
+                revision = revision + 1, last_seen_at = ?, last_seen_run_id = ?, cleared_at = NULL
+            WHERE id = ?
+            """)
+    }
+
+    func upsert(_ incident: Incident) throws {
+        counts.fetched += 1
+        let hash = incident.contentHash
+        lookup.reset()
+        try lookup.bind(source, at: 1)
+        try lookup.bind(incident.externalID, at: 2)
+        guard try lookup.step(), let id = lookup.int64(at: 0) else {
+            insert.reset()
+            try insert.bind(source, at: 1)
+            try insert.bind(incident.externalID, at: 2)
+            try IncidentRow.bindContent(incident, hash: hash, to: insert, from: 3)
+            try insert.bind(polledAt, at: 18)
+            try insert.bind(polledAt, at: 19)
+            try insert.bind(runID, at: 20)
+            try insert.run()
+            counts.inserted += 1
+            return
+        }
+        let storedHash = lookup.int64(at: 1)
+        let wasCleared = lookup.int64(at: 2) == 1
+        lookup.reset()
+        if storedHash == hash && !wasCleared {
+            touch.reset()
+            try touch.bind(polledAt, at: 1)
+            try touch.bind(runID, at: 2)
+            try touch.bind(id, at: 3)
+            try touch.run()
+            counts.unchanged += 1
+            return
+        }
+        archive.reset()
+        try archive.bind(polledAt, at: 1)
+        try archive.bind(id, at: 2)
+        try archive.run()
+        change.reset()
+        try IncidentRow.bindContent(incident, hash: hash, to: change, from: 1)
+        try change.bind(polledAt, at: 16)
+        try change.bind(runID, at: 17)
+        try change.bind(id, at: 18)
+        try change.run()
+        if wasCleared { counts.reopened += 1 } else { counts.updated += 1 }
+    }
+}
