@@ -1,1 +1,6 @@
-print("incident-scheduler: not built yet")
+import Foundation
+import IncidentApp
+
+let context = Context.live()
+exit(await CommandLineTool.main(SchedulerTool.command(context), version: SchedulerTool.version,
+                                arguments: Array(CommandLine.arguments.dropFirst())))

@@ -1,1 +1,6 @@
-print("incidents: not built yet")
+import Foundation
+import IncidentApp
+
+let context = Context.live()
+exit(await CommandLineTool.main(QueryTool.command(context), version: QueryTool.version,
+                                arguments: Array(CommandLine.arguments.dropFirst())))

@@ -1,0 +1,197 @@
+import Foundation
+import IncidentCore
+import IncidentFeeds
+import IncidentNetworking
+
+/// The scheduler's configuration: the database and the sources to poll.
+///
+/// Read from a JSON file (`--config FILE`):
+/// ```json
+/// {"database": "/var/lib/trafficincidents/incidents.sqlite",
+///  "sources": [{"name": "gits", "provider": "gits", "keyEnv": "GITS_SERVICE_KEY",
+///               "baseURL": "http://127.0.0.1:8080/api/rest/", "interval": "5m"}]}
+/// ```
+/// Without a file, one GITS source is configured from the `GITS_SERVICE_KEY` environment
+/// variable. API keys are never in the file itself: `keyEnv` names an environment variable and
+/// `keyFile` a file that holds the key.
+public struct Configuration: Sendable {
+    /// From the file's `database`; nil when not given.
+    public var database: String?
+    public var sources: [SourceDefinition]
+
+    public init(database: String? = nil, sources: [SourceDefinition]) {
+        self.database = database
+        self.sources = sources
+    }
+
+    /// The shape of the JSON file. Unknown fields are rejected by ``load(from:environment:)``
+    /// so that a typo (`keyenv`) is an error instead of a silently missing key.
+    struct File: Decodable {
+        var database: String?
+        var sources: [Source]
+
+        struct Source: Decodable {
+            var name: String
+            var provider: String
+            var keyEnv: String?
+            var keyFile: String?
+            var baseURL: String?
+            var interval: String?
+            var bbox: [Double]?
+            var eventType: String?
+            var type: String?
+            var format: String?
+            var timeout: String?
+        }
+
+        static let fields = ["database", "sources"]
+        static let sourceFields = ["name", "provider", "keyEnv", "keyFile", "baseURL", "interval", "bbox",
+                                   "eventType", "type", "format", "timeout"]
+    }
+
+    /// Loads and validates a configuration file.
+    /// - Throws: ``ConfigurationError`` naming the file, the field and what to do.
+    ///
+    /// - Parameter requireKeys: when false (file replays, listings), a key variable or file that
+    ///   is missing leaves the source without a key instead of failing.
+    public static func load(from url: URL, environment: [String: String], requireKeys: Bool = true) throws -> Configuration {
+        let data: Data
+        do {
+            data = try Data(contentsOf: url)
+        } catch {
+            throw ConfigurationError("cannot read configuration file \(url.path): \((error as NSError).localizedDescription)")
+        }
+        try checkFieldNames(data, file: url.path)
+        let file: File
+        do {
+            file = try JSONDecoder().decode(File.self, from: data)
+        } catch let error as DecodingError {
+            throw ConfigurationError("\(url.path): \(describe(error))")
+        }
+        var sources: [SourceDefinition] = []
+        for (index, source) in file.sources.enumerated() {
+            let place = "\(url.path): sources[\(index)] (\(source.name))"
+            sources.append(try definition(of: source, place: place, environment: environment,
+                                          baseDirectory: url.deletingLastPathComponent(), requireKeys: requireKeys))
+        }
+        let configuration = Configuration(database: file.database, sources: sources)
+        try configuration.validate(place: url.path)
+        return configuration
+    }
+
+    /// The configuration used without `--config`: one GITS source keyed by `GITS_SERVICE_KEY`
+    /// (and `GITS_BASE_URL`, when set, overriding the provider's URL).
+    /// - Throws: ``ConfigurationError`` when the variable is not set.
+    public static func fromEnvironment(_ environment: [String: String], requireKeys: Bool = true) throws -> Configuration {
+        guard environment["GITS_SERVICE_KEY"]?.isEmpty == false || !requireKeys else {
+            throw ConfigurationError("no sources configured: set GITS_SERVICE_KEY to your GITS service key, or pass --config FILE (see README.md, \"Configuration\")")
+        }
+        let source = File.Source(name: "gits", provider: "gits", keyEnv: "GITS_SERVICE_KEY",
+                                 baseURL: environment["GITS_BASE_URL"])
+        return Configuration(sources: [try definition(of: source, place: "environment", environment: environment,
+                                                      baseDirectory: URL(fileURLWithPath: "."), requireKeys: requireKeys)])
+    }
+
+    static func definition(of source: File.Source, place: String, environment: [String: String],
+                           baseDirectory: URL, requireKeys: Bool) throws -> SourceDefinition {
+        guard ProviderRegistry.provider(named: source.provider) != nil else {
+            throw ConfigurationError("\(place): unknown provider '\(source.provider)' (known: \(ProviderRegistry.names.joined(separator: ", ")))")
+        }
+        var definition = SourceDefinition(name: source.name, provider: source.provider)
+        switch (source.keyEnv, source.keyFile) {
+        case (let variable?, nil):
+            guard let value = environment[variable], !value.isEmpty else {
+                if !requireKeys { break }
+                throw ConfigurationError("\(place): the environment variable \(variable) (keyEnv) is not set; export it with the API key")
+            }
+            definition.key = APIKey(value.trimmingCharacters(in: .whitespacesAndNewlines))
+        case (nil, let path?):
+            let url = URL(fileURLWithPath: path, relativeTo: baseDirectory)
+            guard let text = try? String(contentsOf: url, encoding: .utf8),
+                  !text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
+                if !requireKeys { break }
+                throw ConfigurationError("\(place): cannot read the key file \(url.path) (keyFile); create it with the API key on one line")
+            }
+            definition.key = APIKey(text.trimmingCharacters(in: .whitespacesAndNewlines))
+        case (nil, nil):
+            break
+        case (.some, .some):
+            throw ConfigurationError("\(place): give either keyEnv or keyFile, not both")
+        }
+        if let text = source.baseURL {
+            guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), ["http", "https"].contains(scheme),
+                  url.host != nil else {
+                throw ConfigurationError("\(place): baseURL '\(Redaction.redact(text))' is not an http(s) URL")
+            }
+            definition.baseURL = url
+        }
+        if let text = source.interval {
+            do { definition.intervalSeconds = try ValueParsers.duration(text) } catch let error as UsageError {
+                throw ConfigurationError("\(place): interval: \(error.message)")
+            }
+        }
+        if let text = source.timeout {
+            do { definition.requestTimeoutSeconds = Double(try ValueParsers.duration(text)) } catch let error as UsageError {
+                throw ConfigurationError("\(place): timeout: \(error.message)")
+            }
+        }
+        definition.options = SourceOptions(bbox: source.bbox, eventType: source.eventType, roadType: source.type,
+                                           format: source.format)
+        do {
+            try ProviderRegistry.validate(definition)
+        } catch {
+            throw ConfigurationError("\(place): \(error)")
+        }
+        return definition
+    }
+
+    func validate(place: String) throws {
+        guard !sources.isEmpty else { throw ConfigurationError("\(place): no sources; add at least one to \"sources\"") }
+        var seen = Set<String>()
+        for source in sources {
+            guard !source.name.isEmpty, source.name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" || $0 == "." }) else {
+                throw ConfigurationError("\(place): source name '\(source.name)' must be letters, digits, '-', '_' or '.'")
+            }
+            guard seen.insert(source.name).inserted else {
+                throw ConfigurationError("\(place): two sources are named '\(source.name)'; names must be unique")
+            }
+        }
+    }
+
+    /// Rejects unknown field names, naming the closest known one.
+    static func checkFieldNames(_ data: Data, file: String) throws {
+        let object: Any
+        do { object = try JSONSerialization.jsonObject(with: data) } catch {
+            throw ConfigurationError("\(file) is not valid JSON: \((error as NSError).localizedDescription)")
+        }
+        guard let root = object as? [String: Any] else { throw ConfigurationError("\(file): the top level must be an object") }
+        for key in root.keys where !File.fields.contains(key) {
+            throw ConfigurationError("\(file): unknown field '\(key)' (known: \(File.fields.joined(separator: ", ")))")
+        }
+        for (index, source) in (root["sources"] as? [Any] ?? []).enumerated() {
+            guard let source = source as? [String: Any] else { throw ConfigurationError("\(file): sources[\(index)] must be an object") }
+            for key in source.keys.sorted() where !File.sourceFields.contains(key) {
+                throw ConfigurationError("\(file): sources[\(index)]: unknown field '\(key)' (known: \(File.sourceFields.joined(separator: ", ")))")
+            }
+        }
+    }
+
+    static func describe(_ error: DecodingError) -> String {
+        func path(_ context: DecodingError.Context) -> String {
+            context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined()
+        }
+        switch error {
+        case .keyNotFound(let key, let context): return "missing field '\(key.stringValue)' at \(path(context).isEmpty ? "top level" : path(context))"
+        case .typeMismatch(_, let context), .valueNotFound(_, let context), .dataCorrupted(let context):
+            return "\(path(context)): \(context.debugDescription)"
+        @unknown default: return "invalid configuration"
+        }
+    }
+}
+
+/// An invalid configuration: says which file and field, and what to do. Exit status 78.
+public struct ConfigurationError: Error, Equatable, Sendable, CustomStringConvertible {
+    public var message: String
+    public init(_ message: String) { self.message = message }
+    public var description: String { message }
+}

@@ -1,0 +1,46 @@
+import Foundation
+import IncidentCore
+
+/// What a command needs from the process: environment, clock, output. Tests build their own.
+public struct Context: Sendable {
+    public var environment: [String: String]
+    public var clock: Clock
+    /// Writes data (the command's result) to stdout.
+    public var output: @Sendable (String) -> Void
+
+    public init(environment: [String: String], clock: Clock, output: @escaping @Sendable (String) -> Void) {
+        self.environment = environment
+        self.clock = clock
+        self.output = output
+    }
+
+    /// The real process: its environment, the system clock, stdout.
+    public static func live() -> Context {
+        Context(environment: ProcessInfo.processInfo.environment, clock: .system, output: { text in
+            FileHandle.standardOutput.write(Data(text.utf8))
+        })
+    }
+
+    /// The database path: `--database`, else `$INCIDENTS_DATABASE`, else the configuration's
+    /// `database`, else `$XDG_DATA_HOME/trafficincidents/incidents.sqlite` (XDG_DATA_HOME
+    /// defaulting to `~/.local/share`). Both executables resolve it the same way.
+    public func databasePath(option: String?, configured: String? = nil) -> String {
+        if let option, !option.isEmpty { return option }
+        if let variable = environment["INCIDENTS_DATABASE"], !variable.isEmpty { return variable }
+        if let configured, !configured.isEmpty { return configured }
+        return Self.defaultDatabasePath(environment)
+    }
+
+    static func defaultDatabasePath(_ environment: [String: String]) -> String {
+        let dataHome = environment["XDG_DATA_HOME"].flatMap { $0.isEmpty ? nil : $0 }
+            ?? ((environment["HOME"] ?? NSHomeDirectory()) + "/.local/share")
+        return dataHome + "/trafficincidents/incidents.sqlite"
+    }
+}
+
+extension Clock {
+    /// The system clock, to the second.
+    public static let system = Clock {
+        UTCInstant(secondsSince1970: Int64(Date().timeIntervalSince1970.rounded(.down)))
+    }
+}

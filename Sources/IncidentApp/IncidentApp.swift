@@ -1,1 +1,0 @@
-// IncidentApp: see Package.swift for this target's role.

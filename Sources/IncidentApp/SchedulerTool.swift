@@ -1,0 +1,298 @@
+import Foundation
+import IncidentCore
+import IncidentFeeds
+import IncidentNetworking
+import IncidentSQLite
+
+/// `incident-scheduler`: ingests the configured sources into SQLite (from cron, or a loop).
+public enum SchedulerTool {
+    public static let version = "0.1.0"
+
+    static let databaseOption = Option.value("database", placeholder: "path",
+        help: "SQLite database file. Also $INCIDENTS_DATABASE.", default: "$XDG_DATA_HOME/trafficincidents/incidents.sqlite")
+    static let configOption = Option.value("config", short: "c", placeholder: "file",
+        help: "JSON configuration (sources, database). Without it, GITS is configured from $GITS_SERVICE_KEY.")
+    static let logFormatOption = Option.value("log-format", placeholder: "logfmt|json",
+        help: "Format of the log lines on stderr.", default: "logfmt")
+    static let verboseOption = Option.flag("verbose", short: "v", help: "Also log each HTTP attempt and debug detail.")
+
+    public static func command(_ context: Context) -> Command {
+        Command(
+            name: "incident-scheduler",
+            abstract: "Ingest public traffic-incident feeds into SQLite.",
+            discussion: """
+            Run it from cron with `run --once`, or as a service with `run --loop`. Logs go to stderr,
+            one line per event; results go to stdout. Exit statuses are listed in README.md.
+            """,
+            subcommands: [runCommand(context), ingestCommand(context), sourcesCommand(context), migrateCommand(context)])
+    }
+
+    // MARK: run
+
+    static func runCommand(_ context: Context) -> Command {
+        Command(
+            name: "run",
+            abstract: "Poll every configured source once (--once, for cron).",
+            discussion: """
+            Each source is fetched, parsed and stored as one transaction; a failing source does not
+            stop or roll back the others. Exit 0 when all succeeded, 1 when any failed, 3 when one
+            was skipped, 75 when another incident-scheduler holds the database.
+            """,
+            options: [
+                .flag("once", help: "Poll each source once and exit (the cron mode)."),
+                configOption, databaseOption,
+                .flag("dry-run", help: "Fetch and parse, then roll back: report what would be written, write nothing."),
+                logFormatOption, verboseOption,
+            ],
+            run: { arguments in
+                guard arguments.flag("once") else {
+                    throw UsageError("say how to run: --once (poll each source once, for cron)")
+                }
+                let logger = try makeLogger(arguments, context)
+                let configuration: Configuration
+                do {
+                    configuration = try loadConfiguration(arguments, context, requireKeys: true)
+                } catch let error as ConfigurationError {
+                    logger.log(.error, "config.invalid", ["error": error.message])
+                    return ExitStatus.configuration
+                }
+                let path = context.databasePath(option: arguments.value("database"), configured: configuration.database)
+                return try await withStore(path: path, context: context, logger: logger) { store in
+                    var runs: [IngestRun] = []
+                    let ingest = IngestIncidents(store: store, clock: context.clock, describe: describeError)
+                    for source in configuration.sources {
+                        let client = URLSessionHTTPClient(configuration: networkConfiguration(for: source),
+                                                          onEvent: { logHTTPEvent($0, logger: logger) })
+                        let feed = try ProviderRegistry.feed(for: source, client: client)
+                        let run = await ingest(feed, dryRun: arguments.flag("dry-run"))
+                        logRun(run, provider: source.provider, dryRun: arguments.flag("dry-run"), logger: logger)
+                        runs.append(run)
+                    }
+                    return exitStatus(for: runs)
+                }
+            })
+    }
+
+    static func networkConfiguration(for source: SourceDefinition) -> NetworkConfiguration {
+        var configuration = NetworkConfiguration()
+        configuration.requestTimeout = source.requestTimeoutSeconds
+        return configuration
+    }
+
+    /// 1 if any run failed; 130 if one was cancelled; 3 if one was skipped; else 0.
+    static func exitStatus(for runs: [IngestRun]) -> Int32 {
+        if runs.contains(where: { $0.status == .failed }) { return ExitStatus.failure }
+        if runs.contains(where: { $0.status == .cancelled }) { return ExitStatus.interrupted }
+        if runs.contains(where: { $0.status == .skipped }) { return ExitStatus.skipped }
+        return ExitStatus.success
+    }
+
+    // MARK: ingest
+
+    static func ingestCommand(_ context: Context) -> Command {
+        Command(
+            name: "ingest",
+            abstract: "Ingest a saved response file (backfill, replay) as one poll of a source.",
+            discussion: """
+            The file goes through the same reader, mapper and repository as a live poll; its format
+            (XML or JSON) is recognised from its content. --source is a configured source name or a
+            provider name (\(ProviderRegistry.names.joined(separator: ", "))).
+            """,
+            options: [
+                .value("source", short: "s", placeholder: "name", help: "A configured source name or a provider name."),
+                .value("file", short: "f", placeholder: "path", help: "The saved response."),
+                configOption, databaseOption,
+                .flag("dry-run", help: "Parse and count, then roll back: write nothing."),
+                logFormatOption, verboseOption,
+            ],
+            run: { arguments in
+                guard let sourceName = arguments.value("source") else { throw UsageError("missing --source (a source or provider name)") }
+                guard let file = arguments.value("file") else { throw UsageError("missing --file (the saved response)") }
+                let logger = try makeLogger(arguments, context)
+                let configuration: Configuration?
+                do {
+                    configuration = arguments.value("config") == nil ? nil
+                        : try loadConfiguration(arguments, context, requireKeys: false)
+                } catch let error as ConfigurationError {
+                    logger.log(.error, "config.invalid", ["error": error.message])
+                    return ExitStatus.configuration
+                }
+                let provider: String
+                if let configured = configuration?.sources.first(where: { $0.name == sourceName }) {
+                    provider = configured.provider
+                } else if ProviderRegistry.provider(named: sourceName) != nil {
+                    provider = sourceName
+                } else {
+                    let configured = configuration?.sources.map(\.name) ?? []
+                    throw UsageError("--source: '\(sourceName)' is neither a configured source\(configured.isEmpty ? "" : " (\(configured.joined(separator: ", ")))") nor a provider (\(ProviderRegistry.names.joined(separator: ", ")))")
+                }
+                guard FileManager.default.isReadableFile(atPath: file) else {
+                    logger.log(.error, "ingest.failed", ["source": sourceName, "error": "cannot read \(file): no such file or not readable"])
+                    return ExitStatus.noInput
+                }
+                let path = context.databasePath(option: arguments.value("database"), configured: configuration?.database)
+                return try await withStore(path: path, context: context, logger: logger) { store in
+                    let feed = try ProviderRegistry.fileFeed(source: sourceName, provider: provider,
+                                                             file: URL(fileURLWithPath: file))
+                    let ingest = IngestIncidents(store: store, clock: context.clock, describe: describeError)
+                    let run = await ingest(feed, dryRun: arguments.flag("dry-run"))
+                    logRun(run, provider: provider, dryRun: arguments.flag("dry-run"), logger: logger)
+                    switch run.status {
+                    case .succeeded: return ExitStatus.success
+                    case .cancelled: return ExitStatus.interrupted
+                    case .failed, .skipped: return ExitStatus.dataError
+                    }
+                }
+            })
+    }
+
+    // MARK: sources
+
+    static func sourcesCommand(_ context: Context) -> Command {
+        Command(
+            name: "sources",
+            abstract: "List the configured sources and their last run (keys are never shown).",
+            options: [configOption, databaseOption],
+            run: { arguments in
+                let configuration: Configuration
+                do {
+                    configuration = try loadConfiguration(arguments, context, requireKeys: false)
+                } catch let error as ConfigurationError {
+                    StandardError.writeLine("error: \(error.message)")
+                    return ExitStatus.configuration
+                }
+                let path = context.databasePath(option: arguments.value("database"), configured: configuration.database)
+                let lastRuns = (try? SQLiteIncidentStore(readingFrom: path, clock: context.clock))
+                    .flatMap { try? $0.lastRuns() } ?? [:]
+                var rows: [[String]] = [["SOURCE", "PROVIDER", "INTERVAL", "KEY", "BASE URL", "LAST RUN", "STATUS", "FETCHED"]]
+                for source in configuration.sources {
+                    let run = lastRuns[source.name]
+                    rows.append([
+                        source.name, source.provider, ValueParsers.durationText(source.intervalSeconds),
+                        source.key == nil ? "missing" : "set",
+                        source.baseURL.map { Redaction.redact($0.absoluteString) } ?? "(provider default)",
+                        run?.finishedAt.rfc3339 ?? "never", run?.status.rawValue ?? "-", run.map { String($0.counts.fetched) } ?? "-",
+                    ])
+                }
+                context.output(TextTable.render(rows, maxWidth: Terminal.width(context.environment)))
+                return ExitStatus.success
+            })
+    }
+
+    // MARK: migrate
+
+    static func migrateCommand(_ context: Context) -> Command {
+        Command(
+            name: "migrate",
+            abstract: "Apply pending schema migrations (or list them with --status).",
+            options: [databaseOption, .flag("status", help: "List every migration and when it was applied; change nothing.")],
+            run: { arguments in
+                let path = context.databasePath(option: arguments.value("database"))
+                if arguments.flag("status") {
+                    guard FileManager.default.fileExists(atPath: path) else {
+                        StandardError.writeLine("error: \(StoreOpenError.missing(path: path))")
+                        return ExitStatus.noInput
+                    }
+                    let db = try Database(path: path, mode: .readOnly)
+                    var rows = [["VERSION", "NAME", "APPLIED AT"]]
+                    for status in try Migrator.bundled().status(db) {
+                        rows.append([String(status.migration.version), status.migration.name, status.appliedAt ?? "pending"])
+                    }
+                    context.output(TextTable.render(rows, maxWidth: Terminal.width(context.environment)))
+                    return ExitStatus.success
+                }
+                try createParentDirectory(of: path)
+                let db = try Database(path: path, mode: .readWriteCreate)
+                let applied = try Migrator.bundled().migrate(db, now: context.clock.now())
+                context.output(applied.isEmpty ? "up to date\n" : applied.map { "applied \($0.name)\n" }.joined())
+                return ExitStatus.success
+            })
+    }
+
+    // MARK: Shared pieces
+
+    static func makeLogger(_ arguments: ParsedArguments, _ context: Context) throws -> Logger {
+        let format = try arguments.value("log-format", as: "logfmt or json") { Logger.Format(rawValue: $0) } ?? .logfmt
+        return Logger(format: format, verbose: arguments.flag("verbose"), clock: context.clock)
+    }
+
+    static func loadConfiguration(_ arguments: ParsedArguments, _ context: Context, requireKeys: Bool) throws -> Configuration {
+        if let path = arguments.value("config") {
+            return try Configuration.load(from: URL(fileURLWithPath: path), environment: context.environment,
+                                          requireKeys: requireKeys)
+        }
+        return try Configuration.fromEnvironment(context.environment, requireKeys: requireKeys)
+    }
+
+    /// Takes the database's process lock, opens (and migrates) the store, and runs `body`.
+    /// Exit 75 when another scheduler holds the lock; 1 when the database cannot be opened.
+    static func withStore(path: String, context: Context, logger: Logger,
+                          _ body: (SQLiteIncidentStore) async throws -> Int32) async throws -> Int32 {
+        do {
+            try createParentDirectory(of: path)
+        } catch {
+            logger.log(.error, "database.unavailable", ["database": path, "error": describeError(error)])
+            return ExitStatus.failure
+        }
+        let lock: ProcessLock
+        do {
+            guard let taken = try ProcessLock(path: path + ".lock") else {
+                logger.log(.warning, "scheduler.locked", [
+                    "database": path, "holder_pid": ProcessLock.holder(of: path + ".lock"),
+                    "detail": "another incident-scheduler is working on this database; this run did nothing",
+                ])
+                return ExitStatus.locked
+            }
+            lock = taken
+        } catch {
+            logger.log(.error, "database.unavailable", ["database": path, "error": describeError(error)])
+            return ExitStatus.failure
+        }
+        defer { withExtendedLifetime(lock) {} }
+        let store: SQLiteIncidentStore
+        do {
+            store = try SQLiteIncidentStore(path: path, clock: context.clock)
+        } catch {
+            logger.log(.error, "database.unavailable", ["database": path, "error": describeError(error)])
+            return ExitStatus.failure
+        }
+        return try await body(store)
+    }
+
+    static func createParentDirectory(of path: String) throws {
+        guard path != ":memory:" else { return }
+        let directory = URL(fileURLWithPath: path).deletingLastPathComponent()
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    }
+
+    /// Log-safe text for any error: its description with every key redacted.
+    @Sendable static func describeError(_ error: any Error) -> String {
+        Redaction.redact(String(describing: error))
+    }
+
+    static func logRun(_ run: IngestRun, provider: String, dryRun: Bool, logger: Logger) {
+        let duration = run.finishedAt.secondsSince1970 - run.startedAt.secondsSince1970
+        switch run.status {
+        case .succeeded:
+            logger.log(.info, dryRun ? "ingest.dry_run" : "ingest.finished", [
+                "source": run.source, "provider": provider, "status": run.status.rawValue,
+                "fetched": run.counts.fetched, "inserted": run.counts.inserted, "updated": run.counts.updated,
+                "unchanged": run.counts.unchanged, "reopened": run.counts.reopened, "cleared": run.counts.cleared,
+                "duration_s": duration, "note": dryRun ? "dry run: nothing was written" : nil,
+            ])
+        case .failed, .cancelled, .skipped:
+            logger.log(run.status == .skipped ? .warning : .error, "ingest.\(run.status.rawValue)", [
+                "source": run.source, "provider": provider, "status": run.status.rawValue,
+                "duration_s": duration, "error": run.error,
+            ])
+        }
+    }
+
+    static func logHTTPEvent(_ event: NetworkEvent, logger: Logger) {
+        logger.log(.debug, "http.attempt", [
+            "source": event.label, "method": event.method, "url": event.redactedURL,
+            "status": event.statusCode, "bytes": event.bytes, "duration_ms": event.durationMilliseconds,
+            "attempt": event.attempt, "decision": event.decision, "error": event.error,
+        ])
+    }
+}

@@ -1,0 +1,81 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Aligned plain-text tables for people. Widths are display columns (Korean and other East
+/// Asian wide characters take two, per glibc's `wcwidth` in a UTF-8 locale), so columns line up
+/// in a terminal; the widest columns are truncated with `…` to fit `maxWidth`.
+enum TextTable {
+    /// Renders `rows` (the first is the header) with two spaces between columns.
+    static func render(_ rows: [[String]], maxWidth: Int) -> String {
+        guard let header = rows.first else { return "" }
+        let columnCount = header.count
+        let cleaned = rows.map { $0.map(singleLine) }
+        var widths = (0..<columnCount).map { column in cleaned.map { displayWidth($0[column]) }.max() ?? 0 }
+        // Shrink the widest column until the table fits (never below its header or 6 columns).
+        let separators = 2 * (columnCount - 1)
+        while widths.reduce(0, +) + separators > maxWidth {
+            guard let widest = widths.indices.max(by: { widths[$0] < widths[$1] }),
+                  widths[widest] > max(6, displayWidth(cleaned[0][widest])) else { break }
+            widths[widest] -= 1
+        }
+        var out = ""
+        for row in cleaned {
+            var line = ""
+            for column in 0..<columnCount {
+                let cell = truncate(row[column], to: widths[column])
+                line += cell
+                if column < columnCount - 1 {
+                    line += String(repeating: " ", count: widths[column] - displayWidth(cell) + 2)
+                }
+            }
+            out += line.replacingOccurrences(of: "\\s+$", with: "", options: .regularExpression) + "\n"
+        }
+        return out
+    }
+
+    /// Newlines and tabs become spaces so one record stays on one line.
+    static func singleLine(_ text: String) -> String {
+        String(text.unicodeScalars.map { $0.value < 0x20 ? " " : Character($0) })
+    }
+
+    /// Terminal columns `text` occupies.
+    static func displayWidth(_ text: String) -> Int {
+        Terminal.enableWideCharacterWidths()
+        return text.unicodeScalars.reduce(0) { $0 + max(0, Int(wcwidth(wchar_t($1.value)))) }
+    }
+
+    /// `text` cut to at most `width` columns, ending in `…` when cut.
+    static func truncate(_ text: String, to width: Int) -> String {
+        guard displayWidth(text) > width else { return text }
+        var out = ""
+        var used = 0
+        for character in text {
+            let w = displayWidth(String(character))
+            if used + w > width - 1 { break }
+            out.append(character)
+            used += w
+        }
+        return out + "…"
+    }
+}
+
+/// Facts about the terminal the output goes to.
+enum Terminal {
+    private static let localeOnce: Void = {
+        // wcwidth needs a UTF-8 LC_CTYPE to know Hangul is wide. C.UTF-8 ships with glibc.
+        if setlocale(LC_CTYPE, "C.UTF-8") == nil { _ = setlocale(LC_CTYPE, "") }
+    }()
+
+    static func enableWideCharacterWidths() { _ = localeOnce }
+
+    /// The width to fit: `$COLUMNS`, else the terminal's (TIOCGWINSZ), else 120 when stdout is
+    /// not a terminal.
+    static func width(_ environment: [String: String]) -> Int {
+        if let columns = environment["COLUMNS"].flatMap(Int.init), columns > 20 { return columns }
+        var size = winsize()
+        if ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 20 { return Int(size.ws_col) }
+        return 120
+    }
+}

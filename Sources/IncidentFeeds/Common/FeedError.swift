@@ -1,0 +1,45 @@
+import IncidentNetworking
+
+/// Why a feed's response could not be turned into incidents. Nothing is stored for it.
+///
+/// `description` is one line that names the provider, what failed and what to do; it never
+/// contains an API key (it passes through ``Redaction/redact(_:)``).
+public struct FeedError: Error, Equatable, Sendable, CustomStringConvertible {
+    public enum Kind: String, Sendable {
+        /// The provider's own envelope reports an error (GITS `headerCd` ≠ 0, ITS `resultCode`).
+        case apiError = "api_error"
+        /// The data.go.kr gateway answered instead of the API (`OpenAPI_ServiceResponse`).
+        case gatewayError = "gateway_error"
+        /// The key was refused (ITS HTTP 401 / 4005, gateway 30).
+        case invalidKey = "invalid_key"
+        /// The daily request quota is used up (gateway 22, HTTP 429 past the retries).
+        case quotaExceeded = "quota_exceeded"
+        /// The body is not what this provider sends (an HTML error page, another document).
+        case unexpectedResponse = "unexpected_response"
+        /// The body is malformed or truncated XML/JSON.
+        case malformedBody = "malformed_body"
+        /// A record lacks its id or holds a value that cannot be read.
+        case invalidRecord = "invalid_record"
+        /// A file given to `ingest --file` cannot be read.
+        case unreadableFile = "unreadable_file"
+        /// A source's options are wrong for its provider.
+        case configuration = "configuration"
+    }
+
+    public var kind: Kind
+    public var provider: String
+    /// The provider's code for the error (`headerCd`, `resultCode`, `returnReasonCode`).
+    public var code: String?
+    public var message: String
+
+    public init(_ kind: Kind, provider: String, code: String? = nil, message: String) {
+        self.kind = kind
+        self.provider = provider
+        self.code = code
+        self.message = message
+    }
+
+    public var description: String {
+        Redaction.redact("\(provider): \(message)")
+    }
+}

@@ -1,0 +1,118 @@
+import Foundation
+import IncidentCore
+import IncidentNetworking
+
+/// A provider: how to ask for its feed and how to read what it answers. Adding a provider means
+/// adding one folder with a type conforming to this protocol and listing it in
+/// ``ProviderRegistry/all``; the pipeline does not change.
+public protocol FeedProvider: Sendable {
+    /// The name used in configuration (`"provider": "gits"`).
+    static var name: String { get }
+
+    /// Checks the source's options for this provider.
+    /// - Throws: a message naming the bad option and what is accepted.
+    static func validate(_ source: SourceDefinition) throws
+
+    /// The request for one poll of `source`.
+    static func router(for source: SourceDefinition) throws -> any Router
+
+    /// Reads a response body from `file`, passing each mapped incident to `body` while reading.
+    ///
+    /// - Parameters:
+    ///   - source: the source name to stamp on incidents.
+    ///   - contentType: the HTTP Content-Type, when the body came over HTTP (for messages only:
+    ///     the reader is chosen by sniffing the body).
+    /// - Throws: ``FeedError`` (provider error envelope, gateway error, unexpected or malformed
+    ///   body, unusable record), or what `body` throws.
+    static func read(file: URL, contentType: String?, source: String, _ body: (Incident) throws -> Void) throws
+
+    /// Turns a network error into this provider's typed error where the body says more (e.g.
+    /// HTTP 401 carrying an "invalid key" result code). Default: unchanged.
+    static func classify(_ error: NetworkError) -> any Error
+}
+
+extension FeedProvider {
+    public static func classify(_ error: NetworkError) -> any Error { error }
+}
+
+/// The providers this build knows.
+public enum ProviderRegistry {
+    public static let all: [any FeedProvider.Type] = [GITSProvider.self, ITSProvider.self]
+
+    public static var names: [String] { all.map { $0.name } }
+
+    public static func provider(named name: String) -> (any FeedProvider.Type)? {
+        all.first { $0.name == name }
+    }
+
+    /// Validates a source against its provider.
+    public static func validate(_ source: SourceDefinition) throws {
+        guard let provider = provider(named: source.provider) else {
+            throw FeedError(.configuration, provider: source.provider,
+                            message: "unknown provider '\(source.provider)' (known: \(names.joined(separator: ", ")))")
+        }
+        try provider.validate(source)
+    }
+
+    /// A feed that polls `source` over HTTP with `client`.
+    public static func feed(for source: SourceDefinition, client: any HTTPClient) throws -> any IncidentFeed {
+        guard let provider = provider(named: source.provider) else {
+            throw FeedError(.configuration, provider: source.provider, message: "unknown provider '\(source.provider)'")
+        }
+        return HTTPFeed(definition: source, provider: provider, client: client)
+    }
+
+    /// A feed that replays a saved response file as one poll of `source`.
+    public static func fileFeed(source: String, provider name: String, file: URL) throws -> any IncidentFeed {
+        guard let provider = provider(named: name) else {
+            throw FeedError(.configuration, provider: name, message: "unknown provider '\(name)' (known: \(names.joined(separator: ", ")))")
+        }
+        return FileFeed(source: source, provider: provider, file: file)
+    }
+}
+
+/// Polls a source over HTTP: the body is streamed to a temporary file, read, then removed.
+struct HTTPFeed: IncidentFeed {
+    var definition: SourceDefinition
+    var provider: any FeedProvider.Type
+    var client: any HTTPClient
+
+    var source: String { definition.name }
+
+    func poll<Result>(_ consume: (any IncidentStream) throws -> Result) async throws -> Result {
+        let router = try provider.router(for: definition)
+        do {
+            return try await client.withResponse(for: router, label: definition.name) { response in
+                try consume(ProviderStream(provider: provider, file: response.fileURL,
+                                           contentType: response.contentType, source: definition.name))
+            }
+        } catch let error as NetworkError {
+            throw provider.classify(error)
+        }
+    }
+}
+
+/// Replays a saved response as one poll (`incident-scheduler ingest --file`).
+struct FileFeed: IncidentFeed {
+    var source: String
+    var provider: any FeedProvider.Type
+    var file: URL
+
+    func poll<Result>(_ consume: (any IncidentStream) throws -> Result) async throws -> Result {
+        guard FileManager.default.isReadableFile(atPath: file.path) else {
+            throw FeedError(.unreadableFile, provider: provider.name, message: "cannot read \(file.path): no such file or not readable")
+        }
+        return try consume(ProviderStream(provider: provider, file: file, contentType: nil, source: source))
+    }
+}
+
+struct ProviderStream: IncidentStream {
+    var provider: any FeedProvider.Type
+    var file: URL
+    var contentType: String?
+    var source: String
+
+    func forEach(_ body: (Incident) throws -> Void) throws {
+        try provider.read(file: file, contentType: contentType, source: source, body)
+    }
+}

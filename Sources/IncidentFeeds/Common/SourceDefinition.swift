@@ -1,0 +1,58 @@
+import Foundation
+import IncidentNetworking
+
+/// One configured source: a name, a provider, the key and the provider's request parameters.
+///
+/// Two sources may use the same provider with different parameters (e.g. two ITS bounding
+/// boxes); incidents are stored under the source's `name`.
+public struct SourceDefinition: Sendable {
+    /// Unique name; stored as `incidents.source` (e.g. `gits`, `its-seoul`).
+    public var name: String
+    /// A provider in ``ProviderRegistry`` (`gits`, `its`).
+    public var provider: String
+    /// The API key; nil only for replaying files.
+    public var key: APIKey?
+    /// Overrides the provider's default base URL (tests, the demo, a proxy).
+    public var baseURL: URL?
+    /// Seconds between polls in `run --loop`.
+    public var intervalSeconds: Int64 = 300
+    /// Seconds one HTTP request may take.
+    public var requestTimeoutSeconds: Double = 30
+    public var options = SourceOptions()
+
+    public init(name: String, provider: String, key: APIKey? = nil, baseURL: URL? = nil) {
+        self.name = name
+        self.provider = provider
+        self.key = key
+        self.baseURL = baseURL
+    }
+}
+
+/// Provider-specific request parameters from the configuration file. Each provider reads the
+/// ones it uses and rejects the others (``FeedProvider/validate(_:)``).
+public struct SourceOptions: Sendable, Equatable {
+    /// WGS84 bounding box `[minX, minY, maxX, maxY]` (longitude, latitude, degrees).
+    public var bbox: [Double]?
+    /// ITS `eventType` (all, cor, acc, wea, ete, dis, etc).
+    public var eventType: String?
+    /// ITS `type`, the road class (all, ex, its, loc, sgg, etc).
+    public var roadType: String?
+    /// Response format to ask for: `json` or `xml`.
+    public var format: String?
+
+    public init(bbox: [Double]? = nil, eventType: String? = nil, roadType: String? = nil, format: String? = nil) {
+        self.bbox = bbox
+        self.eventType = eventType
+        self.roadType = roadType
+        self.format = format
+    }
+}
+
+extension URL {
+    /// A URL from a literal written in this source code. A malformed literal is a programming
+    /// error caught by the tests, not a runtime condition.
+    init(constant text: StaticString) {
+        guard let url = URL(string: "\(text)") else { preconditionFailure("malformed URL literal \(text)") }
+        self = url
+    }
+}

@@ -1,0 +1,46 @@
+import IncidentCore
+
+/// Maps a GITS ``AccidentDTO`` to an `Incident`. Provider quirks end here.
+///
+/// - `regSeq` → external id (required).
+/// - The bracketed kind at the start of `inciDesc` (`[차량고장]`) → category via
+///   ``CategoryClassifier``; the bracket's text is kept as `providerCategory`. No bracket → `other`.
+/// - `inciPlace1` → road, `inciPlace2` → location, `restrictType` → restriction, `linkId` → link id.
+/// - `coord_y`/`coord_x` → WGS84 latitude/longitude; both absent (or both 0, GITS's "unknown") → none.
+/// - Dates `yyyy-MM-dd HH:mm:ss` Korea time (UTC+9) → UTC.
+///
+/// A record that cannot be read faithfully (no `regSeq`, a date or coordinate that does not
+/// parse) is an error for the whole response rather than a silently altered incident: a
+/// changed provider format must be noticed, and nothing of the response is stored.
+public enum GITSMapper {
+    public static func incident(from dto: AccidentDTO, source: String) throws -> Incident {
+        guard let id = dto.regSeq else { throw invalid(dto, "has no regSeq") }
+        let label = bracketedKind(dto.inciDesc)
+        do throws(RecordProblem) {
+            return Incident(
+                source: source, externalID: id,
+                category: CategoryClassifier.category(of: label) ?? .other,
+                providerCategory: label, description: dto.inciDesc, road: dto.inciPlace1, location: dto.inciPlace2,
+                restriction: dto.restrictType,
+                coordinate: try WireValues.coordinate(x: dto.coord_x, y: dto.coord_y, names: ("coord_x", "coord_y")),
+                linkID: dto.linkId,
+                startedAt: try WireValues.koreaTime(dto.startDate, layout: .dashed, field: "startDate"),
+                confirmedAt: try WireValues.koreaTime(dto.confirmDate, layout: .dashed, field: "confirmDate"),
+                expectedEndAt: try WireValues.koreaTime(dto.estEndDate, layout: .dashed, field: "estEndDate"),
+                endedAt: try WireValues.koreaTime(dto.endDate, layout: .dashed, field: "endDate"))
+        } catch {
+            throw invalid(dto, error.text)
+        }
+    }
+
+    /// `차량고장` from `[차량고장] 강변북로 …`; nil without a leading bracket.
+    static func bracketedKind(_ description: String?) -> String? {
+        guard let description, description.hasPrefix("["), let close = description.firstIndex(of: "]") else { return nil }
+        return String(description[description.index(after: description.startIndex)..<close]).nonEmptyTrimmed
+    }
+
+    static func invalid(_ dto: AccidentDTO, _ problem: String) -> FeedError {
+        FeedError(.invalidRecord, provider: GITSProvider.name,
+                  message: "the itemList at line \(dto.line)\(dto.regSeq.map { " (regSeq \($0))" } ?? "") \(problem); nothing was stored")
+    }
+}

@@ -1,0 +1,118 @@
+import Foundation
+import IncidentCore
+import IncidentNetworking
+import IncidentXML
+
+/// Gyeonggi-do GITS `getIncidentInfo`: XML only, one `itemList` per incident.
+///
+/// Facts (GITS open API guide and the recorded response of 2023-03-21): `headerCd` 0 means OK and
+/// any other value is an error sent with HTTP 200; `itemCount` is not trusted (records are
+/// counted as read); times are `yyyy-MM-dd HH:mm:ss` Korea time (UTC+9); `coord_x` is the WGS84
+/// longitude and `coord_y` the latitude.
+public enum GITSProvider: FeedProvider {
+    public static let name = "gits"
+
+    public static func validate(_ source: SourceDefinition) throws {
+        let unused = [("bbox", source.options.bbox != nil), ("eventType", source.options.eventType != nil),
+                      ("type", source.options.roadType != nil), ("format", source.options.format != nil)]
+            .filter(\.1).map(\.0)
+        guard unused.isEmpty else {
+            throw FeedError(.configuration, provider: name,
+                            message: "GITS takes no \(unused.joined(separator: ", ")) option (it always answers the whole province, in XML)")
+        }
+    }
+
+    public static func router(for source: SourceDefinition) throws -> any Router {
+        guard let key = source.key else {
+            throw FeedError(.configuration, provider: name,
+                            message: "source '\(source.name)' has no API key: set keyEnv or keyFile")
+        }
+        return GITSRouter.getIncidentInfo(key: key, baseURL: source.baseURL)
+    }
+
+    public static func read(file: URL, contentType: String?, source: String, _ body: (Incident) throws -> Void) throws {
+        let (kind, head) = try BodySniffer.sniff(file)
+        guard kind == .xml else {
+            throw BodySniffer.unexpected(kind, head: head, contentType: contentType, provider: name,
+                                         expected: "GITS XML (ServiceResult)")
+        }
+        try GITSRecordReader.read(file: file) { dto in
+            try body(try GITSMapper.incident(from: dto, source: source))
+        }
+    }
+}
+
+/// Reads `getIncidentInfo` XML into ``AccidentDTO`` values while parsing (libxml2 SAX, streaming).
+public enum GITSRecordReader {
+    /// Field order of ``schema``; ``dto(from:)`` reads by these positions.
+    static let fieldNames = ["routeId", "linkId", "spotId", "regSeq", "confirmDate", "startDate", "estEndDate",
+                             "endDate", "restrictType", "inciDesc", "inciPlace1", "inciPlace2", "coord_x", "coord_y"]
+    static let headerNames = ["headerCd", "headerMsg", "itemCount"]
+
+    public static let schema = XMLRecordSchema(
+        recordElements: [XMLName("itemList")],
+        fields: fieldNames.map { XMLName($0) },
+        envelopeFields: headerNames.map { XMLName($0) } + DataGoKrGateway.envelopeFields)
+
+    /// Builds the DTO from a record read with ``schema``.
+    public static func dto(from record: XMLRecord) -> AccidentDTO {
+        AccidentDTO(routeId: record[0], linkId: record[1], spotId: record[2], regSeq: record[3],
+                    confirmDate: record[4], startDate: record[5], estEndDate: record[6], endDate: record[7],
+                    restrictType: record[8], inciDesc: record[9], inciPlace1: record[10], inciPlace2: record[11],
+                    coord_x: record[12], coord_y: record[13], line: record.line)
+    }
+
+    /// A reader that checks the envelope before the first record and at the end, and passes each
+    /// record to `body`. Feed it chunks, then call `finish()`.
+    public static func makeReader(_ body: @escaping (AccidentDTO) throws -> Void) -> XMLRecordReader {
+        var checked = false
+        return XMLRecordReader(schema: schema) { record, envelope in
+            if !checked {
+                try checkEnvelope(envelope, atEnd: false)
+                checked = true
+            }
+            try body(dto(from: record))
+        }
+    }
+
+    /// Reads a whole response file, streaming.
+    /// - Throws: ``FeedError`` (`apiError` for headerCd ≠ 0, `gatewayError`/`invalidKey`/
+    ///   `quotaExceeded` for a gateway envelope, `malformedBody`, `unexpectedResponse`), or what
+    ///   `body` throws.
+    public static func read(file: URL, _ body: @escaping (AccidentDTO) throws -> Void) throws {
+        let reader = makeReader(body)
+        do {
+            try reader.parse(contentsOf: file)
+        } catch let error as XMLParseError {
+            throw malformed(error)
+        }
+        try checkEnvelope(reader.envelope, atEnd: true)
+    }
+
+    static func malformed(_ error: XMLParseError) -> FeedError {
+        FeedError(.malformedBody, provider: GITSProvider.name,
+                  message: "malformed XML response at line \(error.line), column \(error.column): \(error.message); nothing was stored")
+    }
+
+    /// Checks the envelope: the root is `ServiceResult` and `headerCd` is 0.
+    static func checkEnvelope(_ envelope: XMLEnvelope, atEnd: Bool) throws {
+        let provider = GITSProvider.name
+        switch envelope.rootElement?.localName {
+        case "ServiceResult":
+            break
+        case DataGoKrGateway.rootElement:
+            throw DataGoKrGateway.error(code: envelope[3], authMessage: envelope[4] ?? envelope[5], provider: provider)
+        case let other:
+            throw FeedError(.unexpectedResponse, provider: provider,
+                            message: "expected a GITS ServiceResult document but the root element is <\(other ?? "none")>; check the base URL")
+        }
+        guard let code = envelope[0] else {
+            throw FeedError(.unexpectedResponse, provider: provider,
+                            message: "the response has no msgHeader/headerCd\(atEnd ? "" : " before its first itemList"); check the base URL")
+        }
+        guard code == "0" || code == "00" else {
+            throw FeedError(code == "22" ? .quotaExceeded : .apiError, provider: provider, code: code,
+                            message: "GITS API error headerCd=\(code) (\(envelope[1] ?? "no message")); nothing was stored")
+        }
+    }
+}

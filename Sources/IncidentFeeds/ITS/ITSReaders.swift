@@ -1,0 +1,144 @@
+import Foundation
+import IncidentXML
+
+/// Reads `eventInfo` JSON. Accepted shapes (all seen from ITS or its clients):
+/// `{"header":{"resultCode","resultMsg"},"body":{"totalCount","items":…}}`, the same inside
+/// `{"response":…}`, the older `{"response":{"datacount","data":…}}`, and a bare `items`
+/// array (as archived by clients). `items`/`data` may be an array, one object, `{"item":…}`,
+/// `""` or absent (``OneOrMany``). `resultCode` `0`, `"0"` or `"00"` is success.
+///
+/// JSON bodies are decoded whole with `JSONDecoder` (ITS answers are small: one record per
+/// active event); bodies over ``maxBytes`` are refused rather than loaded.
+public enum ITSJSONReader {
+    public static let maxBytes = 64 << 20
+
+    struct Document: Decodable {
+        var resultCode: String?
+        var resultMessage: String?
+        var items: [EventInfoDTO] = []
+
+        enum Keys: String, CodingKey { case header, body, response, items, totalCount, datacount, data, resultCode, resultMsg }
+
+        init(from decoder: any Decoder) throws {
+            let root = try decoder.container(keyedBy: Keys.self)
+            let top = root.contains(.response) ? try root.nestedContainer(keyedBy: Keys.self, forKey: .response) : root
+            if top.contains(.header) {
+                let header = try top.nestedContainer(keyedBy: Keys.self, forKey: .header)
+                resultCode = try header.lenient(.resultCode)
+                resultMessage = try header.lenient(.resultMsg)
+            } else {
+                resultCode = try top.lenient(.resultCode)
+                resultMessage = try top.lenient(.resultMsg)
+            }
+            if top.contains(.body), try !top.decodeNil(forKey: .body) {
+                if let body = try? top.nestedContainer(keyedBy: Keys.self, forKey: .body) {
+                    items = try body.decodeIfPresent(OneOrMany<EventInfoDTO>.self, forKey: .items)?.elements ?? []
+                } else {
+                    items = try top.decode(OneOrMany<EventInfoDTO>.self, forKey: .body).elements
+                }
+            } else if top.contains(.data) {
+                items = try top.decode(OneOrMany<EventInfoDTO>.self, forKey: .data).elements
+            } else if top.contains(.items) {
+                items = try top.decode(OneOrMany<EventInfoDTO>.self, forKey: .items).elements
+            } else if resultCode == nil {
+                throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "neither header nor body/items found"))
+            }
+        }
+    }
+
+    /// Reads a JSON response file.
+    /// - Throws: ``FeedError`` (`apiError`/`invalidKey` for a non-zero resultCode, `malformedBody`).
+    public static func read(file: URL, head: [UInt8], _ body: (EventInfoDTO) throws -> Void) throws {
+        let size = (try? FileManager.default.attributesOfItem(atPath: file.path)[.size] as? Int) ?? 0
+        guard size <= maxBytes else {
+            throw FeedError(.malformedBody, provider: ITSProvider.name,
+                            message: "the JSON response is \(size) bytes, over the \(maxBytes)-byte limit for JSON bodies; narrow the source's bbox")
+        }
+        let data = try Data(contentsOf: file)
+        let document: Document
+        do {
+            if head.first(where: { ![0x20, 0x09, 0x0A, 0x0D, 0xEF, 0xBB, 0xBF].contains($0) }) == UInt8(ascii: "[") {
+                document = Document(items: try JSONDecoder().decode([EventInfoDTO].self, from: data))
+            } else {
+                document = try JSONDecoder().decode(Document.self, from: data)
+            }
+        } catch let error as DecodingError {
+            throw FeedError(.malformedBody, provider: ITSProvider.name,
+                            message: "malformed eventInfo JSON: \(describe(error)); nothing was stored")
+        }
+        try ITSProvider.checkResult(code: document.resultCode, message: document.resultMessage)
+        for (index, var item) in document.items.enumerated() {
+            item.position = index + 1
+            try body(item)
+        }
+    }
+
+    static func describe(_ error: DecodingError) -> String {
+        func path(_ context: DecodingError.Context) -> String {
+            let text = context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined()
+            return text.isEmpty ? "the document" : text
+        }
+        switch error {
+        case .dataCorrupted(let context):
+            let underlying = (context.underlyingError as NSError?)?.userInfo[NSDebugDescriptionErrorKey] as? String
+            return "\(path(context)): \(underlying ?? context.debugDescription)"
+        case .keyNotFound(let key, let context): return "\(path(context)): missing \(key.stringValue)"
+        case .typeMismatch(_, let context), .valueNotFound(_, let context): return "\(path(context)): \(context.debugDescription)"
+        @unknown default: return "invalid JSON"
+        }
+    }
+}
+
+/// Reads `eventInfo` XML (`getType=xml`) through the SAX record reader, streaming. Both ITS
+/// envelopes are accepted: `response/header{resultCode,resultMsg}/body/items/item*` and the
+/// older `response/{datacount, data*}`. Text fields may be CDATA.
+public enum ITSXMLReader {
+    static let fieldNames = EventInfoDTO.CodingKeys.allCases.map(\.rawValue)
+    static let envelopeNames = ["resultCode", "resultMsg"]
+
+    public static let schema = XMLRecordSchema(
+        recordElements: [XMLName("item"), XMLName("data")],
+        fields: fieldNames.map { XMLName($0) },
+        envelopeFields: envelopeNames.map { XMLName($0) } + DataGoKrGateway.envelopeFields)
+
+    public static func dto(from record: XMLRecord) -> EventInfoDTO {
+        EventInfoDTO(type: record[0], eventType: record[1], eventDetailType: record[2], startDate: record[3],
+                     endDate: record[4], coordX: record[5], coordY: record[6], linkId: record[7], roadName: record[8],
+                     roadNo: record[9], roadDrcType: record[10], lanesBlockType: record[11], lanesBlocked: record[12],
+                     message: record[13], position: record.line)
+    }
+
+    public static func makeReader(_ body: @escaping (EventInfoDTO) throws -> Void) -> XMLRecordReader {
+        var checked = false
+        return XMLRecordReader(schema: schema) { record, envelope in
+            if !checked {
+                try checkEnvelope(envelope)
+                checked = true
+            }
+            try body(dto(from: record))
+        }
+    }
+
+    public static func read(file: URL, _ body: @escaping (EventInfoDTO) throws -> Void) throws {
+        let reader = makeReader(body)
+        do {
+            try reader.parse(contentsOf: file)
+        } catch let error as XMLParseError {
+            throw FeedError(.malformedBody, provider: ITSProvider.name,
+                            message: "malformed XML response at line \(error.line), column \(error.column): \(error.message); nothing was stored")
+        }
+        try checkEnvelope(reader.envelope)
+    }
+
+    static func checkEnvelope(_ envelope: XMLEnvelope) throws {
+        switch envelope.rootElement?.localName {
+        case "response":
+            try ITSProvider.checkResult(code: envelope[0], message: envelope[1])
+        case DataGoKrGateway.rootElement:
+            throw DataGoKrGateway.error(code: envelope[2], authMessage: envelope[3] ?? envelope[4], provider: ITSProvider.name)
+        case let other:
+            throw FeedError(.unexpectedResponse, provider: ITSProvider.name,
+                            message: "expected an ITS <response> document but the root element is <\(other ?? "none")>; check the base URL")
+        }
+    }
+}

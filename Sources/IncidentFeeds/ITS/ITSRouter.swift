@@ -1,0 +1,55 @@
+import Foundation
+import IncidentNetworking
+
+/// Korea's national ITS open API (openapi.its.go.kr), 돌발상황정보 `eventInfo`.
+///
+/// `GET https://openapi.its.go.kr:9443/eventInfo?apiKey=KEY&type=all&eventType=all&minX=…&maxX=…&minY=…&maxY=…&getType=json`
+/// (ITS open API guide). The bounding box is WGS84 longitude (X) and latitude (Y).
+public enum ITSRouter: Router {
+    case eventInfo(key: APIKey, parameters: EventInfoParameters, baseURL: URL?)
+
+    public struct EventInfoParameters: Sendable, Equatable {
+        /// Road class: all, ex (expressways), its (national roads), loc, sgg, etc.
+        public var type: String = "all"
+        /// Event type: all, cor (construction), acc (accident), wea (weather), ete, dis, etc.
+        public var eventType: String = "all"
+        /// WGS84 `[minX, minY, maxX, maxY]` (longitude, latitude). Default: all of South Korea.
+        public var bbox: [Double] = [124.0, 33.0, 132.0, 39.0]
+        /// `json` or `xml`.
+        public var getType: String = "json"
+
+        public init() {}
+    }
+
+    public static let defaultBaseURL = URL(constant: "https://openapi.its.go.kr:9443/")
+
+    public var baseURL: URL {
+        switch self { case .eventInfo(_, _, let baseURL): baseURL ?? Self.defaultBaseURL }
+    }
+
+    public var path: String { "eventInfo" }
+    public var method: HTTPMethod { .get }
+    public var headers: [String: String] { ["Accept": "application/json, application/xml, text/xml"] }
+
+    public var task: RequestTask {
+        switch self {
+        case let .eventInfo(key, p, _):
+            .queryParameters([
+                .key("apiKey", key), .text("type", p.type), .text("eventType", p.eventType),
+                .text("minX", Self.degrees(p.bbox[0])), .text("maxX", Self.degrees(p.bbox[2])),
+                .text("minY", Self.degrees(p.bbox[1])), .text("maxY", Self.degrees(p.bbox[3])),
+                .text("getType", p.getType),
+            ])
+        }
+    }
+
+    public var sampleResponse: StubResponse? { nil }
+
+    /// Degrees as plain decimal text (`126.76`, never `1.2676e2`).
+    static func degrees(_ value: Double) -> String {
+        var text = String(format: "%.6f", value)
+        while text.hasSuffix("0") { text.removeLast() }
+        if text.hasSuffix(".") { text.removeLast() }
+        return text
+    }
+}

@@ -1,1 +1,0 @@
-// IncidentFeeds: see Package.swift for this target's role.

@@ -1,0 +1,132 @@
+@testable import IncidentApp
+import Testing
+
+@Suite("Command-line parsing")
+struct CommandLineTests {
+    static let leaf = Command(
+        name: "list", abstract: "List things.",
+        options: [
+            .flag("active", help: "Only active."),
+            .value("limit", short: "n", placeholder: "count", help: "At most this many.", default: "all"),
+            .repeating("source", placeholder: "name", help: "A source."),
+        ],
+        run: { _ in 0 })
+    static let root = Command(name: "tool", abstract: "A tool.", subcommands: [leaf])
+
+    func parsed(_ arguments: [String]) throws -> ParsedArguments {
+        guard case .run(_, let parsed) = try Self.root.parse(arguments) else {
+            Issue.record("expected a run invocation")
+            return ParsedArguments()
+        }
+        return parsed
+    }
+
+    func usageError(_ arguments: [String]) -> String? {
+        do {
+            _ = try Self.root.parse(arguments)
+            return nil
+        } catch {
+            return error.usage.message
+        }
+    }
+
+    @Test("flags, values in both spellings, short names and repeated options")
+    func values() throws {
+        let p = try parsed(["list", "--active", "--limit=5", "--source", "gits", "--source", "its-seoul"])
+        #expect(p.flag("active"))
+        #expect(p.value("limit") == "5")
+        #expect(p.all("source") == ["gits", "its-seoul"])
+        #expect(try parsed(["list", "-n", "7"]).value("limit") == "7")
+        #expect(p.commandPath == ["tool", "list"])
+    }
+
+    @Test("usage errors are one line naming the problem", arguments: [
+        (["list", "--bogus"], "unknown option '--bogus'"),
+        (["list", "--limit"], "--limit needs a value (count)"),
+        (["list", "--active=yes"], "--active takes no value"),
+        (["lst"], "unknown command 'lst' (commands: list)"),
+        ([], "missing command (commands: list)"),
+        (["list", "extra"], "unexpected argument 'extra'"),
+    ])
+    func errors(arguments: [String], message: String) {
+        #expect(usageError(arguments) == message)
+    }
+
+    @Test("a near-miss option gets a suggestion")
+    func suggestion() {
+        #expect(usageError(["list", "--activ"]) == "unknown option '--activ' (did you mean --active?)")
+    }
+
+    @Test("--help anywhere shows the selected command's help with defaults")
+    func help() throws {
+        guard case .help(let text) = try Self.root.parse(["list", "--active", "--help"]) else {
+            Issue.record("expected help")
+            return
+        }
+        #expect(text.contains("USAGE: tool list [options]"))
+        #expect(text.contains("-n, --limit <count>"))
+        #expect(text.contains("At most this many. (default: all)"))
+        guard case .help(let rootHelp) = try Self.root.parse(["--help"]) else {
+            Issue.record("expected help")
+            return
+        }
+        #expect(rootHelp.contains("COMMANDS:"))
+        #expect(rootHelp.contains("list"))
+    }
+
+    @Test("--version on the root")
+    func version() throws {
+        guard case .version = try Self.root.parse(["--version"]) else {
+            Issue.record("expected version")
+            return
+        }
+    }
+
+    @Test("typed values fail with the option's name")
+    func typedValue() throws {
+        let p = try parsed(["list", "--limit", "many"])
+        #expect(throws: UsageError("--limit: 'many' is not a whole number")) {
+            try p.value("limit", as: "a whole number") { Int($0) }
+        }
+    }
+
+    @Test("durations", arguments: [("90s", 90), ("15m", 900), ("2h", 7200), ("7d", 604_800)])
+    func durations(text: String, seconds: Int64) throws {
+        #expect(try ValueParsers.duration(text) == seconds)
+        #expect(ValueParsers.durationText(seconds) == text || seconds == 90)
+    }
+
+    @Test("bad durations are usage errors", arguments: ["", "5", "m", "-5m", "0s", "1.5h", "5 m", "10w"])
+    func badDurations(text: String) {
+        #expect(throws: UsageError.self) { try ValueParsers.duration(text) }
+    }
+}
+
+@Suite("Text tables and logfmt")
+struct FormattingTests {
+    @Test("Korean text takes two columns and columns line up")
+    func wideCharacters() {
+        #expect(TextTable.displayWidth("강변북로") == 8)
+        #expect(TextTable.displayWidth("abc") == 3)
+        let out = TextTable.render([["ROAD", "X"], ["강변북로", "1"], ["A1", "2"]], maxWidth: 80)
+        let lines = out.split(separator: "\n").map(String.init)
+        #expect(lines == ["ROAD      X", "강변북로  1", "A1        2"])
+    }
+
+    @Test("tables shrink the widest column with an ellipsis to fit the width")
+    func truncation() {
+        let out = TextTable.render([["ID", "DESCRIPTION"], ["1", "[차량고장] 강변북로 (구리방향) 잠실대교 → 잠실철교"]], maxWidth: 24)
+        let line = out.split(separator: "\n").map(String.init)[1]
+        #expect(TextTable.displayWidth(line) <= 24)
+        #expect(line.hasSuffix("…"))
+        #expect(line.hasPrefix("1   [차량고장]"))
+    }
+
+    @Test("logfmt quotes values that need it")
+    func logfmt() {
+        #expect(Logger.logfmtValue("gits") == "gits")
+        #expect(Logger.logfmtValue("two words") == "\"two words\"")
+        #expect(Logger.logfmtValue("a=\"b\"\n") == "\"a=\\\"b\\\"\\n\"")
+        #expect(Logger.logfmtValue("") == "\"\"")
+    }
+}
