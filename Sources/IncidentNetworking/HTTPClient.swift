@@ -1,0 +1,105 @@
+import Foundation
+
+/// Sends a router's request and hands the caller the response body as a file.
+///
+/// Implementations: `URLSessionHTTPClient` (real HTTP, retries, streaming to disk) and
+/// `StubHTTPClient` (answers from `Router.sampleResponse` without sockets, for unit tests of
+/// callers).
+public protocol HTTPClient: Sendable {
+    /// Sends the request (retrying per policy), streams a 2xx body to a temporary file, passes
+    /// it to `body`, and removes the file afterwards on every path (success, throw,
+    /// cancellation). The file is valid only inside `body`.
+    ///
+    /// - Parameters:
+    ///   - target: the call to make.
+    ///   - label: a short name for logs and events, e.g. `gits.getIncidentInfo`.
+    ///   - body: reads the file (e.g. a streaming parser) and returns a result.
+    /// - Returns: what `body` returned.
+    /// - Throws: `NetworkError` for every failure to get a 2xx response (including a non-2xx
+    ///   status and cancellation); errors thrown by `body` are rethrown unchanged.
+    func withResponse<R>(for target: any Router, label: String, _ body: (HTTPResponseFile) throws -> R) async throws -> R
+}
+
+/// A complete 2xx response whose body is on disk.
+public struct HTTPResponseFile: Sendable {
+    /// The body, already decoded from any `Content-Encoding` (gzip/deflate); removed when the
+    /// `withResponse` closure returns.
+    public let fileURL: URL
+    /// The HTTP status, 200–299.
+    public let statusCode: Int
+    /// Response headers with lower-cased names (repeated headers joined with ", ").
+    public let headers: [String: String]
+    /// The `Content-Type` header, if any, e.g. `text/xml;charset=UTF-8`.
+    public let contentType: String?
+    /// Size of the file in bytes.
+    public let byteCount: Int64
+
+    /// - Parameter headers: header names are lower-cased here.
+    public init(fileURL: URL, statusCode: Int, headers: [String: String], byteCount: Int64) {
+        self.fileURL = fileURL
+        self.statusCode = statusCode
+        self.headers = HeaderFields.lowercased(headers)
+        self.contentType = self.headers["content-type"]
+        self.byteCount = byteCount
+    }
+}
+
+/// A canned response: Moya's `sampleData`, with a status and headers.
+public struct StubResponse: Sendable, Hashable {
+    /// The HTTP status; non-2xx makes `StubHTTPClient` throw `NetworkError.unacceptableStatus`.
+    public var statusCode: Int
+    /// Response headers, any case.
+    public var headers: [String: String]
+    /// The body bytes.
+    public var body: Data
+
+    public init(statusCode: Int = 200, headers: [String: String] = [:], body: Data) {
+        self.statusCode = statusCode
+        self.headers = headers
+        self.body = body
+    }
+
+    /// A response whose body is `text` in UTF-8.
+    public init(statusCode: Int = 200, headers: [String: String] = [:], text: String) {
+        self.init(statusCode: statusCode, headers: headers, body: Data(text.utf8))
+    }
+}
+
+enum HeaderFields {
+    static func lowercased(_ headers: [String: String]) -> [String: String] {
+        var result: [String: String] = [:]
+        for (name, value) in headers.sorted(by: { $0.key < $1.key }) {
+            let key = name.lowercased()
+            if let existing = result[key] {
+                result[key] = existing + ", " + value
+            } else {
+                result[key] = value
+            }
+        }
+        return result
+    }
+}
+
+/// The first bytes of an error body, for `NetworkError.bodyExcerpt`.
+enum BodyExcerpt {
+    /// Bytes kept in an excerpt.
+    static let limit = 4096
+    /// Bytes collected before redaction: a secret that straddles `limit` is still whole.
+    static let collectLimit = limit + 512
+
+    /// Decodes as UTF-8 (invalid bytes become U+FFFD), redacts, then cuts to `limit` bytes at
+    /// a character boundary. Nil for an empty body.
+    static func make(_ data: Data) -> String? {
+        guard !data.isEmpty else { return nil }
+        let text = Redaction.redact(String(decoding: data.prefix(collectLimit), as: UTF8.self))
+        var result = ""
+        var bytes = 0
+        for character in text {
+            let size = character.utf8.count
+            if bytes + size > limit { break }
+            result.append(character)
+            bytes += size
+        }
+        return result
+    }
+}

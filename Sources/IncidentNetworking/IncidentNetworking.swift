@@ -1,1 +1,0 @@
-// IncidentNetworking: see Package.swift for this target's role.

@@ -1,0 +1,22 @@
+import Foundation
+
+/// A value guarded by a lock, for state shared across threads (delegate queues, cancellation
+/// handlers, the secret registry).
+///
+/// `NSLock` rather than `Synchronization.Mutex` so the target also builds for the package's
+/// declared macOS 14 floor (Mutex needs macOS 15).
+final class Locked<Value>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value: Value
+
+    init(_ value: Value) {
+        self.value = value
+    }
+
+    /// Runs `body` with exclusive access to the value.
+    func withLock<R>(_ body: (inout Value) throws -> R) rethrows -> R {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body(&value)
+    }
+}

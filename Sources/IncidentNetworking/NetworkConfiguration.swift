@@ -1,0 +1,131 @@
+import Foundation
+
+/// Settings of `URLSessionHTTPClient`. All durations are in seconds.
+public struct NetworkConfiguration: Sendable {
+    /// The longest wait for the response to start or for the next body bytes (an idle
+    /// timeout: `URLRequest.timeoutInterval`, which libcurl-backed URLSession on Linux also
+    /// treats as "no bytes for this long", checked against a server that never answers).
+    /// Default 30 s.
+    public var requestTimeout: Double
+    /// The longest one attempt may take in total, however steadily bytes arrive (a server
+    /// trickling one byte at a time). Default 900 s.
+    public var resourceTimeout: Double
+    /// When and how to retry. Default `RetryPolicy.default`.
+    public var retryPolicy: RetryPolicy
+    /// The largest body accepted, in bytes (after decoding gzip); larger is
+    /// `NetworkError.bodyTooLarge`. Default 1 GiB.
+    public var maxBodyBytes: Int64
+    /// Redirects followed per attempt; one more is `NetworkError.tooManyRedirects`. Default 5.
+    public var maxRedirects: Int
+    /// Where response bodies are streamed. Default: the system temporary directory.
+    public var temporaryDirectory: URL
+    /// A `User-Agent` for requests whose router sets none; nil keeps URLSession's own.
+    public var userAgent: String?
+    /// Sleeps between attempts; injectable so tests can record the schedule instead of waiting.
+    /// Throwing (e.g. `CancellationError`) ends the call with `NetworkError.cancelled`.
+    public var sleep: @Sendable (_ seconds: Double) async throws -> Void
+    /// A uniform random number in `[0, 1]` for jitter; injectable for deterministic tests.
+    public var random: @Sendable () -> Double
+    /// The current time, to turn an HTTP-date `Retry-After` into seconds.
+    public var now: @Sendable () -> Date
+
+    public init(
+        requestTimeout: Double = 30,
+        resourceTimeout: Double = 900,
+        retryPolicy: RetryPolicy = .default,
+        maxBodyBytes: Int64 = 1 << 30,
+        maxRedirects: Int = 5,
+        temporaryDirectory: URL = FileManager.default.temporaryDirectory,
+        userAgent: String? = nil,
+        sleep: @escaping @Sendable (_ seconds: Double) async throws -> Void = NetworkConfiguration.taskSleep,
+        random: @escaping @Sendable () -> Double = { Double.random(in: 0...1) },
+        now: @escaping @Sendable () -> Date = { Date() }
+    ) {
+        self.requestTimeout = requestTimeout
+        self.resourceTimeout = resourceTimeout
+        self.retryPolicy = retryPolicy
+        self.maxBodyBytes = maxBodyBytes
+        self.maxRedirects = max(0, maxRedirects)
+        self.temporaryDirectory = temporaryDirectory
+        self.userAgent = userAgent
+        self.sleep = sleep
+        self.random = random
+        self.now = now
+    }
+
+    /// The default sleep: `Task.sleep`, which throws `CancellationError` when cancelled.
+    public static func taskSleep(_ seconds: Double) async throws {
+        guard seconds > 0 else { return }
+        try await Task.sleep(nanoseconds: UInt64(min(seconds, 86_400) * 1_000_000_000))
+    }
+}
+
+/// One attempt of one call, reported to `URLSessionHTTPClient`'s `onEvent` (one event per
+/// attempt, after the attempt ends and the decision is made). Every text field is redacted.
+public struct NetworkEvent: Sendable, Equatable, CustomStringConvertible {
+    /// What the client does after this attempt.
+    public enum Decision: Sendable, Equatable, CustomStringConvertible {
+        /// The attempt succeeded; the body goes to the caller.
+        case done
+        /// The attempt failed and will be retried after this many seconds.
+        case retry(afterSeconds: Double)
+        /// The attempt failed and the call ends with a `NetworkError`.
+        case giveUp
+
+        public var description: String {
+            switch self {
+            case .done: "done"
+            case .retry(let seconds): "retry(\(NetworkError.format((seconds * 1000).rounded() / 1000)))"
+            case .giveUp: "giveUp"
+            }
+        }
+    }
+
+    /// The caller's label, e.g. `gits.getIncidentInfo`.
+    public let label: String
+    /// The request method.
+    public let method: HTTPMethod
+    /// The request URL, redacted.
+    public let redactedURL: String
+    /// The response status, if one arrived.
+    public let statusCode: Int?
+    /// Body bytes received in this attempt.
+    public let bytes: Int64
+    /// Wall time of the attempt, in milliseconds.
+    public let durationMilliseconds: Int
+    /// The attempt number, 1-based.
+    public let attempt: Int
+    /// What happens next.
+    public let decision: Decision
+    /// The failure, as `NetworkError.Code` plus a redacted detail; nil on success.
+    public let errorSummary: String?
+
+    public init(
+        label: String, method: HTTPMethod, url: String, statusCode: Int?, bytes: Int64,
+        durationMilliseconds: Int, attempt: Int, decision: Decision, errorSummary: String?
+    ) {
+        self.label = Redaction.redact(label)
+        self.method = method
+        self.redactedURL = Redaction.redact(url)
+        self.statusCode = statusCode
+        self.bytes = bytes
+        self.durationMilliseconds = durationMilliseconds
+        self.attempt = attempt
+        self.decision = decision
+        self.errorSummary = errorSummary.map(Redaction.redact)
+    }
+
+    /// One logfmt line, e.g.
+    /// `event=http label=gits method=GET url="http://h/p?serviceKey=REDACTED" status=503 bytes=0 ms=12 attempt=1 decision=retry(0.25) error="unacceptableStatus(503)"`.
+    public var description: String {
+        func quoted(_ text: String) -> String {
+            "\"" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+                .replacingOccurrences(of: "\n", with: " ") + "\""
+        }
+        var parts = ["event=http", "label=\(quoted(label))", "method=\(method.rawValue)", "url=\(quoted(redactedURL))"]
+        if let statusCode { parts.append("status=\(statusCode)") }
+        parts.append(contentsOf: ["bytes=\(bytes)", "ms=\(durationMilliseconds)", "attempt=\(attempt)", "decision=\(decision)"])
+        if let errorSummary { parts.append("error=\(quoted(errorSummary))") }
+        return Redaction.redact(parts.joined(separator: " "))
+    }
+}

@@ -1,0 +1,186 @@
+import Foundation
+
+/// The one place that turns URLs, requests and any other text into log-safe text.
+///
+/// Two passes, both applied by `redact(_:)`:
+/// 1. **Key parameters**: in any URL-ish text, the value of a parameter named in
+///    `keyParameterNames` (compared case-insensitively, written `name=value` or, inside an
+///    encoded URL, `name%3Dvalue`) is replaced by `REDACTED`. The value runs up to `&`, `%26`,
+///    whitespace, `"`, `'`, `<` or `#`. A name only counts when it is not the tail of a longer
+///    word (`monkey=1` is left alone).
+/// 2. **Registered secrets**: every string given to `register(secret:)` is replaced, in any of
+///    its encodings (raw, percent-encoded with upper- or lower-case hex and with any mix of its
+///    special characters encoded, double-encoded `%252B`, and `+` read as a space), wherever it
+///    appears: bodies, error messages, JSON.
+///
+/// `APIKey.init` registers its key, so a key is scrubbed from text even where it does not sit
+/// behind a key parameter name. Thread-safe: the registry is guarded by a lock.
+public enum Redaction {
+    /// The text that replaces a secret.
+    public static let placeholder = "REDACTED"
+
+    /// Query parameter names whose values are secrets, compared case-insensitively:
+    /// data.go.kr's `serviceKey`, openapi.its.go.kr's `apiKey`, and common variants.
+    public static let keyParameterNames: [String] = ["serviceKey", "apiKey", "key", "api_key", "authKey"]
+
+    /// Secrets shorter than this are not registered: replacing 1–3 character strings everywhere
+    /// would shred ordinary text, and no real API key is that short.
+    public static let minimumSecretLength = 4
+
+    private static let registry = Locked<[String]>([])
+
+    /// Whether `name` (already percent-decoded) is one of `keyParameterNames`, ignoring case.
+    public static func isKeyParameterName(_ name: String) -> Bool {
+        let lowered = name.lowercased()
+        return keyParameterNames.contains { $0.lowercased() == lowered }
+    }
+
+    /// Registers a secret so that `redact` replaces it in every encoding. Idempotent.
+    ///
+    /// - Parameter secret: the raw (decoded) secret; surrounding whitespace is ignored.
+    ///   Secrets shorter than `minimumSecretLength` are ignored.
+    public static func register(secret: String) {
+        let raw = secret.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard raw.count >= minimumSecretLength else { return }
+        let forms = encodedForms(of: raw)
+        registry.withLock { secrets in
+            var set = Set(secrets)
+            set.formUnion(forms)
+            // Longest first, so a longer form is replaced before a shorter one inside it.
+            secrets = set.sorted { $0.count != $1.count ? $0.count > $1.count : $0 < $1 }
+        }
+    }
+
+    /// Returns `text` with key parameter values and registered secrets replaced by `REDACTED`.
+    public static func redact(_ text: String) -> String {
+        let secrets = registry.withLock { $0 }
+        var result = text
+        for secret in secrets where result.contains(secret) {
+            result = result.replacingOccurrences(of: secret, with: placeholder)
+        }
+        return redactKeyParameters(result)
+    }
+
+    /// Returns the URL's absolute string, redacted as `redact(_:)` does.
+    public static func redact(_ url: URL) -> String {
+        redact(url.absoluteString)
+    }
+
+    // MARK: - Encoded forms
+
+    /// Every spelling of `raw` that a URL, a log line or a careless re-encoding may contain.
+    static func encodedForms(of raw: String) -> Set<String> {
+        var forms: Set<String> = [raw]
+        let special = Array(Set(raw.utf8.filter { !PercentEncoding.isUnreserved($0) })).sorted()
+        // Any subset of the special characters encoded (URLComponents, for one, encodes some
+        // and not others), in both hex cases. Capped so a pathological secret stays cheap.
+        if special.count <= 5 {
+            for mask in 1..<(1 << special.count) {
+                let chosen = Set(special.enumerated().filter { mask & (1 << $0.offset) != 0 }.map(\.element))
+                for lower in [false, true] {
+                    forms.insert(PercentEncoding.encode(raw, lowercaseHex: lower) { byte in
+                        !chosen.contains(byte)
+                    })
+                }
+            }
+        } else {
+            forms.insert(PercentEncoding.encodeUnreserved(raw))
+            forms.insert(PercentEncoding.encodeUnreserved(raw, lowercaseHex: true))
+        }
+        let encoded = PercentEncoding.encodeUnreserved(raw)
+        forms.insert(PercentEncoding.encodeUnreserved(encoded))  // double-encoded: %252B
+        forms.insert(PercentEncoding.encodeUnreserved(PercentEncoding.encodeUnreserved(raw, lowercaseHex: true), lowercaseHex: true))
+        if raw.contains("+") {
+            // A server or tool that read '+' as a space (form decoding), then maybe re-encoded it.
+            let spaced = raw.replacingOccurrences(of: "+", with: " ")
+            forms.insert(spaced)
+            forms.insert(PercentEncoding.encodeUnreserved(spaced))
+            forms.insert(PercentEncoding.encodeUnreserved(spaced, lowercaseHex: true))
+        }
+        return forms.filter { $0.count >= minimumSecretLength }
+    }
+
+    // MARK: - Key parameters
+
+    private static let namesLongestFirst: [[UInt8]] = keyParameterNames
+        .map { Array($0.lowercased().utf8) }
+        .sorted { $0.count > $1.count }
+
+    private static func isNameByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+             UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "_"):
+            true
+        default:
+            false
+        }
+    }
+
+    private static func isValueTerminator(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "&"), UInt8(ascii: " "), UInt8(ascii: "\t"), UInt8(ascii: "\n"),
+             UInt8(ascii: "\r"), UInt8(ascii: "\""), UInt8(ascii: "'"), UInt8(ascii: "<"),
+             UInt8(ascii: "#"):
+            true
+        default:
+            false
+        }
+    }
+
+    private static func lowercasedASCII(_ byte: UInt8) -> UInt8 {
+        (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) ? byte + 32 : byte
+    }
+
+    /// Length of a key parameter name starting at `index`, or nil.
+    private static func keyNameLength(_ bytes: [UInt8], at index: Int) -> Int? {
+        for name in namesLongestFirst where index + name.count <= bytes.count {
+            var matches = true
+            for offset in 0..<name.count where lowercasedASCII(bytes[index + offset]) != name[offset] {
+                matches = false
+                break
+            }
+            if matches { return name.count }
+        }
+        return nil
+    }
+
+    /// Whether `bytes[index...]` starts with `%XY` (hex compared case-insensitively).
+    private static func hasEscape(_ bytes: [UInt8], at index: Int, _ hex: String) -> Bool {
+        let wanted = Array(hex.lowercased().utf8)
+        guard index + 2 < bytes.count, bytes[index] == UInt8(ascii: "%") else { return false }
+        return lowercasedASCII(bytes[index + 1]) == wanted[0] && lowercasedASCII(bytes[index + 2]) == wanted[1]
+    }
+
+    static func redactKeyParameters(_ text: String) -> String {
+        let bytes = Array(text.utf8)
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count)
+        var index = 0
+        while index < bytes.count {
+            if index == 0 || !isNameByte(bytes[index - 1]), let nameLength = keyNameLength(bytes, at: index) {
+                let afterName = index + nameLength
+                var valueStart: Int?
+                var encoded = false
+                if afterName < bytes.count, bytes[afterName] == UInt8(ascii: "=") {
+                    valueStart = afterName + 1
+                } else if hasEscape(bytes, at: afterName, "3d") {
+                    valueStart = afterName + 3
+                    encoded = true
+                }
+                if let start = valueStart {
+                    var end = start
+                    while end < bytes.count, !isValueTerminator(bytes[end]), !(encoded && hasEscape(bytes, at: end, "26")) {
+                        end += 1
+                    }
+                    out.append(contentsOf: bytes[index..<start])
+                    if end > start { out.append(contentsOf: placeholder.utf8) }
+                    index = end
+                    continue
+                }
+            }
+            out.append(bytes[index])
+            index += 1
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+}

@@ -1,1 +1,0 @@
-// IncidentXML: see Package.swift for this target's role.

@@ -1,0 +1,423 @@
+internal import CLibXML2
+
+// The hot path of `XMLRecordReader`: libxml2 SAX2 callbacks working on one `ReaderState`
+// reached through an `UnsafeMutablePointer`. Everything here is a plain value (ints and raw
+// pointers), so the callbacks do no reference counting, no exclusivity checks and no heap
+// allocation once the per-field buffers have grown to the size of the feed's values. The
+// owning reader (a class) is called only once per record, per envelope value, per root
+// element and per distinct element name.
+
+/// A reusable byte buffer for one field's text; it keeps its capacity across records.
+struct FieldBuffer {
+    var bytes: UnsafeMutablePointer<UInt8>
+    var count: Int
+    var capacity: Int
+}
+
+/// A wanted element whose text is being captured: its depth and its buffer slot (record
+/// fields first, then envelope fields).
+struct OpenCapture {
+    var depth: Int
+    var slot: Int
+}
+
+/// One entry of the element-name cache.
+///
+/// libxml2 interns every element name and namespace URI in the parser's dictionary
+/// (`ctxt->dict`; SAX2 `startElementNs` hands out those interned pointers), so within one parser
+/// context equal names have equal pointers. The cache maps the pair (local-name pointer, URI
+/// pointer) to what the schema wants from that element, so each start tag costs one hash probe
+/// instead of string comparisons. Entries are valid only for the context that produced the
+/// pointers: the cache is cleared whenever a context is freed. Were a URI ever not interned, the
+/// cache would only be less effective, never wrong, because dictionary strings live as long as
+/// the context.
+struct NameSlot {
+    var name: UInt = 0        // local-name pointer bits; 0 = empty slot
+    var uri: UInt = 0         // namespace-URI pointer bits; 0 = no namespace
+    var record: Int32 = -1    // index into schema.recordElements, or -1
+    var field: Int32 = -1     // index into schema.fields, or -1
+    var envelope: Int32 = -1  // index into schema.envelopeFields, or -1
+}
+
+/// The mutable parse state shared by the SAX callbacks; only trivial types.
+struct ReaderState {
+    var ctxt: xmlParserCtxtPtr?
+    var owner: UnsafeMutableRawPointer   // the XMLRecordReader, unretained (it owns this state)
+    var failed = false
+    var finishing = false
+    var sawRoot = false
+    var depth = 0
+    var recordDepth = 0       // depth of the open record element; 0 when outside records
+    var recordIndex = 0
+    var recordLine = 0
+    var textRun = 0           // bytes of text since the last tag
+    var recordBytes = 0       // bytes of text inside the open record
+    var entityBytes = 0       // entity replacement bytes expanded so far
+
+    var open: UnsafeMutablePointer<OpenCapture>
+    var openCount = 0
+    var openBase = 0          // first capture opened inside the open record
+    var buffers: UnsafeMutablePointer<FieldBuffer>
+    var seen: UnsafeMutablePointer<Bool>
+    var fieldCount: Int
+    var slotCount: Int
+
+    var cache: UnsafeMutablePointer<NameSlot>
+    var cacheMask: Int
+    var cacheUsed = 0
+
+    let maxText: Int
+    let maxRecord: Int
+    let maxDepth: Int
+    let maxEntityBytes: Int
+}
+
+/// Largest name cache; past it the cache is cleared and refilled (a document with thousands of
+/// distinct element names is odd, but must not grow memory without bound).
+let maxNameCacheSlots = 4096
+
+extension UnsafeMutablePointer where Pointee == ReaderState {
+    /// The reader that owns this state (unretained: the reader outlives its parses).
+    @inline(__always)
+    var reader: XMLRecordReader {
+        Unmanaged<XMLRecordReader>.fromOpaque(pointee.owner).takeUnretainedValue()
+    }
+
+    /// What the schema wants from the element `name` in namespace `uri`.
+    @inline(__always)
+    func classify(_ name: UnsafePointer<xmlChar>, _ uri: UnsafePointer<xmlChar>?) -> NameSlot {
+        let n = UInt(bitPattern: name)
+        let u = UInt(bitPattern: uri)
+        let cache = pointee.cache
+        let mask = pointee.cacheMask
+        var i = Int(truncatingIfNeeded: ((n ^ (u &<< 7)) &* 0x9E37_79B9_7F4A_7C15) >> 40) & mask
+        while true {
+            let entry = cache[i]
+            if entry.name == n && entry.uri == u { return entry }
+            if entry.name == 0 { return insertName(name, uri) }
+            i = (i &+ 1) & mask
+        }
+    }
+
+    /// Cache miss: ask the owner (string comparison against the schema) and remember.
+    func insertName(_ name: UnsafePointer<xmlChar>, _ uri: UnsafePointer<xmlChar>?) -> NameSlot {
+        if (pointee.cacheUsed + 1) * 2 > pointee.cacheMask + 1 {
+            let capacity = pointee.cacheMask + 1
+            if capacity < maxNameCacheSlots {
+                rehash(capacity: capacity * 2)
+            } else {
+                pointee.cache.update(repeating: NameSlot(), count: capacity)
+                pointee.cacheUsed = 0
+            }
+        }
+        var entry = reader.classifySlow(name: name, uri: uri)
+        entry.name = UInt(bitPattern: name)
+        entry.uri = UInt(bitPattern: uri)
+        let mask = pointee.cacheMask
+        var i = Int(truncatingIfNeeded: ((entry.name ^ (entry.uri &<< 7)) &* 0x9E37_79B9_7F4A_7C15) >> 40) & mask
+        while pointee.cache[i].name != 0 { i = (i &+ 1) & mask }
+        pointee.cache[i] = entry
+        pointee.cacheUsed += 1
+        return entry
+    }
+
+    func rehash(capacity: Int) {
+        let old = pointee.cache
+        let oldCapacity = pointee.cacheMask + 1
+        let fresh = UnsafeMutablePointer<NameSlot>.allocate(capacity: capacity)
+        fresh.initialize(repeating: NameSlot(), count: capacity)
+        let mask = capacity - 1
+        for j in 0..<oldCapacity where old[j].name != 0 {
+            let e = old[j]
+            var i = Int(truncatingIfNeeded: ((e.name ^ (e.uri &<< 7)) &* 0x9E37_79B9_7F4A_7C15) >> 40) & mask
+            while fresh[i].name != 0 { i = (i &+ 1) & mask }
+            fresh[i] = e
+        }
+        old.deallocate()
+        pointee.cache = fresh
+        pointee.cacheMask = mask
+    }
+
+    /// Forgets every cached name (the pointers belong to a context that is going away).
+    func clearNameCache() {
+        pointee.cache.update(repeating: NameSlot(), count: pointee.cacheMask + 1)
+        pointee.cacheUsed = 0
+    }
+
+    /// Appends text to buffer `slot`; false when the value would exceed `maxText`.
+    @inline(__always)
+    func append(slot: Int, _ bytes: UnsafePointer<UInt8>, _ count: Int) -> Bool {
+        let buffer = pointee.buffers + slot
+        let newCount = buffer.pointee.count + count
+        if newCount > buffer.pointee.capacity {
+            if newCount > pointee.maxText { return false }
+            grow(buffer, to: newCount)
+        }
+        (buffer.pointee.bytes + buffer.pointee.count).update(from: bytes, count: count)
+        buffer.pointee.count = newCount
+        return true
+    }
+
+    func grow(_ buffer: UnsafeMutablePointer<FieldBuffer>, to needed: Int) {
+        var capacity = Swift.max(64, buffer.pointee.capacity)
+        while capacity < needed { capacity *= 2 }
+        capacity = Swift.min(capacity, Swift.max(needed, pointee.maxText))
+        let fresh = UnsafeMutablePointer<UInt8>.allocate(capacity: capacity)
+        fresh.update(from: buffer.pointee.bytes, count: buffer.pointee.count)
+        buffer.pointee.bytes.deallocate()
+        buffer.pointee.bytes = fresh
+        buffer.pointee.capacity = capacity
+    }
+
+    /// Stops the parse with a reader-raised error at the current position.
+    func fail(_ kind: XMLParseError.Kind, _ message: String) {
+        if pointee.failed { return }
+        var line = 0
+        var column = 0
+        if let input = pointee.ctxt?.pointee.input {
+            line = Int(input.pointee.line)
+            column = Int(input.pointee.col)
+        }
+        fail(with: XMLParseError(kind: kind, line: line, column: column, message: message))
+    }
+
+    /// Stops the parse with `error` (the first error wins) and halts libxml2.
+    func fail(with error: any Error) {
+        if pointee.failed { return }
+        pointee.failed = true
+        reader.recordFailure(error)
+        if let ctxt = pointee.ctxt { xmlStopParser(ctxt) }
+    }
+}
+
+@inline(__always)
+private func readerState(_ ctx: UnsafeMutableRawPointer?) -> UnsafeMutablePointer<ReaderState>? {
+    ctx?.assumingMemoryBound(to: ReaderState.self)
+}
+
+// MARK: - SAX2 callbacks
+
+private func saxStartElement(
+    _ ctx: UnsafeMutableRawPointer?,
+    _ localname: UnsafePointer<xmlChar>?,
+    _ prefix: UnsafePointer<xmlChar>?,
+    _ uri: UnsafePointer<xmlChar>?,
+    _ namespaceCount: Int32,
+    _ namespaces: UnsafeMutablePointer<UnsafePointer<xmlChar>?>?,
+    _ attributeCount: Int32,
+    _ defaultedCount: Int32,
+    _ attributes: UnsafeMutablePointer<UnsafePointer<xmlChar>?>?
+) {
+    guard let s = readerState(ctx), let localname, !s.pointee.failed else { return }
+    let depth = s.pointee.depth + 1
+    s.pointee.depth = depth
+    s.pointee.textRun = 0
+    if depth > s.pointee.maxDepth {
+        s.fail(.tooDeep, "elements nested deeper than \(s.pointee.maxDepth) levels")
+        return
+    }
+    if !s.pointee.sawRoot {
+        s.pointee.sawRoot = true
+        s.reader.didStartRoot(name: localname, uri: uri)
+    }
+    let entry = s.classify(localname, uri)
+    if s.pointee.recordDepth != 0 {
+        let field = Int(entry.field)
+        if field >= 0 && !s.pointee.seen[field] {
+            s.pointee.seen[field] = true
+            s.pointee.buffers[field].count = 0
+            s.pointee.open[s.pointee.openCount] = OpenCapture(depth: depth, slot: field)
+            s.pointee.openCount += 1
+        }
+    } else if entry.record >= 0 {
+        s.pointee.recordDepth = depth
+        s.pointee.recordIndex = Int(entry.record)
+        s.pointee.recordBytes = 0
+        s.pointee.recordLine = Int(s.pointee.ctxt?.pointee.input?.pointee.line ?? 0)
+        s.pointee.openBase = s.pointee.openCount
+        s.pointee.seen.update(repeating: false, count: s.pointee.fieldCount)
+        let owner = s.reader
+        if owner.wantsRecordAttributes {
+            owner.readRecordAttributes(count: Int(attributeCount), attributes)
+        }
+    } else if entry.envelope >= 0 {
+        let slot = s.pointee.fieldCount + Int(entry.envelope)
+        if !s.pointee.seen[slot] {
+            s.pointee.seen[slot] = true
+            s.pointee.buffers[slot].count = 0
+            s.pointee.open[s.pointee.openCount] = OpenCapture(depth: depth, slot: slot)
+            s.pointee.openCount += 1
+        }
+    }
+}
+
+private func saxEndElement(
+    _ ctx: UnsafeMutableRawPointer?,
+    _ localname: UnsafePointer<xmlChar>?,
+    _ prefix: UnsafePointer<xmlChar>?,
+    _ uri: UnsafePointer<xmlChar>?
+) {
+    guard let s = readerState(ctx), !s.pointee.failed else { return }
+    let depth = s.pointee.depth
+    s.pointee.textRun = 0
+    let openCount = s.pointee.openCount
+    if openCount > 0 && s.pointee.open[openCount - 1].depth == depth {
+        s.pointee.openCount = openCount - 1
+        let slot = s.pointee.open[openCount - 1].slot
+        if slot >= s.pointee.fieldCount {
+            // Envelope values are decoded at once; record values at the record's end.
+            s.reader.didEndEnvelopeField(slot: slot)
+        }
+    }
+    if depth == s.pointee.recordDepth {
+        s.pointee.recordDepth = 0
+        s.pointee.openCount = s.pointee.openBase
+        s.pointee.openBase = 0
+        s.reader.didEndRecord()
+    }
+    s.pointee.depth = depth - 1
+}
+
+/// Text and CDATA: libxml2 calls this several times for one text node (buffer edges, each
+/// reference, chunk boundaries); bytes are appended to every open capture and decoded once.
+private func saxCharacters(_ ctx: UnsafeMutableRawPointer?, _ text: UnsafePointer<xmlChar>?, _ length: Int32) {
+    guard let s = readerState(ctx), let text, length > 0, !s.pointee.failed else { return }
+    let count = Int(length)
+    let run = s.pointee.textRun + count
+    s.pointee.textRun = run
+    if run > s.pointee.maxText {
+        s.fail(.textTooLarge, "a text node is larger than \(s.pointee.maxText) bytes")
+        return
+    }
+    var i = 0
+    if s.pointee.recordDepth != 0 {
+        let recordBytes = s.pointee.recordBytes + count
+        s.pointee.recordBytes = recordBytes
+        if recordBytes > s.pointee.maxRecord {
+            s.fail(.recordTooLarge, "a record holds more than \(s.pointee.maxRecord) bytes of text")
+            return
+        }
+        i = s.pointee.openBase
+    }
+    let end = s.pointee.openCount
+    while i < end {
+        if !s.append(slot: s.pointee.open[i].slot, text, count) {
+            s.fail(.textTooLarge, "a value is larger than \(s.pointee.maxText) bytes")
+            return
+        }
+        i += 1
+    }
+}
+
+/// Structured errors: anything at error level or worse stops the parse; warnings are ignored.
+private func saxStructuredError(_ ctx: UnsafeMutableRawPointer?, _ error: xmlErrorPtr?) {
+    guard let s = readerState(ctx), let error, !s.pointee.failed else { return }
+    if error.pointee.level.rawValue < XML_ERR_ERROR.rawValue { return }
+    s.fail(with: makeParseError(error.pointee, state: s.pointee))
+}
+
+/// Maps one libxml2 error to an `XMLParseError`.
+func makeParseError(_ error: xmlError, state: ReaderState) -> XMLParseError {
+    let code = Int(error.code)
+    var message = error.message.map { String(cString: $0) } ?? "libxml2 error \(code)"
+    while let last = message.last, last.isWhitespace { message.removeLast() }
+    let kind: XMLParseError.Kind
+    if state.finishing && (state.depth > 0 || !state.sawRoot) {
+        kind = .truncated
+    } else {
+        switch UInt32(truncatingIfNeeded: code) {
+        case XML_ERR_DOCUMENT_EMPTY.rawValue:
+            kind = .truncated
+        case XML_ERR_ENTITY_LOOP.rawValue:
+            kind = .entityExpansion
+        case XML_ERR_UNKNOWN_ENCODING.rawValue, XML_ERR_UNSUPPORTED_ENCODING.rawValue,
+             XML_ERR_INVALID_ENCODING.rawValue:
+            kind = .encoding
+        case XML_ERR_INTERNAL_ERROR.rawValue where message.hasPrefix("Excessive depth"):
+            kind = .tooDeep
+        default:
+            kind = error.domain == Int32(XML_FROM_I18N.rawValue) ? .encoding : .malformed
+        }
+    }
+    return XMLParseError(kind: kind, line: Int(error.line), column: Int(error.int2), message: message, code: code)
+}
+
+// MARK: - DTD support: internal entities are expanded (bounded); external ones are refused
+
+/// `<!DOCTYPE …>`: libxml2 keeps entity declarations in a document, so make one (only
+/// documents with a DOCTYPE pay for it); the reader frees it with the context.
+private func saxInternalSubset(
+    _ ctx: UnsafeMutableRawPointer?,
+    _ name: UnsafePointer<xmlChar>?,
+    _ externalID: UnsafePointer<xmlChar>?,
+    _ systemID: UnsafePointer<xmlChar>?
+) {
+    guard let s = readerState(ctx), let ctxt = s.pointee.ctxt, !s.pointee.failed else { return }
+    if ctxt.pointee.myDoc == nil { xmlSAX2StartDocument(UnsafeMutableRawPointer(ctxt)) }
+    xmlSAX2InternalSubset(UnsafeMutableRawPointer(ctxt), name, externalID, systemID)
+}
+
+private func saxEntityDecl(
+    _ ctx: UnsafeMutableRawPointer?,
+    _ name: UnsafePointer<xmlChar>?,
+    _ type: Int32,
+    _ publicID: UnsafePointer<xmlChar>?,
+    _ systemID: UnsafePointer<xmlChar>?,
+    _ content: UnsafeMutablePointer<xmlChar>?
+) {
+    guard let s = readerState(ctx), let ctxt = s.pointee.ctxt, !s.pointee.failed else { return }
+    xmlSAX2EntityDecl(UnsafeMutableRawPointer(ctxt), name, type, publicID, systemID, content)
+}
+
+/// Every reference to a declared entity passes here (predefined `&amp;` and friends do not):
+/// count its replacement text against `maxEntityBytes`, refuse external entities.
+private func saxGetEntity(_ ctx: UnsafeMutableRawPointer?, _ name: UnsafePointer<xmlChar>?) -> xmlEntityPtr? {
+    guard let s = readerState(ctx), let ctxt = s.pointee.ctxt, !s.pointee.failed else { return nil }
+    guard let entity = xmlSAX2GetEntity(UnsafeMutableRawPointer(ctxt), name) else { return nil }
+    return admit(entity, state: s)
+}
+
+private func saxGetParameterEntity(_ ctx: UnsafeMutableRawPointer?, _ name: UnsafePointer<xmlChar>?) -> xmlEntityPtr? {
+    guard let s = readerState(ctx), let ctxt = s.pointee.ctxt, !s.pointee.failed else { return nil }
+    guard let entity = xmlSAX2GetParameterEntity(UnsafeMutableRawPointer(ctxt), name) else { return nil }
+    return admit(entity, state: s)
+}
+
+private func admit(_ entity: xmlEntityPtr, state s: UnsafeMutablePointer<ReaderState>) -> xmlEntityPtr? {
+    let name = entity.pointee.name.map { String(cString: $0) } ?? "?"
+    switch entity.pointee.etype {
+    case XML_INTERNAL_PREDEFINED_ENTITY:
+        return entity
+    case XML_INTERNAL_GENERAL_ENTITY, XML_INTERNAL_PARAMETER_ENTITY:
+        let total = s.pointee.entityBytes + Int(entity.pointee.length) + 1
+        s.pointee.entityBytes = total
+        if total > s.pointee.maxEntityBytes {
+            s.fail(.entityExpansion, "entity expansion exceeded \(s.pointee.maxEntityBytes) bytes (at entity '\(name)')")
+            return nil
+        }
+        return entity
+    default:
+        s.fail(.externalEntity, "reference to external entity '\(name)' refused: external entities are never loaded")
+        return nil
+    }
+}
+
+/// The SAX2 handler every reader uses.
+func makeSAXHandler() -> xmlSAXHandler {
+    var handler = xmlSAXHandler()
+    handler.initialized = UInt32(XML_SAX2_MAGIC)
+    handler.startElementNs = saxStartElement
+    handler.endElementNs = saxEndElement
+    handler.characters = saxCharacters
+    handler.cdataBlock = saxCharacters
+    // Same function as `characters`, so libxml2 never classifies text as ignorable.
+    handler.ignorableWhitespace = saxCharacters
+    handler.serror = saxStructuredError
+    handler.internalSubset = saxInternalSubset
+    handler.entityDecl = saxEntityDecl
+    handler.getEntity = saxGetEntity
+    handler.getParameterEntity = saxGetParameterEntity
+    // externalSubset, resolveEntity, reference: deliberately unset (no external loading; an
+    // undeclared entity is an error, never silently skipped).
+    return handler
+}
