@@ -14,6 +14,8 @@ let package = Package(
         // C libraries from Debian packages. Each is imported by exactly one Swift target.
         .systemLibrary(name: "CLibXML2", pkgConfig: "libxml-2.0", providers: [.apt(["libxml2-dev"])]),
         .systemLibrary(name: "CSQLite3", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        // glibc's wcwidth(3), for aligning Korean text in tables.
+        .systemLibrary(name: "CTerminal"),
 
         // Domain: incidents, categories, instants, ports and use cases. No C, no I/O.
         .target(name: "IncidentCore"),
@@ -34,7 +36,7 @@ let package = Package(
         // Providers: one folder each (router, record reader, mapper).
         .target(name: "IncidentFeeds", dependencies: ["IncidentCore", "IncidentNetworking", "IncidentXML"]),
         // Configuration, argument parsing, commands, logging: the composition root.
-        .target(name: "IncidentApp", dependencies: ["IncidentCore", "IncidentNetworking", "IncidentFeeds", "IncidentSQLite"]),
+        .target(name: "IncidentApp", dependencies: ["CTerminal", "IncidentCore", "IncidentNetworking", "IncidentFeeds", "IncidentSQLite"]),
 
         .executableTarget(name: "incident-scheduler", dependencies: ["IncidentApp"]),
         .executableTarget(name: "incidents", dependencies: ["IncidentApp"]),

@@ -290,9 +290,9 @@ public enum SchedulerTool {
 
     static func logHTTPEvent(_ event: NetworkEvent, logger: Logger) {
         logger.log(.debug, "http.attempt", [
-            "source": event.label, "method": event.method, "url": event.redactedURL,
+            "source": event.label, "method": event.method.rawValue, "url": event.redactedURL,
             "status": event.statusCode, "bytes": event.bytes, "duration_ms": event.durationMilliseconds,
-            "attempt": event.attempt, "decision": event.decision, "error": event.error,
+            "attempt": event.attempt, "decision": event.decision, "error": event.errorSummary,
         ])
     }
 }

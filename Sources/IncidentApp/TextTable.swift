@@ -1,4 +1,5 @@
 import Foundation
+internal import CTerminal
 #if canImport(Glibc)
 import Glibc
 #endif

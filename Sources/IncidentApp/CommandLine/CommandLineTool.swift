@@ -67,10 +67,10 @@ public enum CommandLineTool {
 }
 
 /// Whole-line writes to stderr, so lines from concurrent tasks never interleave.
-enum StandardError {
+public enum StandardError {
     private static let lock = NSLock()
 
-    static func writeLine(_ line: String) {
+    public static func writeLine(_ line: String) {
         lock.lock()
         defer { lock.unlock() }
         FileHandle.standardError.write(Data((line + "\n").utf8))

@@ -79,14 +79,17 @@ public enum GITSRecordReader {
     /// - Throws: ``FeedError`` (`apiError` for headerCd ≠ 0, `gatewayError`/`invalidKey`/
     ///   `quotaExceeded` for a gateway envelope, `malformedBody`, `unexpectedResponse`), or what
     ///   `body` throws.
-    public static func read(file: URL, _ body: @escaping (AccidentDTO) throws -> Void) throws {
-        let reader = makeReader(body)
-        do {
-            try reader.parse(contentsOf: file)
-        } catch let error as XMLParseError {
-            throw malformed(error)
+    public static func read(file: URL, _ body: (AccidentDTO) throws -> Void) throws {
+        // The reader keeps its callback only for this call.
+        try withoutActuallyEscaping(body) { body in
+            let reader = makeReader(body)
+            do {
+                try reader.parse(contentsOf: file)
+            } catch let error as XMLParseError {
+                throw malformed(error)
+            }
+            try checkEnvelope(reader.envelope, atEnd: true)
         }
-        try checkEnvelope(reader.envelope, atEnd: true)
     }
 
     static func malformed(_ error: XMLParseError) -> FeedError {

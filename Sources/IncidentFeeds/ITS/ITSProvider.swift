@@ -64,9 +64,7 @@ public enum ITSProvider: FeedProvider {
         case .json:
             try ITSJSONReader.read(file: file, head: head) { try body(try ITSMapper.incident(from: $0, source: source)) }
         case .xml:
-            try withoutActuallyEscaping(body) { body in
-                try ITSXMLReader.read(file: file) { try body(try ITSMapper.incident(from: $0, source: source)) }
-            }
+            try ITSXMLReader.read(file: file) { try body(try ITSMapper.incident(from: $0, source: source)) }
         case .html, .empty, .other:
             throw BodySniffer.unexpected(kind, head: head, contentType: contentType, provider: name,
                                          expected: "ITS eventInfo JSON or XML")

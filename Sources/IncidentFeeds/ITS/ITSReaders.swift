@@ -19,6 +19,11 @@ public enum ITSJSONReader {
 
         enum Keys: String, CodingKey { case header, body, response, items, totalCount, datacount, data, resultCode, resultMsg }
 
+        /// A bare items array: no envelope, so no result code.
+        init(items: [EventInfoDTO]) {
+            self.items = items
+        }
+
         init(from decoder: any Decoder) throws {
             let root = try decoder.container(keyedBy: Keys.self)
             let top = root.contains(.response) ? try root.nestedContainer(keyedBy: Keys.self, forKey: .response) : root
@@ -119,15 +124,18 @@ public enum ITSXMLReader {
         }
     }
 
-    public static func read(file: URL, _ body: @escaping (EventInfoDTO) throws -> Void) throws {
-        let reader = makeReader(body)
-        do {
-            try reader.parse(contentsOf: file)
-        } catch let error as XMLParseError {
-            throw FeedError(.malformedBody, provider: ITSProvider.name,
-                            message: "malformed XML response at line \(error.line), column \(error.column): \(error.message); nothing was stored")
+    public static func read(file: URL, _ body: (EventInfoDTO) throws -> Void) throws {
+        // The reader keeps its callback only for this call.
+        try withoutActuallyEscaping(body) { body in
+            let reader = makeReader(body)
+            do {
+                try reader.parse(contentsOf: file)
+            } catch let error as XMLParseError {
+                throw FeedError(.malformedBody, provider: ITSProvider.name,
+                                message: "malformed XML response at line \(error.line), column \(error.column): \(error.message); nothing was stored")
+            }
+            try checkEnvelope(reader.envelope)
         }
-        try checkEnvelope(reader.envelope)
     }
 
     static func checkEnvelope(_ envelope: XMLEnvelope) throws {
