@@ -1,0 +1,177 @@
+import Foundation
+import IncidentCore
+@testable import IncidentFeeds
+import IncidentNetworking
+import IncidentXML
+import TestSupport
+import Testing
+
+@Suite("GITS getIncidentInfo")
+struct GITSTests {
+    static let real = TestPaths.sharedFeed("gg_gits/getIncidentInfo_20230321.xml")
+
+    @Test("the recorded real response: 4 incidents, regSeq 202303216347 mapped exactly")
+    func realResponse() throws {
+        let all = try incidents(GITSProvider.self, Self.real, source: "gits")
+        #expect(all.map(\.externalID) == ["202301059559", "202303216347", "202303216348", "202303217889"])
+        let i = try #require(all.first { $0.externalID == "202303216347" })
+        #expect(i.source == "gits")
+        #expect(i.road == "강변북로")
+        #expect(i.restriction == "4차로")
+        #expect(i.category == .breakdown)
+        #expect(i.providerCategory == "차량고장")
+        #expect(i.coordinate?.longitude == 127.08203126)
+        #expect(i.coordinate?.latitude == 37.52739696162846)
+        #expect(i.startedAt?.rfc3339 == "2023-03-21T05:13:00Z")
+        #expect(i.confirmedAt?.rfc3339 == "2023-03-21T05:13:00Z")
+        #expect(i.expectedEndAt?.rfc3339 == "2023-03-21T06:25:00Z")
+        #expect(i.endedAt == nil)
+        #expect(i.location == "(구리방향) 잠실대교 → 잠실철교")
+        #expect(i.description == "[차량고장] 강변북로 (구리방향) 잠실대교 → 잠실철교  4차로 통제,  차량고장")
+        #expect(i.linkID == "1040000103")
+        #expect(all[0].category == .closure)
+        #expect(all[0].providerCategory == "도로폐쇄")
+    }
+
+    @Test("own fixture: entities, empty elements, provider end time, a description without a kind")
+    func fixture() throws {
+        let all = try incidents(GITSProvider.self, TestPaths.fixture("gits/incidents_3.xml"))
+        try #require(all.count == 3)
+        #expect(all[0] == Incident(
+            source: "test", externalID: "202401010001", category: .accident, providerCategory: "사고",
+            description: "[사고] 경부고속도로 (서울방향) 수원IC → 신갈JC  2차로 통제,  추돌사고 & 후속 정체",
+            road: "경부고속도로", location: "(서울방향) 수원IC → 신갈JC", restriction: "2차로",
+            coordinate: Coordinate(latitude: 37.27311188, longitude: 127.10471234), linkID: "1000012345",
+            startedAt: instant("2023-12-31T15:02:00Z"), confirmedAt: instant("2023-12-31T15:05:00Z"),
+            expectedEndAt: instant("2023-12-31T17:00:00Z")))
+        #expect(all[1].category == .roadwork)
+        #expect(all[1].endedAt == instant("2023-12-31T20:10:00Z"))
+        #expect(all[2] == Incident(source: "test", externalID: "202401010002", category: .other,
+                                   description: "낙하물 신고 접수", road: "국도1호선",
+                                   startedAt: instant("2023-12-31T23:59:59Z")))
+    }
+
+    @Test("fed in chunks of every size from 1 to 64 bytes, the records are identical", arguments: [
+        "gits/incidents_3.xml", "gits/incidents_2_later.xml", "shared:gg_gits/getIncidentInfo_20230321.xml",
+    ])
+    func chunked(path: String) throws {
+        let url = path.hasPrefix("shared:") ? TestPaths.sharedFeed(String(path.dropFirst(7))) : TestPaths.fixture(path)
+        let bytes = [UInt8](try Data(contentsOf: url))
+        func read(chunkSize: Int) throws -> [AccidentDTO] {
+            var out: [AccidentDTO] = []
+            let reader = GITSRecordReader.makeReader { out.append($0) }
+            var offset = 0
+            while offset < bytes.count {
+                try reader.parse(Array(bytes[offset..<min(offset + chunkSize, bytes.count)]))
+                offset += chunkSize
+            }
+            try reader.finish()
+            return out
+        }
+        let whole = try read(chunkSize: bytes.count)
+        #expect(whole.count >= 2)
+        for size in 1...64 {
+            #expect(try read(chunkSize: size) == whole, "chunk size \(size)")
+        }
+    }
+
+    @Test("headerCd ≠ 0 is an API error with the code and message; no incident is delivered")
+    func apiError() {
+        let (error, delivered) = feedError(GITSProvider.self, TestPaths.fixture("gits/error_headerCd_99.xml"))
+        #expect(error?.kind == .apiError)
+        #expect(error?.code == "99")
+        #expect(error?.description.contains("시스템 오류가 발생하였습니다.") == true)
+        #expect(delivered == 0)
+    }
+
+    @Test("a truncated document is a malformed-body error with line and column")
+    func truncated() {
+        let (error, _) = feedError(GITSProvider.self, TestPaths.fixture("gits/truncated.xml"))
+        #expect(error?.kind == .malformedBody)
+        #expect(error?.message.contains("line ") == true)
+        #expect(error?.message.contains("column ") == true)
+    }
+
+    @Test("data.go.kr gateway envelopes are classified by returnReasonCode", arguments: [
+        ("shared:datagokr/gateway_error_30_SERVICE_KEY_IS_NOT_REGISTERED_doc_quoted.xml", FeedError.Kind.invalidKey, "30"),
+        ("datagokr/gateway_error_22_quota.xml", .quotaExceeded, "22"),
+        ("datagokr/gateway_error_31_expired.xml", .invalidKey, "31"),
+    ])
+    func gateway(path: String, kind: FeedError.Kind, code: String) {
+        let url = path.hasPrefix("shared:") ? TestPaths.sharedFeed(String(path.dropFirst(7))) : TestPaths.fixture(path)
+        let (error, delivered) = feedError(GITSProvider.self, url)
+        #expect(error?.kind == kind)
+        #expect(error?.code == code)
+        #expect(error?.description.contains("gateway error \(code)") == true)
+        #expect(delivered == 0)
+    }
+
+    @Test("an HTML error page is an unexpected response naming the content type and the first bytes")
+    func htmlPage() {
+        let (error, _) = feedError(GITSProvider.self, TestPaths.fixture("gits/html_error_page.html"))
+        #expect(error?.kind == .unexpectedResponse)
+        #expect(error?.message.contains("Content-Type: text/html") == true)
+        #expect(error?.message.contains("503 Service Temporarily Unavailable") == true)
+    }
+
+    @Test("a JSON or empty body is not GITS")
+    func notXML() throws {
+        #expect(feedError(GITSProvider.self, try temporaryFile("{\"a\":1}")).error?.kind == .unexpectedResponse)
+        #expect(feedError(GITSProvider.self, try temporaryFile("  \n")).error?.kind == .unexpectedResponse)
+    }
+
+    @Test("another XML document is refused by its root element")
+    func wrongRoot() throws {
+        let (error, _) = feedError(GITSProvider.self, try temporaryFile("<response><header><resultCode>0</resultCode></header></response>"))
+        #expect(error?.kind == .unexpectedResponse)
+        #expect(error?.message.contains("<response>") == true)
+    }
+
+    @Test("records that cannot be read faithfully fail the response, naming the record", arguments: [
+        ("<startDate>2023/03/21 14:13</startDate>", "startDate '2023/03/21 14:13'"),
+        ("<coord_x>127.1</coord_x>", "only one of coord_x and coord_y"),
+        ("<coord_x>east</coord_x><coord_y>37.5</coord_y>", "not decimal numbers"),
+        ("<coord_x>227.1</coord_x><coord_y>37.5</coord_y>", "outside WGS84"),
+        ("<inciDesc>no id</inciDesc>", "has no regSeq"),
+    ])
+    func invalidRecords(fields: String, problem: String) throws {
+        let id = fields.contains("no id") ? "" : "<regSeq>1</regSeq>"
+        let body = "<ServiceResult><msgHeader><headerCd>0</headerCd></msgHeader><msgBody><itemList>\(id)\(fields)</itemList></msgBody></ServiceResult>"
+        let (error, _) = feedError(GITSProvider.self, try temporaryFile(body))
+        #expect(error?.kind == .invalidRecord)
+        #expect(error?.message.contains(problem) == true, "\(String(describing: error))")
+        #expect(error?.message.contains("line 1") == true)
+    }
+
+    @Test("coordinates 0,0 mean no position")
+    func zeroCoordinates() throws {
+        let body = "<ServiceResult><msgHeader><headerCd>0</headerCd></msgHeader><msgBody><itemList><regSeq>1</regSeq><coord_x>0</coord_x><coord_y>0.0</coord_y></itemList></msgBody></ServiceResult>"
+        #expect(try incidents(GITSProvider.self, try temporaryFile(body)).first?.coordinate == nil)
+    }
+
+    @Test("a response with no itemList is zero incidents, not an error")
+    func empty() throws {
+        let body = "<ServiceResult><msgHeader><headerCd>0</headerCd><itemCount>3</itemCount></msgHeader><msgBody/></ServiceResult>"
+        #expect(try incidents(GITSProvider.self, try temporaryFile(body)).isEmpty)
+    }
+
+    @Test("the request: serviceKey encoded exactly once whichever form the key was given in", arguments: [
+        "abc+def/ghi==", "abc%2Bdef%2Fghi%3D%3D",
+    ])
+    func router(key: String) throws {
+        let request = try GITSRouter.getIncidentInfo(key: APIKey(key), baseURL: URL(string: "http://127.0.0.1:8080/api/rest/")).asURLRequest()
+        #expect(request.url?.absoluteString == "http://127.0.0.1:8080/api/rest/getIncidentInfo?serviceKey=abc%2Bdef%2Fghi%3D%3D")
+        #expect(request.httpMethod == "GET")
+        let production = try GITSRouter.getIncidentInfo(key: APIKey(key), baseURL: nil).asURLRequest()
+        #expect(production.url?.absoluteString == "https://openapigits.gg.go.kr/api/rest/getIncidentInfo?serviceKey=abc%2Bdef%2Fghi%3D%3D")
+    }
+
+    @Test("category keywords", arguments: [
+        ("사고", IncidentCategory.accident), ("차량고장", .breakdown), ("공사", .roadwork), ("도로폐쇄", .closure),
+        ("낙하물", .obstruction), ("기상", .weather), ("교통사고", .accident), ("충돌사고", .accident),
+        ("시설물보수작업", .roadwork), ("결빙", .weather), ("정체", .congestion), ("행사", .event),
+    ])
+    func categories(label: String, category: IncidentCategory) {
+        #expect(CategoryClassifier.category(of: label) == category)
+    }
+}

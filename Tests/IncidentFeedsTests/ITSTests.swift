@@ -1,0 +1,162 @@
+import Foundation
+import IncidentCore
+@testable import IncidentFeeds
+import IncidentNetworking
+import IncidentXML
+import TestSupport
+import Testing
+
+@Suite("National ITS eventInfo")
+struct ITSTests {
+    static let real = TestPaths.sharedFeed("its_national/eventInfo_json_items_only_20221220.json")
+
+    @Test("the recorded real items: 11 incidents; the first is roadwork on 경부선")
+    func realItems() throws {
+        let all = try incidents(ITSProvider.self, Self.real, source: "its")
+        #expect(all.count == 11)
+        let first = try #require(all.first)
+        #expect(first.category == .roadwork)
+        #expect(first.road == "경부선")
+        #expect(first.coordinate?.longitude == 127.4226)
+        #expect(first.coordinate?.latitude == 36.4137)
+        #expect(first.startedAt?.rfc3339 == "2022-12-20T00:33:17Z")
+        #expect(first.externalID == "1870199600:20221220093317:작업")
+        #expect(first.direction == "기점")
+        #expect(first.description == "(갓길)방초매트설치작업중")
+        #expect(first.providerCategory == "작업")
+        #expect(all[1].category == .breakdown)
+        #expect(all[1].providerCategory == "기타돌발/고장")
+        #expect(all[8].category == .accident)
+        #expect(all[2].restriction == "2차로 차단")
+    }
+
+    @Test("no two different events in the real sample share an external id")
+    func idsAreDistinct() throws {
+        let ids = try incidents(ITSProvider.self, Self.real).map(\.externalID)
+        #expect(Set(ids).count == ids.count)
+    }
+
+    @Test("the same event seen in two polls, with a new message, lanes and end, keeps its id")
+    func idIsStable() throws {
+        let first = EventInfoDTO(type: "고속도로", eventType: "작업", eventDetailType: "작업", startDate: "20221220093317",
+                                 coordX: "127.4226", coordY: "36.4137", linkId: "1870199600", roadName: "경부선",
+                                 lanesBlocked: "", message: "(갓길)방초매트설치작업중")
+        var later = first
+        later.message = "(갓길)방초매트설치작업 완료"
+        later.lanesBlocked = "갓길 차단"
+        later.endDate = "20221220120000"
+        later.coordX = "127.42261"
+        #expect(try ITSMapper.incident(from: first, source: "its").externalID
+                == ITSMapper.incident(from: later, source: "its").externalID)
+        var other = first
+        other.startDate = "20221220093318"
+        #expect(try ITSMapper.incident(from: first, source: "its").externalID
+                != ITSMapper.incident(from: other, source: "its").externalID)
+    }
+
+    @Test("items as an array, one object, an item wrapper, an empty string, or absent", arguments: [
+        ("eventInfo_envelope_2items.json", 2), ("eventInfo_single_object.json", 1), ("eventInfo_item_wrapper.json", 1),
+        ("eventInfo_empty_string.json", 0), ("eventInfo_no_items.json", 0),
+    ])
+    func shapes(file: String, count: Int) throws {
+        #expect(try incidents(ITSProvider.self, TestPaths.fixture("its/\(file)")).count == count)
+    }
+
+    @Test("numbers and strings read alike; empty strings are absent; Korea time to UTC")
+    func values() throws {
+        let all = try incidents(ITSProvider.self, TestPaths.fixture("its/eventInfo_envelope_2items.json"))
+        #expect(all[0] == Incident(
+            source: "test", externalID: "1100123400:20240101001500:추돌사고", category: .accident,
+            providerCategory: "교통사고/추돌사고", description: "(1차로)승용차 3중 추돌사고 처리중", road: "경부선",
+            direction: "종점", restriction: "1차로 차단", coordinate: Coordinate(latitude: 37.2105, longitude: 127.0651),
+            linkID: "1100123400", startedAt: instant("2023-12-31T15:15:00Z")))
+        #expect(all[1] == Incident(
+            source: "test", externalID: "128.152,37.662:20231231233000:결빙", category: .weather,
+            providerCategory: "기상/결빙", description: "노면 결빙 주의", road: "6", direction: "시점방향",
+            restriction: "전면", coordinate: Coordinate(latitude: 37.662, longitude: 128.152),
+            startedAt: instant("2023-12-31T14:30:00Z"), endedAt: instant("2023-12-31T18:00:00Z")))
+    }
+
+    @Test("resultCode 0, \"0\" and \"00\" are success", arguments: ["0", "\"0\"", "\"00\"", "00"])
+    func successCodes(code: String) throws {
+        let body = "{\"header\":{\"resultCode\":\(code),\"resultMsg\":\"ok\"},\"body\":{\"items\":[{\"startDate\":\"20240101000000\",\"linkId\":\"1\"}]}}"
+        if code == "00" {
+            // A bare 00 is not valid JSON: a malformed body, never success.
+            #expect(feedError(ITSProvider.self, try temporaryFile(body)).error?.kind == .malformedBody)
+        } else {
+            #expect(try incidents(ITSProvider.self, try temporaryFile(body)).count == 1)
+        }
+    }
+
+    @Test("other result codes are typed errors with the code; 4005 is an invalid key", arguments: [
+        ("eventInfo_error_99.json", FeedError.Kind.apiError, "99"), ("eventInfo_error_401_4005.json", .invalidKey, "4005"),
+    ])
+    func errorCodes(file: String, kind: FeedError.Kind, code: String) {
+        let (error, delivered) = feedError(ITSProvider.self, TestPaths.fixture("its/\(file)"))
+        #expect(error?.kind == kind)
+        #expect(error?.code == code)
+        #expect(delivered == 0)
+    }
+
+    @Test("HTTP 401 from the API is a typed invalid-key error")
+    func http401() {
+        let error = NetworkError(code: .unacceptableStatus(401), label: "its", method: .get,
+                                 url: "https://openapi.its.go.kr:9443/eventInfo?apiKey=REDACTED", statusCode: 401,
+                                 attempts: 1, bodyExcerpt: "{\"header\":{\"resultCode\":4005}}")
+        let classified = ITSProvider.classify(error) as? FeedError
+        #expect(classified?.kind == .invalidKey)
+        #expect(classified?.code == "4005")
+    }
+
+    @Test("XML in both ITS envelopes, with CDATA, maps like the JSON", arguments: [
+        "eventInfo_envelope_2items.xml", "eventInfo_legacy_2items.xml",
+    ])
+    func xml(file: String) throws {
+        let fromXML = try incidents(ITSProvider.self, TestPaths.fixture("its/\(file)"))
+        let fromJSON = try incidents(ITSProvider.self, TestPaths.fixture("its/eventInfo_envelope_2items.json"))
+        #expect(fromXML == fromJSON)
+    }
+
+    @Test("XML fed in chunks of every size from 1 to 64 bytes gives identical records", arguments: [
+        "eventInfo_envelope_2items.xml", "eventInfo_legacy_2items.xml",
+    ])
+    func xmlChunked(file: String) throws {
+        let bytes = [UInt8](try Data(contentsOf: TestPaths.fixture("its/\(file)")))
+        func read(_ size: Int) throws -> [EventInfoDTO] {
+            var out: [EventInfoDTO] = []
+            let reader = ITSXMLReader.makeReader { out.append($0) }
+            for start in stride(from: 0, to: bytes.count, by: size) {
+                try reader.parse(Array(bytes[start..<min(start + size, bytes.count)]))
+            }
+            try reader.finish()
+            return out
+        }
+        let whole = try read(bytes.count)
+        #expect(whole.count == 2)
+        for size in 1...64 { #expect(try read(size) == whole, "chunk size \(size)") }
+    }
+
+    @Test("the gateway envelope answered to a JSON request is read as XML and classified")
+    func gatewayForJSON() {
+        let (error, _) = feedError(ITSProvider.self, TestPaths.fixture("datagokr/gateway_error_22_quota.xml"))
+        #expect(error?.kind == .quotaExceeded)
+    }
+
+    @Test("golden URLs: bounding box and both key forms", arguments: ["K+ey/1=", "K%2Bey%2F1%3D"])
+    func router(key: String) throws {
+        var source = SourceDefinition(name: "its-seoul", provider: "its", key: APIKey(key))
+        source.options = SourceOptions(bbox: [126.76, 37.41, 127.18, 37.70], eventType: "all", format: "json")
+        let url = try ITSProvider.router(for: source).asURLRequest().url?.absoluteString
+        #expect(url == "https://openapi.its.go.kr:9443/eventInfo?apiKey=K%2Bey%2F1%3D&type=all&eventType=all&minX=126.76&maxX=127.18&minY=37.41&maxY=37.7&getType=json")
+    }
+
+    @Test("bad options are configuration errors", arguments: [
+        SourceOptions(bbox: [127.18, 37.41, 126.76, 37.70]), SourceOptions(bbox: [1, 2, 3]),
+        SourceOptions(eventType: "crash"), SourceOptions(format: "csv"), SourceOptions(roadType: "highway"),
+    ])
+    func badOptions(options: SourceOptions) {
+        var source = SourceDefinition(name: "its", provider: "its", key: APIKey("k"))
+        source.options = options
+        #expect(throws: FeedError.self) { try ITSProvider.validate(source) }
+    }
+}
