@@ -29,6 +29,7 @@ let package = Package(
             path: "Migrations",
             resources: [
                 .embedInCode("0001_incidents.sql"),
+                .embedInCode("0002_source_state.sql"),
             ]
         ),
         // SQLite: connection/statement wrappers, migrator, the incident repository.

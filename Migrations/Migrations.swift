@@ -10,5 +10,6 @@ public enum BundledMigrations {
     /// `(file name, SQL text)` in application order.
     public static let all: [(fileName: String, sql: String)] = [
         ("0001_incidents.sql", String(decoding: PackageResources._001_incidents_sql, as: UTF8.self)),
+        ("0002_source_state.sql", String(decoding: PackageResources._002_source_state_sql, as: UTF8.self)),
     ]
 }

@@ -18,6 +18,12 @@ public struct Configuration: Sendable {
     /// From the file's `database`; nil when not given.
     public var database: String?
     public var sources: [SourceDefinition]
+    /// `deadline`: seconds a whole `run --once` may take; sources still running then are
+    /// cancelled (nothing of theirs is stored). Default 15 minutes.
+    public var deadlineSeconds: Int64 = 900
+    /// `retention`: after each run, prune incidents cleared and runs finished longer ago than
+    /// this many seconds. nil (the default) keeps everything.
+    public var retentionSeconds: Int64?
 
     public init(database: String? = nil, sources: [SourceDefinition]) {
         self.database = database
@@ -28,6 +34,8 @@ public struct Configuration: Sendable {
     /// so that a typo (`keyenv`) is an error instead of a silently missing key.
     struct File: Decodable {
         var database: String?
+        var deadline: String?
+        var retention: String?
         var sources: [Source]
 
         struct Source: Decodable {
@@ -42,11 +50,13 @@ public struct Configuration: Sendable {
             var type: String?
             var format: String?
             var timeout: String?
+            var retry: RetryPolicy?
         }
 
-        static let fields = ["database", "sources"]
+        static let fields = ["database", "deadline", "retention", "sources"]
         static let sourceFields = ["name", "provider", "keyEnv", "keyFile", "baseURL", "interval", "bbox",
-                                   "eventType", "type", "format", "timeout"]
+                                   "eventType", "type", "format", "timeout", "retry"]
+        static let retryFields = ["maxRetries", "baseDelay", "factor", "maxDelay", "jitter", "maxRetryAfter"]
     }
 
     /// Loads and validates a configuration file.
@@ -74,7 +84,9 @@ public struct Configuration: Sendable {
             sources.append(try definition(of: source, place: place, environment: environment,
                                           baseDirectory: url.deletingLastPathComponent(), requireKeys: requireKeys))
         }
-        let configuration = Configuration(database: file.database, sources: sources)
+        var configuration = Configuration(database: file.database, sources: sources)
+        configuration.deadlineSeconds = try file.deadline.map { try duration($0, field: "deadline", place: url.path) } ?? 900
+        configuration.retentionSeconds = try file.retention.map { try duration($0, field: "retention", place: url.path) }
         try configuration.validate(place: url.path)
         return configuration
     }
@@ -126,14 +138,13 @@ public struct Configuration: Sendable {
             definition.baseURL = url
         }
         if let text = source.interval {
-            do { definition.intervalSeconds = try ValueParsers.duration(text) } catch let error as UsageError {
-                throw ConfigurationError("\(place): interval: \(error.message)")
-            }
+            definition.intervalSeconds = try duration(text, field: "interval", place: place)
         }
         if let text = source.timeout {
-            do { definition.requestTimeoutSeconds = Double(try ValueParsers.duration(text)) } catch let error as UsageError {
-                throw ConfigurationError("\(place): timeout: \(error.message)")
-            }
+            definition.requestTimeoutSeconds = Double(try duration(text, field: "timeout", place: place))
+        }
+        if let retry = source.retry {
+            definition.retryPolicy = retry
         }
         definition.options = SourceOptions(bbox: source.bbox, eventType: source.eventType, roadType: source.type,
                                            format: source.format)
@@ -143,6 +154,14 @@ public struct Configuration: Sendable {
             throw ConfigurationError("\(place): \(error)")
         }
         return definition
+    }
+
+    static func duration(_ text: String, field: String, place: String) throws -> Int64 {
+        do {
+            return try ValueParsers.duration(text)
+        } catch let error as UsageError {
+            throw ConfigurationError("\(place): \(field): \(error.message)")
+        }
     }
 
     func validate(place: String) throws {
@@ -172,6 +191,9 @@ public struct Configuration: Sendable {
             guard let source = source as? [String: Any] else { throw ConfigurationError("\(file): sources[\(index)] must be an object") }
             for key in source.keys.sorted() where !File.sourceFields.contains(key) {
                 throw ConfigurationError("\(file): sources[\(index)]: unknown field '\(key)' (known: \(File.sourceFields.joined(separator: ", ")))")
+            }
+            for key in (source["retry"] as? [String: Any] ?? [:]).keys.sorted() where !File.retryFields.contains(key) {
+                throw ConfigurationError("\(file): sources[\(index)].retry: unknown field '\(key)' (known: \(File.retryFields.joined(separator: ", ")))")
             }
         }
     }

@@ -3,6 +3,7 @@ import IncidentCore
 import IncidentFeeds
 import IncidentNetworking
 import IncidentSQLite
+import Synchronization
 
 /// `incident-scheduler`: ingests the configured sources into SQLite (from cron, or a loop).
 public enum SchedulerTool {
@@ -24,7 +25,8 @@ public enum SchedulerTool {
             Run it from cron with `run --once`, or as a service with `run --loop`. Logs go to stderr,
             one line per event; results go to stdout. Exit statuses are listed in README.md.
             """,
-            subcommands: [runCommand(context), ingestCommand(context), sourcesCommand(context), migrateCommand(context)])
+            subcommands: [runCommand(context), ingestCommand(context), sourcesCommand(context), migrateCommand(context),
+                          pruneCommand(context)])
     }
 
     // MARK: run
@@ -42,6 +44,8 @@ public enum SchedulerTool {
                 .flag("once", help: "Poll each source once and exit (the cron mode)."),
                 configOption, databaseOption,
                 .flag("dry-run", help: "Fetch and parse, then roll back: report what would be written, write nothing."),
+                .value("deadline", placeholder: "duration",
+                       help: "Cancel what is still running after this long (the configuration's deadline).", default: "15m"),
                 logFormatOption, verboseOption,
             ],
             run: { arguments in
@@ -49,6 +53,7 @@ public enum SchedulerTool {
                     throw UsageError("say how to run: --once (poll each source once, for cron)")
                 }
                 let logger = try makeLogger(arguments, context)
+                let deadlineOption = try arguments.value("deadline", as: "a duration") { try ValueParsers.duration($0) }
                 let configuration: Configuration
                 do {
                     configuration = try loadConfiguration(arguments, context, requireKeys: true)
@@ -56,27 +61,72 @@ public enum SchedulerTool {
                     logger.log(.error, "config.invalid", ["error": error.message])
                     return ExitStatus.configuration
                 }
+                let dryRun = arguments.flag("dry-run")
                 let path = context.databasePath(option: arguments.value("database"), configured: configuration.database)
                 return try await withStore(path: path, context: context, logger: logger) { store in
-                    var runs: [IngestRun] = []
-                    let ingest = IngestIncidents(store: store, clock: context.clock, describe: describeError)
-                    for source in configuration.sources {
-                        let client = URLSessionHTTPClient(configuration: networkConfiguration(for: source),
-                                                          onEvent: { logHTTPEvent($0, logger: logger) })
-                        let feed = try ProviderRegistry.feed(for: source, client: client)
-                        let run = await ingest(feed, dryRun: arguments.flag("dry-run"))
-                        logRun(run, provider: source.provider, dryRun: arguments.flag("dry-run"), logger: logger)
-                        runs.append(run)
+                    let (runs, deadlineExceeded) = await pollOnce(
+                        configuration.sources, store: store, context: context, logger: logger, dryRun: dryRun,
+                        deadlineSeconds: deadlineOption ?? configuration.deadlineSeconds)
+                    if let retention = configuration.retentionSeconds, !dryRun, !Task.isCancelled {
+                        prune(store, olderThan: retention, context: context, logger: logger)
                     }
-                    return exitStatus(for: runs)
+                    return deadlineExceeded ? ExitStatus.failure : exitStatus(for: runs)
                 }
             })
     }
 
+    /// Polls each source once, in order, within a deadline: when it passes, the source being
+    /// polled and those after it are cancelled (recorded as cancelled; nothing of them stored).
+    static func pollOnce(_ sources: [SourceDefinition], store: SQLiteIncidentStore, context: Context, logger: Logger,
+                         dryRun: Bool, deadlineSeconds: Int64) async -> (runs: [IngestRun], deadlineExceeded: Bool) {
+        let ingest = IngestIncidents(store: store, clock: context.clock, describe: describeError)
+        let work = Task { () -> [IngestRun] in
+            var runs: [IngestRun] = []
+            for source in sources {
+                let client = URLSessionHTTPClient(configuration: networkConfiguration(for: source),
+                                                  onEvent: { logHTTPEvent($0, logger: logger) })
+                let run: IngestRun
+                do {
+                    run = await ingest(try ProviderRegistry.feed(for: source, client: client), dryRun: dryRun)
+                } catch {
+                    run = IngestRun(source: source.name, startedAt: context.clock.now(), finishedAt: context.clock.now(),
+                                    status: .failed, error: describeError(error))
+                }
+                logRun(run, provider: source.provider, dryRun: dryRun, logger: logger)
+                runs.append(run)
+            }
+            return runs
+        }
+        let deadlineExceeded = Mutex(false)
+        let timer = Task {
+            try await Task.sleep(nanoseconds: UInt64(deadlineSeconds) * 1_000_000_000)
+            deadlineExceeded.withLock { $0 = true }
+            logger.log(.error, "run.deadline_exceeded", [
+                "deadline": ValueParsers.durationText(deadlineSeconds),
+                "detail": "the run took longer than its deadline; the sources still running were cancelled and stored nothing",
+            ])
+            work.cancel()
+        }
+        let runs = await withTaskCancellationHandler { await work.value } onCancel: { work.cancel() }
+        timer.cancel()
+        return (runs, deadlineExceeded.withLock { $0 })
+    }
+
+    static func prune(_ store: SQLiteIncidentStore, olderThan seconds: Int64, context: Context, logger: Logger) {
+        let horizon = context.clock.now().adding(seconds: -seconds)
+        do {
+            let counts = try store.prune(before: horizon)
+            logger.log(.info, "prune.finished", [
+                "older_than": ValueParsers.durationText(seconds), "horizon": horizon.rfc3339,
+                "incidents": counts.incidents, "revisions": counts.revisions, "runs": counts.runs,
+            ])
+        } catch {
+            logger.log(.error, "prune.failed", ["error": describeError(error)])
+        }
+    }
+
     static func networkConfiguration(for source: SourceDefinition) -> NetworkConfiguration {
-        var configuration = NetworkConfiguration()
-        configuration.requestTimeout = source.requestTimeoutSeconds
-        return configuration
+        NetworkConfiguration(requestTimeout: source.requestTimeoutSeconds, retryPolicy: source.retryPolicy)
     }
 
     /// 1 if any run failed; 130 if one was cancelled; 3 if one was skipped; else 0.
@@ -206,6 +256,36 @@ public enum SchedulerTool {
                 let applied = try Migrator.bundled().migrate(db, now: context.clock.now())
                 context.output(applied.isEmpty ? "up to date\n" : applied.map { "applied \($0.name)\n" }.joined())
                 return ExitStatus.success
+            })
+    }
+
+    // MARK: prune
+
+    static func pruneCommand(_ context: Context) -> Command {
+        Command(
+            name: "prune",
+            abstract: "Delete incidents cleared, and runs finished, longer ago than a horizon.",
+            discussion: "Works in small batches so an ingest or a query never waits long. Each source's latest run is kept.",
+            options: [
+                .value("older-than", placeholder: "duration", help: "The horizon, e.g. 90d."),
+                databaseOption, logFormatOption,
+            ],
+            run: { arguments in
+                guard let seconds = try arguments.value("older-than", as: "a duration", { try ValueParsers.duration($0) }) else {
+                    throw UsageError("missing --older-than (e.g. 90d)")
+                }
+                let logger = try makeLogger(arguments, context)
+                let path = context.databasePath(option: arguments.value("database"))
+                guard FileManager.default.fileExists(atPath: path) else {
+                    logger.log(.error, "prune.failed", ["error": StoreOpenError.missing(path: path).description])
+                    return ExitStatus.noInput
+                }
+                return try await withStore(path: path, context: context, logger: logger) { store in
+                    let horizon = context.clock.now().adding(seconds: -seconds)
+                    let counts = try store.prune(before: horizon)
+                    context.output("deleted \(counts.incidents) incidents, \(counts.revisions) revisions and \(counts.runs) runs older than \(horizon.rfc3339)\n")
+                    return ExitStatus.success
+                }
             })
     }
 

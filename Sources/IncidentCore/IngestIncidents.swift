@@ -24,6 +24,13 @@ public struct IngestIncidents: Sendable {
     public func callAsFunction(_ feed: any IncidentFeed, dryRun: Bool = false) async -> IngestRun {
         let startedAt = clock.now()
         do {
+            if let resumesAt = try store.quotaResumesAt(source: feed.source), resumesAt > startedAt {
+                let run = IngestRun(source: feed.source, startedAt: startedAt, finishedAt: startedAt, status: .skipped,
+                                    error: "the source's request quota is exhausted until \(resumesAt.rfc3339); no request was sent",
+                                    resumesAt: resumesAt)
+                if !dryRun { try store.recordRun(run) }
+                return run
+            }
             let counts = try await feed.poll { stream in
                 try store.ingest(source: feed.source, startedAt: startedAt, dryRun: dryRun) { sink in
                     try stream.forEach { incident in
@@ -37,10 +44,12 @@ public struct IngestIncidents: Sendable {
                              status: .succeeded, counts: counts)
         } catch {
             let cancelled = Task.isCancelled || error is CancellationError
-            let run = IngestRun(source: feed.source, startedAt: startedAt, finishedAt: clock.now(),
+            let finishedAt = clock.now()
+            let run = IngestRun(source: feed.source, startedAt: startedAt, finishedAt: finishedAt,
                                 status: cancelled ? .cancelled : .failed,
                                 error: cancelled ? "cancelled before the poll finished; nothing was stored"
-                                                 : describe(error))
+                                                 : describe(error),
+                                resumesAt: cancelled ? nil : (error as? any QuotaExhaustion)?.quotaResumesAt(failedAt: finishedAt))
             if !dryRun {
                 do { try store.recordRun(run) } catch {
                     var unrecorded = run

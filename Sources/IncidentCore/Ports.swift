@@ -90,9 +90,13 @@ public struct IngestRun: Equatable, Sendable {
     public var counts: IngestCounts
     /// Log-safe text (keys redacted) saying what failed and what to do; nil on success.
     public var error: String?
+    /// Set when the source's quota is exhausted (a failed or skipped run): the source is not
+    /// polled again before this instant.
+    public var resumesAt: UTCInstant?
 
     public init(id: Int64? = nil, source: String, startedAt: UTCInstant, finishedAt: UTCInstant,
-                status: RunStatus, counts: IngestCounts = IngestCounts(), error: String? = nil) {
+                status: RunStatus, counts: IngestCounts = IngestCounts(), error: String? = nil,
+                resumesAt: UTCInstant? = nil) {
         self.id = id
         self.source = source
         self.startedAt = startedAt
@@ -100,6 +104,7 @@ public struct IngestRun: Equatable, Sendable {
         self.status = status
         self.counts = counts
         self.error = error
+        self.resumesAt = resumesAt
     }
 }
 
@@ -115,6 +120,30 @@ public protocol IncidentStore: Sendable {
     func ingest(source: String, startedAt: UTCInstant, dryRun: Bool,
                 _ produce: (any IncidentSink) throws -> Void) throws -> IngestCounts
 
-    /// Records a run that stored nothing (failed, cancelled or skipped).
+    /// Records a run that stored nothing (failed, cancelled or skipped). When `run.resumesAt`
+    /// is set, the source is also marked exhausted until then, in the same transaction.
     func recordRun(_ run: IngestRun) throws
+
+    /// When the source's exhausted quota lets it run again; nil when it may run now or never
+    /// was exhausted.
+    func quotaResumesAt(source: String) throws -> UTCInstant?
+}
+
+/// An error that means the source's request quota is used up, so polling again before it
+/// resets only wastes requests (and may get the key suspended).
+public protocol QuotaExhaustion: Error {
+    /// When the source may be polled again, given when this error happened; nil when this
+    /// error is not about the quota.
+    func quotaResumesAt(failedAt: UTCInstant) -> UTCInstant?
+}
+
+extension UTCInstant {
+    /// The next midnight in Korea (UTC+9) after this instant, when daily quotas of Korean
+    /// public APIs reset (data.go.kr: "일일 트래픽은 매일 자정에 초기화").
+    public var nextKoreaMidnight: UTCInstant {
+        let offset = Int64(UTCInstant.koreaUTCOffsetSeconds)
+        let local = secondsSince1970 + offset
+        let day = local >= 0 ? local / 86_400 : (local - 86_399) / 86_400
+        return UTCInstant(secondsSince1970: (day + 1) * 86_400 - offset)
+    }
 }

@@ -77,7 +77,30 @@ public final class SQLiteIncidentStore: IncidentStore, IncidentReader, @unchecke
 
     public func recordRun(_ run: IngestRun) throws {
         try withDatabase { db in
-            _ = try db.writeTransaction { try insertRun(run, status: run.status.rawValue, db: db) }
+            try db.writeTransaction {
+                _ = try insertRun(run, status: run.status.rawValue, db: db)
+                if let resumesAt = run.resumesAt {
+                    let mark = try db.cachedStatement("""
+                        INSERT INTO source_state (source, exhausted_until, exhausted_reason, updated_at) VALUES (?, ?, ?, ?)
+                        ON CONFLICT (source) DO UPDATE SET exhausted_until = excluded.exhausted_until,
+                            exhausted_reason = excluded.exhausted_reason, updated_at = excluded.updated_at
+                        """)
+                    try mark.bind(run.source, at: 1)
+                    try mark.bind(resumesAt.rfc3339, at: 2)
+                    try mark.bind(run.error, at: 3)
+                    try mark.bind(run.finishedAt.rfc3339, at: 4)
+                    try mark.run()
+                }
+            }
+        }
+    }
+
+    public func quotaResumesAt(source: String) throws -> UTCInstant? {
+        try withDatabase { db in
+            let statement = try db.cachedStatement("SELECT exhausted_until FROM source_state WHERE source = ?")
+            try statement.bind(source, at: 1)
+            guard try statement.step() else { return nil }
+            return statement.string(at: 0).flatMap { UTCInstant(rfc3339: $0) }
         }
     }
 

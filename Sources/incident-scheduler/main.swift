@@ -2,5 +2,8 @@ import Foundation
 import IncidentApp
 
 let context = Context.live()
-exit(await CommandLineTool.main(SchedulerTool.command(context), version: SchedulerTool.version,
-                                arguments: Array(CommandLine.arguments.dropFirst())))
+let status = await ProcessSignals.runCancellable {
+    await CommandLineTool.main(SchedulerTool.command(context), version: SchedulerTool.version,
+                               arguments: Array(CommandLine.arguments.dropFirst()))
+}
+exit(status)

@@ -175,3 +175,37 @@ struct GITSTests {
         #expect(CategoryClassifier.category(of: label) == category)
     }
 }
+
+@Suite("GITS headerCd codes")
+struct GITSHeaderCodeTests {
+    func body(_ code: String, items: String = "") -> String {
+        "<ServiceResult><msgHeader><headerCd>\(code)</headerCd><headerMsg>메시지</headerMsg></msgHeader><msgBody>\(items)</msgBody></ServiceResult>"
+    }
+
+    @Test("headerCd 4 (no result) is a complete, empty answer")
+    func noResult() throws {
+        #expect(try incidents(GITSProvider.self, try temporaryFile(body("4"))).isEmpty)
+    }
+
+    @Test("key and quota codes are typed", arguments: [
+        ("5", FeedError.Kind.invalidKey), ("6", .invalidKey), ("7", .invalidKey), ("8", .quotaExceeded),
+        ("1", .apiError), ("99", .apiError), ("x", .apiError),
+    ])
+    func typed(code: String, kind: FeedError.Kind) throws {
+        let (error, delivered) = feedError(GITSProvider.self, try temporaryFile(body(code, items: "<itemList><regSeq>1</regSeq></itemList>")))
+        #expect(error?.kind == kind)
+        #expect(error?.code == code)
+        #expect(delivered == 0)
+    }
+
+    @Test("an exhausted quota resumes at the next midnight in Korea, or after Retry-After")
+    func quotaResumes() {
+        let failedAt = UTCInstant(rfc3339: "2023-03-21T14:59:59Z")!  // 23:59:59 KST
+        let quota = FeedError(.quotaExceeded, provider: "gits", message: "limit")
+        #expect(quota.quotaResumesAt(failedAt: failedAt)?.rfc3339 == "2023-03-21T15:00:00Z")
+        #expect(quota.quotaResumesAt(failedAt: failedAt.adding(seconds: 1))?.rfc3339 == "2023-03-22T15:00:00Z")
+        let withRetryAfter = FeedError(.quotaExceeded, provider: "its", message: "429", retryAfterSeconds: 120.2)
+        #expect(withRetryAfter.quotaResumesAt(failedAt: failedAt)?.rfc3339 == "2023-03-21T15:02:00Z")
+        #expect(FeedError(.apiError, provider: "gits", message: "x").quotaResumesAt(failedAt: failedAt) == nil)
+    }
+}

@@ -1,3 +1,4 @@
+import IncidentCore
 import IncidentNetworking
 
 /// Why a feed's response could not be turned into incidents. Nothing is stored for it.
@@ -31,15 +32,28 @@ public struct FeedError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The provider's code for the error (`headerCd`, `resultCode`, `returnReasonCode`).
     public var code: String?
     public var message: String
+    /// For `quotaExceeded`: the provider's `Retry-After`, in seconds, when it gave one.
+    public var retryAfterSeconds: Double?
 
-    public init(_ kind: Kind, provider: String, code: String? = nil, message: String) {
+    public init(_ kind: Kind, provider: String, code: String? = nil, message: String, retryAfterSeconds: Double? = nil) {
         self.kind = kind
         self.provider = provider
         self.code = code
         self.message = message
+        self.retryAfterSeconds = retryAfterSeconds
     }
 
     public var description: String {
         Redaction.redact("\(provider): \(message)")
+    }
+}
+
+extension FeedError: QuotaExhaustion {
+    /// For `quotaExceeded`: after the provider's `Retry-After` when it gave one, else at the next
+    /// midnight in Korea, when the daily quotas of Korean public APIs reset.
+    public func quotaResumesAt(failedAt: UTCInstant) -> UTCInstant? {
+        guard kind == .quotaExceeded else { return nil }
+        if let retryAfterSeconds { return failedAt.adding(seconds: Int64(retryAfterSeconds.rounded(.up))) }
+        return failedAt.nextKoreaMidnight
     }
 }

@@ -27,12 +27,21 @@ public protocol FeedProvider: Sendable {
     static func read(file: URL, contentType: String?, source: String, _ body: (Incident) throws -> Void) throws
 
     /// Turns a network error into this provider's typed error where the body says more (e.g.
-    /// HTTP 401 carrying an "invalid key" result code). Default: unchanged.
+    /// HTTP 401 carrying an "invalid key" result code). Default: ``classifyQuota(_:provider:)``.
     static func classify(_ error: NetworkError) -> any Error
 }
 
 extension FeedProvider {
-    public static func classify(_ error: NetworkError) -> any Error { error }
+    public static func classify(_ error: NetworkError) -> any Error { classifyQuota(error, provider: name) }
+
+    /// HTTP 429 still answered after the retries is an exhausted quota (RFC 6585 §4): a typed
+    /// `quotaExceeded` carrying the server's `Retry-After`. Other errors are returned unchanged.
+    public static func classifyQuota(_ error: NetworkError, provider: String) -> any Error {
+        guard error.statusCode == 429 else { return error }
+        return FeedError(.quotaExceeded, provider: provider, code: "HTTP 429",
+                         message: "the API kept answering HTTP 429 Too Many Requests after \(error.attempts) attempts: the request quota is used up",
+                         retryAfterSeconds: error.retryAfterSeconds)
+    }
 }
 
 /// The providers this build knows.

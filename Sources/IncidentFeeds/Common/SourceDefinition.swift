@@ -16,8 +16,10 @@ public struct SourceDefinition: Sendable {
     public var baseURL: URL?
     /// Seconds between polls in `run --loop`.
     public var intervalSeconds: Int64 = 300
-    /// Seconds one HTTP request may take.
+    /// Seconds an HTTP request may wait for the response to start or for more body bytes.
     public var requestTimeoutSeconds: Double = 30
+    /// When and how failed HTTP requests are retried.
+    public var retryPolicy: RetryPolicy = .default
     public var options = SourceOptions()
 
     public init(name: String, provider: String, key: APIKey? = nil, baseURL: URL? = nil) {

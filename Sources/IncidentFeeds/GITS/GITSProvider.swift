@@ -6,8 +6,11 @@ import IncidentXML
 /// Gyeonggi-do GITS `getIncidentInfo`: XML only, one `itemList` per incident.
 ///
 /// Facts (GITS open API guide and the recorded response of 2023-03-21): `headerCd` 0 means OK and
-/// any other value is an error sent with HTTP 200; `itemCount` is not trusted (records are
-/// counted as read); times are `yyyy-MM-dd HH:mm:ss` Korea time (UTC+9); `coord_x` is the WGS84
+/// other values are errors sent with HTTP 200. GITS answers in the `ServiceResult/msgHeader`
+/// template of the Korean bus-information APIs (same envelope, same "정상적으로 처리되었습니다."
+/// message), whose codes are read here: 4 no result (an empty, complete answer), 5/6/7 key
+/// missing, unregistered or suspended, 8 request limit exceeded, others errors.
+/// `itemCount` is not trusted (records are counted as read); times are `yyyy-MM-dd HH:mm:ss` Korea time (UTC+9); `coord_x` is the WGS84
 /// longitude and `coord_y` the latitude.
 public enum GITSProvider: FeedProvider {
     public static let name = "gits"
@@ -113,8 +116,17 @@ public enum GITSRecordReader {
             throw FeedError(.unexpectedResponse, provider: provider,
                             message: "the response has no msgHeader/headerCd\(atEnd ? "" : " before its first itemList"); check the base URL")
         }
-        guard code == "0" || code == "00" else {
-            throw FeedError(code == "22" ? .quotaExceeded : .apiError, provider: provider, code: code,
+        switch Int(code) {
+        case 0, 4:
+            return  // 4: "결과가 존재하지 않습니다" — no incident right now, a complete empty answer
+        case 5, 6, 7:
+            throw FeedError(.invalidKey, provider: provider, code: code,
+                            message: "GITS refused the service key: headerCd=\(code) (\(envelope[1] ?? "no message")); check the key in keyEnv/keyFile and its approval for getIncidentInfo")
+        case 8:
+            throw FeedError(.quotaExceeded, provider: provider, code: code,
+                            message: "GITS request limit exceeded: headerCd=\(code) (\(envelope[1] ?? "no message")); the daily quota resets at midnight Korea time")
+        default:
+            throw FeedError(.apiError, provider: provider, code: code,
                             message: "GITS API error headerCd=\(code) (\(envelope[1] ?? "no message")); nothing was stored")
         }
     }

@@ -73,7 +73,7 @@ public enum ITSProvider: FeedProvider {
 
     /// HTTP 401 is ITS's answer to a bad key (resultCode 4005): a typed invalid-key error.
     public static func classify(_ error: NetworkError) -> any Error {
-        guard error.statusCode == 401 else { return error }
+        guard error.statusCode == 401 else { return classifyQuota(error, provider: name) }
         let code = (error.bodyExcerpt?.contains("4005") ?? false) ? "4005" : nil
         return FeedError(.invalidKey, provider: name, code: code,
                          message: "the ITS API refused the key (HTTP 401\(code.map { ", resultCode \($0)" } ?? "")): check the apiKey in keyEnv/keyFile")

@@ -1,0 +1,52 @@
+import Dispatch
+import Foundation
+
+/// SIGINT and SIGTERM as task cancellation, so a stop request unwinds cleanly: in-flight HTTP
+/// requests are cancelled, the open transaction rolls back, the run is recorded as cancelled,
+/// and the process exits with 128 + the signal number (130, 143). A second signal exits at once
+/// (SQLite's journal makes even that safe: the next open rolls the transaction back).
+public enum ProcessSignals {
+    final class Received: @unchecked Sendable {
+        private let lock = NSLock()
+        private var signal: Int32?
+
+        /// Records `signal`; returns false when one had already been received.
+        func record(_ value: Int32) -> Bool {
+            lock.lock()
+            defer { lock.unlock() }
+            if signal != nil { return false }
+            signal = value
+            return true
+        }
+
+        var value: Int32? {
+            lock.lock()
+            defer { lock.unlock() }
+            return signal
+        }
+    }
+
+    /// Runs `body` in a task that SIGINT/SIGTERM cancel, and returns its exit status (mapped to
+    /// 128 + signal when it reports an interruption).
+    public static func runCancellable(_ body: @escaping @Sendable () async -> Int32) async -> Int32 {
+        let received = Received()
+        let task = Task { await body() }
+        let sources = [SIGINT, SIGTERM].map { number -> any DispatchSourceSignal in
+            signal(number, SIG_IGN)  // let Dispatch, not the default action, handle it
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler {
+                guard received.record(number) else { _exit(128 + number) }
+                StandardError.writeLine("level=warning event=signal.received signal=\(number == SIGINT ? "SIGINT" : "SIGTERM") note=\"stopping: rolling back the open poll; send it again to stop at once\"")
+                task.cancel()
+            }
+            source.resume()
+            return source
+        }
+        let status = await task.value
+        sources.forEach { $0.cancel() }
+        if let number = received.value, status == ExitStatus.interrupted || status == ExitStatus.terminated {
+            return 128 + number
+        }
+        return status
+    }
+}

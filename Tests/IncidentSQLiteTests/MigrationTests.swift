@@ -1,0 +1,144 @@
+import Foundation
+import IncidentCore
+@testable import IncidentSQLite
+import TestSupport
+import Testing
+
+@Suite("Migrations")
+struct MigrationTests {
+    let now = UTCInstant(rfc3339: "2024-01-01T00:00:00Z")!
+
+    func tables(_ db: Database) throws -> [String] {
+        let s = try db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+        var names: [String] = []
+        while try s.step() { names.append(s.string(at: 0) ?? "") }
+        return names
+    }
+
+    @Test("every Migrations/*.sql file is embedded, in order, and the bundle applies to a fresh database")
+    func fresh() throws {
+        let files = try FileManager.default.contentsOfDirectory(atPath: TestPaths.packageRoot.appendingPathComponent("Migrations").path)
+            .filter { $0.hasSuffix(".sql") }.sorted()
+        let migrator = try Migrator.bundled()
+        #expect(migrator.migrations.map(\.name) == files)
+        #expect(migrator.migrations.map(\.version) == Array(1...files.count))
+        let db = try Database(path: ":memory:")
+        let applied = try migrator.migrate(db, now: now)
+        #expect(applied.map(\.name) == files)
+        #expect(try tables(db) == ["incident_revisions", "incidents", "ingest_runs", "schema_migrations", "source_state"])
+        #expect(try migrator.migrate(db, now: now).isEmpty)
+        try migrator.verifyUpToDate(db)
+    }
+
+    @Test("incremental: a database at version 1 gets only version 2, recorded with its checksum")
+    func incremental() throws {
+        let all = try Migrator.bundled()
+        let db = try Database(path: ":memory:")
+        try Migrator(migrations: [all.migrations[0]]).migrate(db, now: now)
+        #expect(throws: MigrationError.pending(names: ["0002_source_state.sql"])) { try all.verifyUpToDate(db) }
+        let later = now.adding(seconds: 60)
+        let applied = try all.migrate(db, now: later)
+        #expect(applied.map(\.name) == ["0002_source_state.sql"])
+        let status = try all.status(db)
+        #expect(status.map(\.appliedAt) == [now.rfc3339, later.rfc3339])
+        #expect(try db.scalarInt("SELECT count(*) FROM schema_migrations WHERE checksum = '\(all.migrations[1].checksum)'") == 1)
+    }
+
+    @Test("a migration edited after it was applied is refused and nothing changes")
+    func tampered() throws {
+        let all = try Migrator.bundled()
+        let db = try Database(path: ":memory:")
+        try Migrator(migrations: [all.migrations[0]]).migrate(db, now: now)
+        var edited = all.migrations
+        edited[0].sql += "\nCREATE TABLE sneaky (x);"
+        #expect {
+            try Migrator(migrations: edited).migrate(db, now: now)
+        } throws: { error in
+            guard case MigrationError.checksumMismatch(let name, _, _) = error else { return false }
+            return name == "0001_incidents.sql"
+        }
+        #expect(try !tables(db).contains("source_state"))
+        #expect(try !tables(db).contains("sneaky"))
+    }
+
+    @Test("a database migrated by a newer binary is refused, not modified")
+    func newer() throws {
+        let all = try Migrator.bundled()
+        let db = try Database(path: ":memory:")
+        let future = try Migration(name: "0099_future.sql", sql: "CREATE TABLE future (x);")
+        try Migrator(migrations: all.migrations + [future]).migrate(db, now: now)
+        let before = try tables(db)
+        #expect(throws: MigrationError.newerSchema(databaseVersion: 99, knownVersion: all.latestVersion)) {
+            try all.migrate(db, now: now)
+        }
+        #expect(throws: MigrationError.newerSchema(databaseVersion: 99, knownVersion: all.latestVersion)) {
+            try all.verifyUpToDate(db)
+        }
+        #expect(try tables(db) == before)
+    }
+
+    @Test("two connections opening a new file at once both succeed; each migration is applied once")
+    func concurrentFirstOpen() async throws {
+        let path = try TestPaths.temporaryDirectory("migrate").appendingPathComponent("db.sqlite").path
+        let now = self.now
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for _ in 0..<4 {
+                group.addTask {
+                    _ = try SQLiteIncidentStore(path: path, clock: .fixed(now))
+                }
+            }
+            try await group.waitForAll()
+        }
+        let db = try Database(path: path, mode: .readOnly)
+        #expect(try db.scalarInt("SELECT count(*) FROM schema_migrations") == Int64(try Migrator.bundled().migrations.count))
+        let mode = try db.prepare("PRAGMA journal_mode")
+        _ = try mode.step()
+        #expect(mode.string(at: 0) == "wal")
+    }
+
+    @Test("a file that is not a database is a clear error")
+    func notADatabase() throws {
+        let url = try TestPaths.temporaryDirectory("garbage").appendingPathComponent("db.sqlite")
+        try Data(repeating: 0x41, count: 8192).write(to: url)
+        #expect {
+            _ = try SQLiteIncidentStore(path: url.path, clock: .fixed(now))
+        } throws: { error in
+            (error as? SQLiteError)?.code.primary == .notADatabase
+                && String(describing: error).contains("not an incidents database")
+        }
+    }
+}
+
+@Suite("Retention and quota state")
+struct RetentionTests {
+    @Test("prune deletes incidents cleared before the horizon, their revisions, and old runs, keeping each source's last run")
+    func prune() throws {
+        let store = try memoryStore()
+        // t0: A and B; t1: B changes (a revision), A clears; t2: nothing listed, B clears.
+        _ = try store.ingest(source: "gits", startedAt: t0, dryRun: false,
+                             ListProducer(incidents: [incident("A"), incident("B")]).callAsFunction)
+        _ = try store.ingest(source: "gits", startedAt: t1, dryRun: false,
+                             ListProducer(incidents: [incident("B", description: "changed")]).callAsFunction)
+        _ = try store.ingest(source: "gits", startedAt: t2, dryRun: false, ListProducer(incidents: []).callAsFunction)
+        _ = try store.ingest(source: "its", startedAt: t0, dryRun: false,
+                             ListProducer(incidents: [incident("X", source: "its")]).callAsFunction)
+        // Horizon between t1 and t2: A (cleared at t1) goes; B (cleared at t2) stays.
+        let counts = try store.prune(before: t1.adding(seconds: 1), batchSize: 1)
+        #expect(counts == PruneCounts(incidents: 1, revisions: 0, runs: 2))
+        #expect(try allRows(store).map(\.incident.externalID) == ["B", "X"])
+        let later = try store.prune(before: t2.adding(seconds: 3600))
+        #expect(later == PruneCounts(incidents: 1, revisions: 1, runs: 0))
+        #expect(try allRows(store).map(\.incident.externalID) == ["X"])
+        #expect(try store.lastRuns().keys.sorted() == ["gits", "its"])
+    }
+
+    @Test("a run with resumesAt marks the source exhausted until then")
+    func quotaState() throws {
+        let store = try memoryStore()
+        #expect(try store.quotaResumesAt(source: "gits") == nil)
+        try store.recordRun(IngestRun(source: "gits", startedAt: t0, finishedAt: t0, status: .failed,
+                                      error: "quota", resumesAt: t2))
+        #expect(try store.quotaResumesAt(source: "gits") == t2)
+        #expect(try store.quotaResumesAt(source: "its") == nil)
+    }
+}
