@@ -5,9 +5,9 @@ import Foundation
 /// Two passes, both applied by `redact(_:)`:
 /// 1. **Key parameters**: in any URL-ish text, the value of a parameter named in
 ///    `keyParameterNames` (compared case-insensitively, written `name=value` or, inside an
-///    encoded URL, `name%3Dvalue`) is replaced by `REDACTED`. The value runs up to `&`, `%26`,
-///    whitespace, `"`, `'`, `<` or `#`. A name only counts when it is not the tail of a longer
-///    word (`monkey=1` is left alone).
+///    encoded URL, `name%3Dvalue`) is replaced by `REDACTED`. The value runs up to `&`,
+///    whitespace, `"`, `'`, `<` or `#` (and `%26` in the encoded form). A name only counts when
+///    it is not the tail of a longer word (`monkey=1` is left alone).
 /// 2. **Registered secrets**: every string given to `register(secret:)` is replaced, in any of
 ///    its encodings (raw, percent-encoded with upper- or lower-case hex and with any mix of its
 ///    special characters encoded, double-encoded `%252B`, and `+` read as a space), wherever it
@@ -151,13 +151,21 @@ public enum Redaction {
         return lowercasedASCII(bytes[index + 1]) == wanted[0] && lowercasedASCII(bytes[index + 2]) == wanted[1]
     }
 
+    /// Whether a name may start at `index`: at the start, after a non-name byte, or after a
+    /// `%XX` escape (`%3FserviceKey%3D...` inside an encoded URL).
+    private static func startsName(_ bytes: [UInt8], at index: Int) -> Bool {
+        if index == 0 || !isNameByte(bytes[index - 1]) { return true }
+        return index >= 3 && bytes[index - 3] == UInt8(ascii: "%")
+            && PercentEncoding.isHexDigit(bytes[index - 2]) && PercentEncoding.isHexDigit(bytes[index - 1])
+    }
+
     static func redactKeyParameters(_ text: String) -> String {
         let bytes = Array(text.utf8)
         var out: [UInt8] = []
         out.reserveCapacity(bytes.count)
         var index = 0
         while index < bytes.count {
-            if index == 0 || !isNameByte(bytes[index - 1]), let nameLength = keyNameLength(bytes, at: index) {
+            if startsName(bytes, at: index), let nameLength = keyNameLength(bytes, at: index) {
                 let afterName = index + nameLength
                 var valueStart: Int?
                 var encoded = false

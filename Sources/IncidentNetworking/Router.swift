@@ -60,7 +60,8 @@ extension Router {
             guard RequestBuilding.isToken(name) else {
                 throw URLRequestBuildError(.invalidHeader, "header name '\(name)' is not an RFC 9110 token; fix the router's headers")
             }
-            guard !value.contains(where: { $0 == "\r" || $0 == "\n" || $0 == "\0" }) else {
+            // Unicode scalars, not Characters: "\r\n" is one Character and equals neither.
+            guard !value.unicodeScalars.contains(where: { $0 == "\r" || $0 == "\n" || $0 == "\0" }) else {
                 throw URLRequestBuildError(.invalidHeader, "the value of header '\(name)' holds CR, LF or NUL; fix the router's headers")
             }
             request.setValue(value, forHTTPHeaderField: name)
