@@ -410,6 +410,30 @@ struct URLSessionHTTPClientTests {
         #expect(leftovers(in: directory).isEmpty)
     }
 
+    @Test("Cancelling at random moments of a redirect chain never crashes (corelibs redirect hazard)")
+    func cancellationDuringRedirects() async throws {
+        let server = try LoopbackServer(routes: ["/spin": [ResponseSpec(delay: 0.005, redirectTo: "/spin")]])
+        defer { server.stop() }
+        let directory = try TestPaths.temporaryDirectory("net")
+        var configuration = testConfiguration(directory: directory, maxRetries: 0)
+        configuration.maxRedirects = 40
+        let client = URLSessionHTTPClient(configuration: configuration)
+        let target = router(server, path: "/spin")
+        var generator = SeededGenerator(seed: 3)
+        for _ in 0..<25 {
+            let task = Task { try await fetchData(client, target) }
+            try await Task.sleep(for: .milliseconds(Int.random(in: 0...120, using: &generator)))
+            task.cancel()
+            let result = await task.result
+            guard case .failure(let failure) = result, let error = failure as? NetworkError else {
+                Issue.record("expected a NetworkError, got \(result)")
+                continue
+            }
+            #expect(error.code == .cancelled || error.code == .tooManyRedirects, "\(error)")
+        }
+        #expect(leftovers(in: directory).isEmpty)
+    }
+
     @Test("A task cancelled before the call sends nothing")
     func cancelledBeforeStart() async throws {
         let server = try LoopbackServer(routes: [Self.feedPath: [.ok("x")]])
