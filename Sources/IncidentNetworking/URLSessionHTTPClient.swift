@@ -22,8 +22,15 @@ import FoundationNetworking
 ///   `NetworkError` `.cancelled`);
 /// - ends with exactly one `NetworkEvent` to `onEvent`.
 ///
-/// Timeouts: `requestTimeout` is the idle limit (`URLRequest.timeoutInterval`);
-/// `resourceTimeout` bounds one attempt in total.
+/// Timeouts: `requestTimeout` is the idle limit (`URLRequest.timeoutInterval`, in whole
+/// seconds: see `NetworkConfiguration.effectiveRequestTimeout`); `resourceTimeout` bounds one
+/// attempt in total.
+///
+/// Known limit (swift-corelibs-foundation): if the session's delegate queue is starved for
+/// longer than the request timeout exactly while a redirect answer is pending, corelibs' own
+/// timer completes the task behind our back and our answer then traps inside Foundation. The
+/// delegate answers at once, so this needs a stall of ≥ 1 s; cancellation during redirects is
+/// handled (see `Transfer`).
 public final class URLSessionHTTPClient: HTTPClient {
     /// The settings this client was made with.
     public let configuration: NetworkConfiguration
@@ -39,7 +46,7 @@ public final class URLSessionHTTPClient: HTTPClient {
         self.onEvent = onEvent
         let dispatcher = TransferDispatcher()
         let sessionConfiguration = URLSessionConfiguration.ephemeral
-        sessionConfiguration.timeoutIntervalForRequest = configuration.requestTimeout
+        sessionConfiguration.timeoutIntervalForRequest = configuration.effectiveRequestTimeout
         sessionConfiguration.timeoutIntervalForResource = configuration.resourceTimeout
         sessionConfiguration.requestCachePolicy = .reloadIgnoringLocalCacheData
         sessionConfiguration.urlCache = nil
@@ -67,7 +74,7 @@ public final class URLSessionHTTPClient: HTTPClient {
             throw NetworkError(code: .invalidRequest, label: label, method: method, url: target.baseURL.absoluteString,
                                attempts: 0, detail: error.description)
         }
-        request.timeoutInterval = configuration.requestTimeout
+        request.timeoutInterval = configuration.effectiveRequestTimeout
         if let userAgent = configuration.userAgent, request.value(forHTTPHeaderField: "User-Agent") == nil {
             request.setValue(userAgent, forHTTPHeaderField: "User-Agent")
         }
@@ -124,7 +131,7 @@ public final class URLSessionHTTPClient: HTTPClient {
             isHead: request.httpMethod == HTTPMethod.head.rawValue,
             maxBodyBytes: configuration.maxBodyBytes,
             maxRedirects: configuration.maxRedirects,
-            requestTimeout: configuration.requestTimeout,
+            requestTimeout: configuration.effectiveRequestTimeout,
             now: configuration.now
         )
         let task = session.dataTask(with: request)

@@ -20,8 +20,8 @@ struct LoopbackServerTests {
     }
 
     @Test("Reports an ephemeral port on 127.0.0.1")
-    func port() throws {
-        let server = try LoopbackServer()
+    func port() async throws {
+        let server = try await LoopbackServer.start()
         defer { server.stop() }
         #expect(server.port > 0)
         #expect(server.baseURL.absoluteString == "http://127.0.0.1:\(server.port)")
@@ -29,24 +29,24 @@ struct LoopbackServerTests {
 
     @Test("A sequence is consumed in order and its last entry repeats; script() restarts it")
     func sequences() async throws {
-        let server = try LoopbackServer(routes: ["/s": [.ok("one"), .ok("two")]])
+        let server = try await LoopbackServer.start(routes: ["/s": [.ok("one"), .ok("two")]])
         defer { server.stop() }
         let client = try client()
         #expect(try await get(client, server, "/s") == "one")
         #expect(try await get(client, server, "/s") == "two")
         #expect(try await get(client, server, "/s") == "two")
-        try server.script("/s", [.ok("three")])
+        try await server.script("/s", [.ok("three")])
         #expect(try await get(client, server, "/s") == "three")
     }
 
     @Test("Requests are recorded with method, path, raw query, lower-cased headers and monotonic times; reset clears them")
     func recording() async throws {
-        let server = try LoopbackServer(routes: ["/r": [.ok("r")]])
+        let server = try await LoopbackServer.start(routes: ["/r": [.ok("r")]])
         defer { server.stop() }
         let client = try client()
         _ = try await get(client, server, "/r", query: [.text("a", "1 2"), .text("b", "x")])
         _ = try await get(client, server, "/r")
-        let requests = try server.requests()
+        let requests = try await server.requests()
         try #require(requests.count == 2)
         #expect(requests[0].method == "GET")
         #expect(requests[0].path == "/r")
@@ -56,15 +56,15 @@ struct LoopbackServerTests {
         #expect(requests[0].headers["host"] == "127.0.0.1:\(server.port)")
         #expect(requests[1].query == "")
         #expect(requests[1].time >= requests[0].time)
-        try server.script("/r", [.ok("changed")])
-        try server.reset()
-        #expect(try server.requests().isEmpty)
+        try await server.script("/r", [.ok("changed")])
+        try await server.reset()
+        #expect(try await server.requests().isEmpty)
         #expect(try await get(client, server, "/r") == "r", "reset restores the startup routes")
     }
 
     @Test("Unknown paths answer 404 with a short body")
     func unknownPath() async throws {
-        let server = try LoopbackServer()
+        let server = try await LoopbackServer.start()
         defer { server.stop() }
         let error = await networkError { try await get(try client(), server, "/missing") }
         #expect(error?.code == .unacceptableStatus(404))
@@ -73,7 +73,7 @@ struct LoopbackServerTests {
 
     @Test("bodyFile serves a file's bytes (relative paths from the package root); delay holds the status line")
     func bodyFileAndDelay() async throws {
-        let server = try LoopbackServer(routes: ["/pkg": [ResponseSpec(bodyFile: "Package.swift", delay: 0.3)]])
+        let server = try await LoopbackServer.start(routes: ["/pkg": [ResponseSpec(bodyFile: "Package.swift", delay: 0.3)]])
         defer { server.stop() }
         let started = ContinuousClock.now
         let text = try await get(try client(), server, "/pkg")
@@ -86,7 +86,7 @@ struct LoopbackServerTests {
         let feeds = (try? FileManager.default.contentsOfDirectory(atPath: TestPaths.sharedFeeds.appendingPathComponent("gg_gits").path)) ?? []
         guard let name = feeds.sorted().first(where: { $0.hasSuffix(".xml") }) else { return }
         let feed = TestPaths.sharedFeed("gg_gits/\(name)")
-        let server = try LoopbackServer(routes: ["/api/rest/getIncidentInfo": [ResponseSpec(headers: ["Content-Type": "text/xml;charset=UTF-8"], bodyFile: feed.path)]])
+        let server = try await LoopbackServer.start(routes: ["/api/rest/getIncidentInfo": [ResponseSpec(headers: ["Content-Type": "text/xml;charset=UTF-8"], bodyFile: feed.path)]])
         defer { server.stop() }
         let (data, file) = try await fetchData(try client(), TestRouter(baseURL: server.baseURL, path: "api/rest/getIncidentInfo"))
         #expect(data == (try Data(contentsOf: feed)))
@@ -95,7 +95,7 @@ struct LoopbackServerTests {
 
     @Test("stop() is idempotent, and afterwards nothing listens")
     func stop() async throws {
-        let server = try LoopbackServer(routes: ["/x": [.hang]])
+        let server = try await LoopbackServer.start(routes: ["/x": [.hang]])
         server.stop()
         server.stop()
         let error = await networkError { try await get(try client(), server, "/x") }

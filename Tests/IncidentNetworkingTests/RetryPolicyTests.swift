@@ -20,6 +20,15 @@ struct RetryPolicyTests {
         #expect(configuration.requestTimeout == 30)
         #expect(configuration.maxBodyBytes == 1 << 30)
         #expect(configuration.maxRedirects == 5)
+        #expect(configuration.effectiveRequestTimeout == 30)
+    }
+
+    @Test("The request timeout is applied in whole seconds, rounded up, at least 1 s (corelibs truncates)")
+    func effectiveTimeout() {
+        #expect(NetworkConfiguration(requestTimeout: 0.5).effectiveRequestTimeout == 1)
+        #expect(NetworkConfiguration(requestTimeout: 0).effectiveRequestTimeout == 1)
+        #expect(NetworkConfiguration(requestTimeout: 1.5).effectiveRequestTimeout == 2)
+        #expect(NetworkConfiguration(requestTimeout: 7).effectiveRequestTimeout == 7)
     }
 
     @Test("Full jitter: every delay is within [0, min(maxDelay, base·factorⁿ)]")

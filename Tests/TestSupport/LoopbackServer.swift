@@ -14,16 +14,21 @@ import FoundationNetworking
 /// request consumes the next one; the last one repeats. Unknown paths answer 404.
 ///
 /// ```swift
-/// let server = try LoopbackServer(routes: [
-///     "/api/rest/getIncidentInfo": [.init(status: 503), .init(status: 200, bodyFile: feed.path)],
+/// let server = try await LoopbackServer.start(routes: [         // or `try LoopbackServer(routes:)`
+///     "/api/rest/getIncidentInfo": [.status(503), ResponseSpec(status: 200, bodyFile: feed.path)],
 /// ])
 /// defer { server.stop() }
 /// // ... point a router at server.baseURL ...
-/// let seen = try server.requests()          // every request, with monotonic receive times
+/// let seen = try await server.requests()    // every request, with monotonic receive times
 /// ```
 ///
-/// The control calls (`script`, `requests`, `reset`) are synchronous HTTP calls to the server's
-/// `/__script`, `/__requests` and `/__reset` endpoints; they block the calling thread briefly.
+/// The control calls (`script`, `requests`, `reset`) are HTTP calls to the server's `/__script`,
+/// `/__requests` and `/__reset` endpoints. Each comes twice: a blocking version for synchronous
+/// code and an `async` overload of the same name, which Swift picks inside async code (write
+/// `try await server.requests()`). In async tests prefer the async forms and
+/// `LoopbackServer.start(routes:)`: Swift's cooperative pool has one thread per core (two
+/// here), and tests that block them (waiting for Python to start, or for a control call) stall
+/// every other test's networking and make timing assertions flaky.
 public final class LoopbackServer: @unchecked Sendable {
     /// The bound port.
     public let port: Int
@@ -48,7 +53,7 @@ public final class LoopbackServer: @unchecked Sendable {
     public init(routes: [String: [ResponseSpec]] = [:], verbose: Bool = false) throws {
         let script = TestPaths.packageRoot.appendingPathComponent("Scripts/loopback_server.py")
         let workDirectory = try TestPaths.temporaryDirectory("loopback")
-        var arguments = [script.path, "--port", "0", "--bind", "127.0.0.1", "--exit-on-stdin-eof", "--lifetime", "3600",
+        var arguments = ["-I", script.path, "--port", "0", "--bind", "127.0.0.1", "--exit-on-stdin-eof", "--lifetime", "3600",
                          "--base-dir", TestPaths.packageRoot.path]
         if !routes.isEmpty {
             let routesFile = workDirectory.appendingPathComponent("routes.json")
@@ -97,6 +102,21 @@ public final class LoopbackServer: @unchecked Sendable {
         self.session = URLSession(configuration: configuration)
     }
 
+    /// Starts a server without blocking a Swift concurrency thread (the process is started and
+    /// awaited on a dedicated thread). Same parameters and errors as `init(routes:verbose:)`.
+    public static func start(routes: [String: [ResponseSpec]] = [:], verbose: Bool = false) async throws -> LoopbackServer {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<LoopbackServer, any Error>) in
+            let thread = Thread {
+                do {
+                    continuation.resume(returning: try LoopbackServer(routes: routes, verbose: verbose))
+                } catch {
+                    continuation.resume(throwing: error)
+                }
+            }
+            thread.start()
+        }
+    }
+
     deinit {
         stop()
         session.invalidateAndCancel()
@@ -136,6 +156,36 @@ public final class LoopbackServer: @unchecked Sendable {
     /// Forgets all recorded requests and restores the startup routes.
     public func reset() throws {
         _ = try control("POST", "/__reset", body: nil)
+    }
+
+    /// `script(_:_:)` without blocking a thread.
+    public func script(_ path: String, _ responses: [ResponseSpec]) async throws {
+        try await script([path: responses])
+    }
+
+    /// `script(_:)` without blocking a thread.
+    public func script(_ routes: [String: [ResponseSpec]]) async throws {
+        _ = try await asyncControl("POST", "/__script", body: JSONEncoder().encode(routes))
+    }
+
+    /// `requests()` without blocking a thread.
+    public func requests() async throws -> [RecordedRequest] {
+        let data = try await asyncControl("GET", "/__requests", body: nil)
+        do {
+            return try JSONDecoder().decode([RecordedRequest].self, from: data)
+        } catch {
+            throw LoopbackServerError("cannot decode /__requests: \(error)")
+        }
+    }
+
+    /// `requests(path:)` without blocking a thread.
+    public func requests(path: String) async throws -> [RecordedRequest] {
+        try await requests().filter { $0.path == path }
+    }
+
+    /// `reset()` without blocking a thread.
+    public func reset() async throws {
+        _ = try await asyncControl("POST", "/__reset", body: nil)
     }
 
     /// Stops the server (SIGTERM, then SIGKILL after 5 s). Idempotent; hanging responses end.
@@ -186,11 +236,31 @@ public final class LoopbackServer: @unchecked Sendable {
         return text.split(separator: "\n", omittingEmptySubsequences: false).first.map(String.init)
     }
 
-    private func control(_ method: String, _ path: String, body: Data?) throws -> Data {
+    private func controlRequest(_ method: String, _ path: String, body: Data?) -> URLRequest {
         var request = URLRequest(url: url(path))
         request.httpMethod = method
         request.httpBody = body
         if body != nil { request.setValue("application/json", forHTTPHeaderField: "Content-Type") }
+        return request
+    }
+
+    private func asyncControl(_ method: String, _ path: String, body: Data?) async throws -> Data {
+        let data: Data
+        let response: URLResponse
+        do {
+            (data, response) = try await session.data(for: controlRequest(method, path, body: body))
+        } catch {
+            throw LoopbackServerError("\(method) \(path) failed: \(error.localizedDescription)")
+        }
+        let status = (response as? HTTPURLResponse)?.statusCode
+        guard status == 200 else {
+            throw LoopbackServerError("\(method) \(path) answered HTTP \(status ?? -1): \(String(decoding: data, as: UTF8.self))")
+        }
+        return data
+    }
+
+    private func control(_ method: String, _ path: String, body: Data?) throws -> Data {
+        let request = controlRequest(method, path, body: body)
         let box = ControlResult()
         let task = session.dataTask(with: request) { data, response, error in
             box.set(data: data, status: (response as? HTTPURLResponse)?.statusCode, error: error)
