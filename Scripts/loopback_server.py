@@ -371,10 +371,12 @@ def main(argv=None):
 
     if args.exit_on_stdin_eof:
         def watch_stdin():
+            # os.read on the raw descriptor: a daemon thread blocked inside sys.stdin's
+            # buffered reader makes interpreter shutdown abort.
             try:
-                while sys.stdin.buffer.read(4096):
+                while os.read(0, 4096):
                     pass
-            except (OSError, ValueError):
+            except OSError:
                 pass
             stop()
         threading.Thread(target=watch_stdin, daemon=True).start()
@@ -395,4 +397,9 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    status = main()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    # Skip interpreter finalization: handler threads may still be parked in hanging
+    # responses, and exiting through it could abort instead of returning 0.
+    os._exit(status)
