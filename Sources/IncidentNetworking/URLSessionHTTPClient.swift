@@ -22,6 +22,12 @@ import FoundationNetworking
 ///   `NetworkError` `.cancelled`);
 /// - ends with exactly one `NetworkEvent` to `onEvent`.
 ///
+/// Why a data delegate rather than the async `download(for:)` (which, checked on Linux,
+/// does honour task cancellation): the delegate sees every byte, so the client can enforce
+/// `maxBodyBytes` while streaming, compare the count with `Content-Length` (libcurl reports a
+/// short body only as an unknown error), keep the first bytes of an error body, and rewrite
+/// redirects.
+///
 /// Timeouts: `requestTimeout` is the idle limit (`URLRequest.timeoutInterval`, in whole
 /// seconds: see `NetworkConfiguration.effectiveRequestTimeout`); `resourceTimeout` bounds one
 /// attempt in total.

@@ -39,6 +39,7 @@ public final class LoopbackServer: @unchecked Sendable {
     private let stdinPipe: Pipe
     private let stdoutPipe: Pipe
     private let stderrURL: URL
+    private let workDirectory: URL
     private let session: URLSession
     private let lock = NSLock()
     private var stopped = false
@@ -97,6 +98,7 @@ public final class LoopbackServer: @unchecked Sendable {
         self.stdinPipe = stdinPipe
         self.stdoutPipe = stdoutPipe
         self.stderrURL = stderrURL
+        self.workDirectory = workDirectory
         let configuration = URLSessionConfiguration.ephemeral
         configuration.timeoutIntervalForRequest = 15
         self.session = URLSession(configuration: configuration)
@@ -120,6 +122,7 @@ public final class LoopbackServer: @unchecked Sendable {
     deinit {
         stop()
         session.invalidateAndCancel()
+        try? FileManager.default.removeItem(at: workDirectory)
     }
 
     /// `baseURL` with `path` appended, e.g. `url("/feed")`.
