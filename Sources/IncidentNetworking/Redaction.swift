@@ -27,7 +27,8 @@ public enum Redaction {
     /// would shred ordinary text, and no real API key is that short.
     public static let minimumSecretLength = 4
 
-    private static let registry = Locked<[String]>([])
+    /// Every registered form as UTF-8 bytes, longest first.
+    private static let registry = Locked<[[UInt8]]>([])
 
     /// Whether `name` (already percent-decoded) is one of `keyParameterNames`, ignoring case.
     public static func isKeyParameterName(_ name: String) -> Bool {
@@ -42,23 +43,23 @@ public enum Redaction {
     public static func register(secret: String) {
         let raw = secret.trimmingCharacters(in: .whitespacesAndNewlines)
         guard raw.count >= minimumSecretLength else { return }
-        let forms = encodedForms(of: raw)
+        let forms = encodedForms(of: raw).map { Array($0.utf8) }
         registry.withLock { secrets in
             var set = Set(secrets)
             set.formUnion(forms)
             // Longest first, so a longer form is replaced before a shorter one inside it.
-            secrets = set.sorted { $0.count != $1.count ? $0.count > $1.count : $0 < $1 }
+            secrets = set.sorted { $0.count != $1.count ? $0.count > $1.count : $0.lexicographicallyPrecedes($1) }
         }
     }
 
     /// Returns `text` with key parameter values and registered secrets replaced by `REDACTED`.
     public static func redact(_ text: String) -> String {
         let secrets = registry.withLock { $0 }
-        var result = text
-        for secret in secrets where result.contains(secret) {
-            result = result.replacingOccurrences(of: secret, with: placeholder)
+        var bytes = Array(text.utf8)
+        for secret in secrets {
+            bytes = replacing(secret, in: bytes)
         }
-        return redactKeyParameters(result)
+        return redactKeyParameters(bytes)
     }
 
     /// Returns the URL's absolute string, redacted as `redact(_:)` does.
@@ -159,8 +160,36 @@ public enum Redaction {
             && PercentEncoding.isHexDigit(bytes[index - 2]) && PercentEncoding.isHexDigit(bytes[index - 1])
     }
 
+    /// Replaces every occurrence of `needle` in `haystack` by the placeholder. Byte-wise over
+    /// UTF-8 (secrets are matched exactly, without Unicode normalization); returns the input
+    /// unchanged, without copying, when the needle does not occur.
+    private static func replacing(_ needle: [UInt8], in haystack: [UInt8]) -> [UInt8] {
+        guard let first = needle.first, needle.count <= haystack.count else { return haystack }
+        var out: [UInt8] = []
+        var copiedUpTo = 0
+        var index = 0
+        let last = haystack.count - needle.count
+        while index <= last {
+            if haystack[index] == first, haystack[index..<(index + needle.count)].elementsEqual(needle) {
+                if out.isEmpty { out.reserveCapacity(haystack.count) }
+                out.append(contentsOf: haystack[copiedUpTo..<index])
+                out.append(contentsOf: placeholder.utf8)
+                index += needle.count
+                copiedUpTo = index
+            } else {
+                index += 1
+            }
+        }
+        guard copiedUpTo > 0 else { return haystack }
+        out.append(contentsOf: haystack[copiedUpTo...])
+        return out
+    }
+
     static func redactKeyParameters(_ text: String) -> String {
-        let bytes = Array(text.utf8)
+        redactKeyParameters(Array(text.utf8))
+    }
+
+    static func redactKeyParameters(_ bytes: [UInt8]) -> String {
         var out: [UInt8] = []
         out.reserveCapacity(bytes.count)
         var index = 0
