@@ -49,6 +49,15 @@ struct StubHTTPClientTests {
         #expect(FakeKey.leaks(in: error.description + (error.bodyExcerpt ?? "")).isEmpty)
     }
 
+    @Test("Error descriptions are one line even when the body has many")
+    func oneLineDescription() async throws {
+        let sample = StubResponse(statusCode: 500, text: "<html>\n<body>\r\nerror\n</body>\n</html>\n")
+        let error = try #require(await networkError { try await fetchData(StubHTTPClient(), try router(sample: sample)) })
+        #expect(!error.description.contains("\n") && !error.description.contains("\r"))
+        #expect(error.description.contains("HTTP 500 Internal Server Error"))
+        #expect(error.bodyExcerpt?.contains("\n") == true, "the excerpt itself is kept as sent")
+    }
+
     @Test("No responder and no sample: invalidRequest")
     func missingSample() async throws {
         let error = await networkError { try await fetchData(StubHTTPClient(), try router(sample: nil)) }
