@@ -5,7 +5,7 @@ Python 3 standard library only. Started by the tests themselves (see
 Tests/TestSupport/LoopbackServer.swift) and by the demo script to serve recorded feeds.
 
 Usage:
-    loopback_server.py [--port 0] [--bind 127.0.0.1] [--routes FILE] [--verbose]
+    loopback_server.py [--port 0] [--bind 127.0.0.1] [--routes FILE] [--base-dir DIR] [--verbose]
                        [--exit-on-stdin-eof] [--lifetime SECONDS]
 
 The first line on stdout is the bound port, e.g. ``PORT 43123``, flushed at once.
@@ -19,7 +19,8 @@ path consumes the next spec; the last spec repeats forever. A response spec is a
     body           inline text, sent as UTF-8
     bodyBase64     inline bytes, base64
     bodyFile       path of a file whose bytes are the body (relative paths are resolved
-                   against the routes file's directory, or the working directory)
+                   against --base-dir, else the routes file's directory, else the working
+                   directory)
     delay          seconds to wait before the status line
     chunkSize      bytes per write when chunked or chunkDelay is set (default 1024)
     chunkDelay     seconds to wait between body writes
@@ -37,8 +38,9 @@ Control endpoints (not recorded as requests):
 
     POST /__script    body {path: [spec, ...], ...}: replaces the sequences of those paths
     GET  /__requests  JSON list of every request so far: {method, path, query, headers,
-                      time, body}; query is the raw query string ("" when none), headers
-                      keep the names as received, time is time.monotonic() seconds
+                      time, body}; query is the raw query string ("" when none), header
+                      names are lower-cased, time is time.monotonic() seconds, body is
+                      the request body as UTF-8 text
     POST /__reset     forgets every request and restores the startup routes
 
 Unknown paths get 404 with a short text body. Nothing is logged per request unless
@@ -185,7 +187,7 @@ class Handler(BaseHTTPRequestHandler):
             "method": self.command,
             "path": path,
             "query": query,
-            "headers": {name: value for name, value in self.headers.items()},
+            "headers": {name.lower(): value for name, value in self.headers.items()},
             "time": time.monotonic(),
             "body": body.decode("utf-8", "replace"),
         })
@@ -336,6 +338,8 @@ def main(argv=None):
     parser.add_argument("--port", type=int, default=0, help="port to bind; 0 = ephemeral")
     parser.add_argument("--bind", default="127.0.0.1", help="address to bind")
     parser.add_argument("--routes", help="JSON file {path: [spec, ...]} served from startup")
+    parser.add_argument("--base-dir", help="directory against which relative bodyFile paths are "
+                        "resolved (default: the routes file's directory, else the working directory)")
     parser.add_argument("--verbose", action="store_true", help="log method and path to stderr")
     parser.add_argument("--exit-on-stdin-eof", action="store_true",
                         help="stop when standard input reaches end of file (parent went away)")
@@ -347,6 +351,8 @@ def main(argv=None):
     if args.routes:
         routes = load_routes(args.routes)
         base_dir = os.path.dirname(os.path.abspath(args.routes))
+    if args.base_dir:
+        base_dir = os.path.abspath(args.base_dir)
 
     state = State(routes, base_dir)
     server = Server((args.bind, args.port), Handler)
@@ -365,10 +371,12 @@ def main(argv=None):
 
     if args.exit_on_stdin_eof:
         def watch_stdin():
+            # os.read on the raw descriptor: a daemon thread blocked inside sys.stdin's
+            # buffered reader makes interpreter shutdown abort.
             try:
-                while sys.stdin.buffer.read(4096):
+                while os.read(0, 4096):
                     pass
-            except (OSError, ValueError):
+            except OSError:
                 pass
             stop()
         threading.Thread(target=watch_stdin, daemon=True).start()
@@ -389,4 +397,9 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    status = main()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    # Skip interpreter finalization: handler threads may still be parked in hanging
+    # responses, and exiting through it could abort instead of returning 0.
+    os._exit(status)

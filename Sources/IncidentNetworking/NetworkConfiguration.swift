@@ -5,7 +5,8 @@ public struct NetworkConfiguration: Sendable {
     /// The longest wait for the response to start or for the next body bytes (an idle
     /// timeout: `URLRequest.timeoutInterval`, which libcurl-backed URLSession on Linux also
     /// treats as "no bytes for this long", checked against a server that never answers).
-    /// Default 30 s.
+    /// Default 30 s. Applied in whole seconds, rounded up, at least 1 s: see
+    /// `effectiveRequestTimeout`.
     public var requestTimeout: Double
     /// The longest one attempt may take in total, however steadily bytes arrive (a server
     /// trickling one byte at a time). Default 900 s.
@@ -51,6 +52,14 @@ public struct NetworkConfiguration: Sendable {
         self.sleep = sleep
         self.random = random
         self.now = now
+    }
+
+    /// `requestTimeout` as URLSession applies it: rounded up to whole seconds, at least 1 s.
+    /// swift-corelibs-foundation truncates `timeoutInterval` to whole seconds (`Int(t) * 1000`
+    /// ms), so 0.5 s would become an immediate timeout and 1.5 s would become 1 s.
+    public var effectiveRequestTimeout: Double {
+        guard requestTimeout.isFinite else { return 86_400 }
+        return max(1, requestTimeout.rounded(.up))
     }
 
     /// The default sleep: `Task.sleep`, which throws `CancellationError` when cancelled.

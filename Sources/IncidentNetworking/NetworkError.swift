@@ -130,7 +130,12 @@ public struct NetworkError: Error, Sendable, CustomStringConvertible {
             text += "; body: \(excerpt)"
         }
         text += "; \(advice)"
-        return Redaction.redact(text)
+        return Redaction.redact(Self.flatten(text))
+    }
+
+    /// Line breaks become spaces, so the description stays one log line.
+    static func flatten(_ text: String) -> String {
+        String(text.unicodeScalars.map { CharacterSet.newlines.contains($0) ? " " : Character($0) })
     }
 
     private var summary: String {

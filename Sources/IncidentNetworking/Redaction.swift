@@ -5,9 +5,9 @@ import Foundation
 /// Two passes, both applied by `redact(_:)`:
 /// 1. **Key parameters**: in any URL-ish text, the value of a parameter named in
 ///    `keyParameterNames` (compared case-insensitively, written `name=value` or, inside an
-///    encoded URL, `name%3Dvalue`) is replaced by `REDACTED`. The value runs up to `&`, `%26`,
-///    whitespace, `"`, `'`, `<` or `#`. A name only counts when it is not the tail of a longer
-///    word (`monkey=1` is left alone).
+///    encoded URL, `name%3Dvalue`) is replaced by `REDACTED`. The value runs up to `&`,
+///    whitespace, `"`, `'`, `<` or `#` (and `%26` in the encoded form). A name only counts when
+///    it is not the tail of a longer word (`monkey=1` is left alone).
 /// 2. **Registered secrets**: every string given to `register(secret:)` is replaced, in any of
 ///    its encodings (raw, percent-encoded with upper- or lower-case hex and with any mix of its
 ///    special characters encoded, double-encoded `%252B`, and `+` read as a space), wherever it
@@ -27,7 +27,8 @@ public enum Redaction {
     /// would shred ordinary text, and no real API key is that short.
     public static let minimumSecretLength = 4
 
-    private static let registry = Locked<[String]>([])
+    /// Every registered form as UTF-8 bytes, longest first.
+    private static let registry = Locked<[[UInt8]]>([])
 
     /// Whether `name` (already percent-decoded) is one of `keyParameterNames`, ignoring case.
     public static func isKeyParameterName(_ name: String) -> Bool {
@@ -42,23 +43,23 @@ public enum Redaction {
     public static func register(secret: String) {
         let raw = secret.trimmingCharacters(in: .whitespacesAndNewlines)
         guard raw.count >= minimumSecretLength else { return }
-        let forms = encodedForms(of: raw)
+        let forms = encodedForms(of: raw).map { Array($0.utf8) }
         registry.withLock { secrets in
             var set = Set(secrets)
             set.formUnion(forms)
             // Longest first, so a longer form is replaced before a shorter one inside it.
-            secrets = set.sorted { $0.count != $1.count ? $0.count > $1.count : $0 < $1 }
+            secrets = set.sorted { $0.count != $1.count ? $0.count > $1.count : $0.lexicographicallyPrecedes($1) }
         }
     }
 
     /// Returns `text` with key parameter values and registered secrets replaced by `REDACTED`.
     public static func redact(_ text: String) -> String {
         let secrets = registry.withLock { $0 }
-        var result = text
-        for secret in secrets where result.contains(secret) {
-            result = result.replacingOccurrences(of: secret, with: placeholder)
+        var bytes = Array(text.utf8)
+        for secret in secrets {
+            bytes = replacing(secret, in: bytes)
         }
-        return redactKeyParameters(result)
+        return redactKeyParameters(bytes)
     }
 
     /// Returns the URL's absolute string, redacted as `redact(_:)` does.
@@ -151,13 +152,49 @@ public enum Redaction {
         return lowercasedASCII(bytes[index + 1]) == wanted[0] && lowercasedASCII(bytes[index + 2]) == wanted[1]
     }
 
+    /// Whether a name may start at `index`: at the start, after a non-name byte, or after a
+    /// `%XX` escape (`%3FserviceKey%3D...` inside an encoded URL).
+    private static func startsName(_ bytes: [UInt8], at index: Int) -> Bool {
+        if index == 0 || !isNameByte(bytes[index - 1]) { return true }
+        return index >= 3 && bytes[index - 3] == UInt8(ascii: "%")
+            && PercentEncoding.isHexDigit(bytes[index - 2]) && PercentEncoding.isHexDigit(bytes[index - 1])
+    }
+
+    /// Replaces every occurrence of `needle` in `haystack` by the placeholder. Byte-wise over
+    /// UTF-8 (secrets are matched exactly, without Unicode normalization); returns the input
+    /// unchanged, without copying, when the needle does not occur.
+    private static func replacing(_ needle: [UInt8], in haystack: [UInt8]) -> [UInt8] {
+        guard let first = needle.first, needle.count <= haystack.count else { return haystack }
+        var out: [UInt8] = []
+        var copiedUpTo = 0
+        var index = 0
+        let last = haystack.count - needle.count
+        while index <= last {
+            if haystack[index] == first, haystack[index..<(index + needle.count)].elementsEqual(needle) {
+                if out.isEmpty { out.reserveCapacity(haystack.count) }
+                out.append(contentsOf: haystack[copiedUpTo..<index])
+                out.append(contentsOf: placeholder.utf8)
+                index += needle.count
+                copiedUpTo = index
+            } else {
+                index += 1
+            }
+        }
+        guard copiedUpTo > 0 else { return haystack }
+        out.append(contentsOf: haystack[copiedUpTo...])
+        return out
+    }
+
     static func redactKeyParameters(_ text: String) -> String {
-        let bytes = Array(text.utf8)
+        redactKeyParameters(Array(text.utf8))
+    }
+
+    static func redactKeyParameters(_ bytes: [UInt8]) -> String {
         var out: [UInt8] = []
         out.reserveCapacity(bytes.count)
         var index = 0
         while index < bytes.count {
-            if index == 0 || !isNameByte(bytes[index - 1]), let nameLength = keyNameLength(bytes, at: index) {
+            if startsName(bytes, at: index), let nameLength = keyNameLength(bytes, at: index) {
                 let afterName = index + nameLength
                 var valueStart: Int?
                 var encoded = false

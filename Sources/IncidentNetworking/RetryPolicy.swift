@@ -44,6 +44,7 @@ public struct RetryPolicy: Sendable, Equatable, Codable {
     /// The longest `Retry-After` wait honoured, in seconds; longer requests are cut to this.
     public var maxRetryAfter: Double
 
+    /// Out-of-range values are clamped: counts and durations to ≥ 0, `factor` to ≥ 1.
     public init(
         maxRetries: Int = 3,
         baseDelay: Double = 0.5,

@@ -9,16 +9,13 @@ import FoundationNetworking
 /// `QueryItem.key(_:_:)` values, which are encoded exactly once and redacted from all text.
 ///
 /// ```swift
-/// enum GITS: Router {
-///     case incidents(key: APIKey)
-///     var baseURL: URL { URL(string: "http://openapigits.gg.go.kr")! }  // in tests: loopback
+/// struct GITSIncidents: Router {
+///     var baseURL: URL      // from configuration; the loopback server's URL in tests
+///     var key: APIKey
 ///     var path: String { "api/rest/getIncidentInfo" }
-///     var task: RequestTask {
-///         switch self {
-///         case .incidents(let key): .queryParameters([.key("serviceKey", key)])
-///         }
-///     }
+///     var task: RequestTask { .queryParameters([.key("serviceKey", key)]) }
 /// }
+/// // GET <baseURL>/api/rest/getIncidentInfo?serviceKey=abc%2Bdef%2Fghi%3D
 /// ```
 public protocol Router: Sendable {
     /// Scheme, host, port and an optional path prefix, e.g. `http://127.0.0.1:8080/openapi`.
@@ -60,7 +57,8 @@ extension Router {
             guard RequestBuilding.isToken(name) else {
                 throw URLRequestBuildError(.invalidHeader, "header name '\(name)' is not an RFC 9110 token; fix the router's headers")
             }
-            guard !value.contains(where: { $0 == "\r" || $0 == "\n" || $0 == "\0" }) else {
+            // Unicode scalars, not Characters: "\r\n" is one Character and equals neither.
+            guard !value.unicodeScalars.contains(where: { $0 == "\r" || $0 == "\n" || $0 == "\0" }) else {
                 throw URLRequestBuildError(.invalidHeader, "the value of header '\(name)' holds CR, LF or NUL; fix the router's headers")
             }
             request.setValue(value, forHTTPHeaderField: name)

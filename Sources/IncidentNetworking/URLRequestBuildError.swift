@@ -31,7 +31,8 @@ public struct URLRequestBuildError: Error, Sendable, Hashable, CustomStringConve
         self.detail = Redaction.redact(detail)
     }
 
+    /// One line.
     public var description: String {
-        "cannot build the HTTP request (\(code)): \(detail)"
+        NetworkError.flatten("cannot build the HTTP request (\(code)): \(detail)")
     }
 }

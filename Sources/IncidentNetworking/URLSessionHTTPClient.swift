@@ -22,8 +22,21 @@ import FoundationNetworking
 ///   `NetworkError` `.cancelled`);
 /// - ends with exactly one `NetworkEvent` to `onEvent`.
 ///
-/// Timeouts: `requestTimeout` is the idle limit (`URLRequest.timeoutInterval`);
-/// `resourceTimeout` bounds one attempt in total.
+/// Why a data delegate rather than the async `download(for:)` (which, checked on Linux,
+/// does honour task cancellation): the delegate sees every byte, so the client can enforce
+/// `maxBodyBytes` while streaming, compare the count with `Content-Length` (libcurl reports a
+/// short body only as an unknown error), keep the first bytes of an error body, and rewrite
+/// redirects.
+///
+/// Timeouts: `requestTimeout` is the idle limit (`URLRequest.timeoutInterval`, in whole
+/// seconds: see `NetworkConfiguration.effectiveRequestTimeout`); `resourceTimeout` bounds one
+/// attempt in total.
+///
+/// Known limit (swift-corelibs-foundation): if the session's delegate queue is starved for
+/// longer than the request timeout exactly while a redirect answer is pending, corelibs' own
+/// timer completes the task behind our back and our answer then traps inside Foundation. The
+/// delegate answers at once, so this needs a stall of ≥ 1 s; cancellation during redirects is
+/// handled (see `Transfer`).
 public final class URLSessionHTTPClient: HTTPClient {
     /// The settings this client was made with.
     public let configuration: NetworkConfiguration
@@ -39,7 +52,7 @@ public final class URLSessionHTTPClient: HTTPClient {
         self.onEvent = onEvent
         let dispatcher = TransferDispatcher()
         let sessionConfiguration = URLSessionConfiguration.ephemeral
-        sessionConfiguration.timeoutIntervalForRequest = configuration.requestTimeout
+        sessionConfiguration.timeoutIntervalForRequest = configuration.effectiveRequestTimeout
         sessionConfiguration.timeoutIntervalForResource = configuration.resourceTimeout
         sessionConfiguration.requestCachePolicy = .reloadIgnoringLocalCacheData
         sessionConfiguration.urlCache = nil
@@ -53,7 +66,9 @@ public final class URLSessionHTTPClient: HTTPClient {
     }
 
     deinit {
-        session.invalidateAndCancel()
+        // Not invalidateAndCancel: cancelling a task that awaits a redirect answer crashes
+        // swift-corelibs-foundation. Every call has ended its tasks by now anyway.
+        session.finishTasksAndInvalidate()
     }
 
     public func withResponse<R>(for target: any Router, label: String, _ body: (HTTPResponseFile) throws -> R) async throws -> R {
@@ -65,7 +80,7 @@ public final class URLSessionHTTPClient: HTTPClient {
             throw NetworkError(code: .invalidRequest, label: label, method: method, url: target.baseURL.absoluteString,
                                attempts: 0, detail: error.description)
         }
-        request.timeoutInterval = configuration.requestTimeout
+        request.timeoutInterval = configuration.effectiveRequestTimeout
         if let userAgent = configuration.userAgent, request.value(forHTTPHeaderField: "User-Agent") == nil {
             request.setValue(userAgent, forHTTPHeaderField: "User-Agent")
         }
@@ -122,7 +137,7 @@ public final class URLSessionHTTPClient: HTTPClient {
             isHead: request.httpMethod == HTTPMethod.head.rawValue,
             maxBodyBytes: configuration.maxBodyBytes,
             maxRedirects: configuration.maxRedirects,
-            requestTimeout: configuration.requestTimeout,
+            requestTimeout: configuration.effectiveRequestTimeout,
             now: configuration.now
         )
         let task = session.dataTask(with: request)
@@ -173,6 +188,25 @@ final class Transfer: @unchecked Sendable {
         var bytes: Int64 = 0
         var excerpt = Data()
         var redirects = 0
+        /// Between our redirect decision and handing it to URLSession: cancelling the task
+        /// then would crash swift-corelibs-foundation ("Received callback for HTTP redirection,
+        /// but we're not waiting for it"), so a cancel is deferred until the hand-over is done.
+        var redirectInFlight = false
+        var deferredCancel = false
+        /// A failure decided while URLSession still owns the task (too many redirects): it is
+        /// reported when the task completes, so nothing cancels the task in between.
+        var pendingFailure: (NetworkError.Code, String)?
+    }
+
+    /// What to tell URLSession about a redirect.
+    enum RedirectDecision {
+        /// Follow, with this (possibly stripped) request.
+        case follow(URLRequest)
+        /// Do not follow: the 3xx becomes the final response.
+        case stop
+        /// The attempt already ended and its task was cancelled: do not call the completion
+        /// handler at all (calling it after a cancel crashes swift-corelibs-foundation).
+        case abandon
     }
 
     let fileURL: URL
@@ -237,11 +271,19 @@ final class Transfer: @unchecked Sendable {
             state.handle = nil
             let continuation = state.continuation
             state.continuation = nil
-            return (continuation, state.task, state.timer, result)
+            var taskToCancel: URLSessionTask?
+            if cancellingTask {
+                if state.redirectInFlight {
+                    state.deferredCancel = true
+                } else {
+                    taskToCancel = state.task
+                }
+            }
+            return (continuation, taskToCancel, state.timer, result)
         }
-        guard let (continuation, task, timer, result) = ending else { return }
+        guard let (continuation, taskToCancel, timer, result) = ending else { return }
         timer?.cancel()
-        if cancellingTask { task?.cancel() }
+        taskToCancel?.cancel()
         continuation?.resume(returning: result)
     }
 
@@ -304,18 +346,36 @@ final class Transfer: @unchecked Sendable {
         if let (code, detail) = failure { fail(code, detail) }
     }
 
-    /// The request to follow, or nil to stop following (the 3xx then ends the attempt).
-    func willRedirect(to request: URLRequest) -> URLRequest? {
-        let count = state.withLock { state -> Int in
+    /// Decides a redirect. Unless the answer is `.abandon`, the caller must hand the answer to
+    /// URLSession and then call `redirectHandedOver()`.
+    func willRedirect(to request: URLRequest) -> RedirectDecision {
+        let count: Int? = state.withLock { state in
+            guard state.result == nil else { return nil }
             state.redirects += 1
+            state.redirectInFlight = true
             return state.redirects
         }
+        guard let count else { return .abandon }
         if count > maxRedirects {
-            fail(.tooManyRedirects, "more than \(maxRedirects) redirects")
-            return nil
+            // Not `fail`: the task must not be cancelled while URLSession awaits our answer.
+            // The 3xx becomes final, the task completes, and `didComplete` reports this.
+            state.withLock { $0.pendingFailure = (.tooManyRedirects, "more than \(maxRedirects) redirects") }
+            return .stop
         }
-        guard RedirectGuard.isCrossOrigin(from: originalURL, to: request.url) else { return request }
-        return RedirectGuard.strippingCredentials(from: request)
+        guard RedirectGuard.isCrossOrigin(from: originalURL, to: request.url) else { return .follow(request) }
+        // A URL that cannot be rebuilt without its keys is not followed (the 3xx is final).
+        return RedirectGuard.strippingCredentials(from: request).map(RedirectDecision.follow) ?? .stop
+    }
+
+    /// Called once URLSession has our redirect answer: performs a cancel deferred meanwhile.
+    func redirectHandedOver() {
+        let task: URLSessionTask? = state.withLock { state in
+            state.redirectInFlight = false
+            guard state.deferredCancel else { return nil }
+            state.deferredCancel = false
+            return state.task
+        }
+        task?.cancel()
     }
 
     func didComplete(error: Error?) {
@@ -327,6 +387,9 @@ final class Transfer: @unchecked Sendable {
                 .failure(AttemptFailure(code: code, statusCode: status, retryAfter: retryAfter, excerpt: excerpt, detail: detail, bytes: state.bytes))
             }
 
+            if let (code, detail) = state.pendingFailure {
+                return failure(code, detail)
+            }
             if let error {
                 let nsError = error as NSError
                 let message = nsError.localizedDescription
@@ -514,11 +577,18 @@ final class TransferDispatcher: NSObject, URLSessionDataDelegate, @unchecked Sen
 
     func urlSession(_ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
                     newRequest request: URLRequest, completionHandler: @Sendable @escaping (URLRequest?) -> Void) {
-        guard let transfer = transfer(for: task) else {
+        // No transfer: the attempt ended (cancelled) and was unregistered. Answering now would
+        // crash swift-corelibs-foundation, whose task is no longer waiting for the answer.
+        guard let transfer = transfer(for: task) else { return }
+        switch transfer.willRedirect(to: request) {
+        case .follow(let next):
+            completionHandler(next)
+        case .stop:
             completionHandler(nil)
+        case .abandon:
             return
         }
-        completionHandler(transfer.willRedirect(to: request))
+        transfer.redirectHandedOver()
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: Error?) {

@@ -1,0 +1,544 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Testing
+@testable import IncidentNetworking
+import TestSupport
+
+/// Every scenario runs against a real `Scripts/loopback_server.py` on 127.0.0.1.
+/// Timing assertions are deliberately loose: the machine is small and shared.
+@Suite("URLSessionHTTPClient against the loopback server")
+struct URLSessionHTTPClientTests {
+    private static let feedPath = "/api/rest/getIncidentInfo"
+
+    private func router(_ server: LoopbackServer, path: String = feedPath, method: HTTPMethod = .get,
+                        key: APIKey = APIKey(FakeKey.raw), extra: [QueryItem] = [.text("type", "xml")]) -> TestRouter {
+        TestRouter(baseURL: server.baseURL, path: path, method: method, task: .queryParameters([.key("serviceKey", key)] + extra))
+    }
+
+    // MARK: Retries
+
+    @Test("503, 503, 200: success after 2 retries, 3 events (retry, retry, done)")
+    func retriesUntilSuccess() async throws {
+        let server = try await LoopbackServer.start(routes: [Self.feedPath: [.status(503, body: "busy"), .status(503, body: "busy"), .ok("<ok/>")]])
+        defer { server.stop() }
+        let directory = try TestPaths.temporaryDirectory("net")
+        let log = EventLog()
+        let client = URLSessionHTTPClient(configuration: testConfiguration(directory: directory), onEvent: log.handler)
+
+        let (data, file) = try await fetchData(client, router(server))
+        #expect(String(decoding: data, as: UTF8.self) == "<ok/>")
+        #expect(file.statusCode == 200)
+        #expect(file.byteCount == 5)
+        #expect(file.contentType == "text/plain; charset=utf-8")
+        #expect(log.decisions == ["retry", "retry", "done"])
+        #expect(log.events.map(\.attempt) == [1, 2, 3])
+        #expect(log.events.map(\.statusCode) == [503, 503, 200])
+        #expect(log.events.allSatisfy { $0.label == "test" && $0.method == .get })
+        #expect(try await server.requests(path: Self.feedPath).count == 3)
+        #expect(!FileManager.default.fileExists(atPath: file.fileURL.path), "the body file is removed after the closure")
+        #expect(leftovers(in: directory).isEmpty)
+    }
+
+    @Test("429 with Retry-After: 2 then 200: the second request comes ≥ 2 s after the first")
+    func honoursRetryAfterSeconds() async throws {
+        let server = try await LoopbackServer.start(routes: [Self.feedPath: [.status(429, headers: ["Retry-After": "2"]), .ok("ok")]])
+        defer { server.stop() }
+        let log = EventLog()
+        let client = URLSessionHTTPClient(configuration: testConfiguration(directory: try TestPaths.temporaryDirectory("net")),
+                                          onEvent: log.handler)
+        let (data, _) = try await fetchData(client, router(server))
+        #expect(String(decoding: data, as: UTF8.self) == "ok")
+        let requests = try await server.requests(path: Self.feedPath)
+        try #require(requests.count == 2)
+        let gap = requests[1].time - requests[0].time
+        #expect(gap >= 2.0, "gap \(gap) s")
+        #expect(gap < 10, "gap \(gap) s")
+        #expect(log.events.first?.decision == .retry(afterSeconds: 2))
+    }
+
+    @Test("Retry-After as an HTTP-date is turned into seconds from now, and capped")
+    func honoursRetryAfterDate() async throws {
+        let server = try await LoopbackServer.start(routes: [
+            Self.feedPath: [.status(503, headers: ["Retry-After": "Sun, 06 Nov 1994 08:49:37 GMT"]), .ok("ok")],
+            "/far": [.status(503, headers: ["Retry-After": "Sun, 06 Nov 1994 08:49:37 GMT"]), .ok("ok")],
+        ])
+        defer { server.stop() }
+        let recorder = SleepRecorder()
+        var configuration = testConfiguration(directory: try TestPaths.temporaryDirectory("net"), sleep: recorder.sleep)
+        configuration.now = { Date(timeIntervalSince1970: 784_111_777 - 5) }
+        _ = try await fetchData(URLSessionHTTPClient(configuration: configuration), router(server))
+        configuration.now = { Date(timeIntervalSince1970: 784_111_777 - 3600) }
+        _ = try await fetchData(URLSessionHTTPClient(configuration: configuration), router(server, path: "/far"))
+        #expect(recorder.delays == [5, 60])
+    }
+
+    @Test("The schedule: injected sleep and random give base·factorⁿ·random, capped at maxDelay")
+    func backoffSchedule() async throws {
+        let server = try await LoopbackServer.start(routes: [Self.feedPath: [.status(500)]])
+        defer { server.stop() }
+        let recorder = SleepRecorder()
+        var configuration = testConfiguration(directory: try TestPaths.temporaryDirectory("net"), sleep: recorder.sleep, random: { 0.5 })
+        configuration.retryPolicy = RetryPolicy(maxRetries: 5, baseDelay: 0.5, factor: 2, maxDelay: 3)
+        let log = EventLog()
+        let error = await networkError { try await fetchData(URLSessionHTTPClient(configuration: configuration, onEvent: log.handler), router(server)) }
+        #expect(error?.code == .unacceptableStatus(500))
+        #expect(error?.attempts == 6)
+        #expect(recorder.delays == [0.25, 0.5, 1, 1.5, 1.5])
+        #expect(log.decisions == ["retry", "retry", "retry", "retry", "retry", "giveUp"])
+    }
+
+    @Test("401 with a JSON error body: one attempt, unacceptableStatus(401), excerpt holds the result code")
+    func unauthorizedIsNotRetried() async throws {
+        let body = #"{"header":{"resultCode":4005,"resultMsg":"인증키가 유효하지 않습니다"}}"#
+        let server = try await LoopbackServer.start(routes: [Self.feedPath: [.status(401, body: body, headers: ["Content-Type": "application/json"])]])
+        defer { server.stop() }
+        let log = EventLog()
+        let client = URLSessionHTTPClient(configuration: testConfiguration(directory: try TestPaths.temporaryDirectory("net")), onEvent: log.handler)
+        let error = try #require(await networkError { try await fetchData(client, router(server)) })
+        #expect(error.code == .unacceptableStatus(401))
+        #expect(error.code.unacceptableStatus == 401)
+        #expect(error.statusCode == 401)
+        #expect(error.attempts == 1)
+        #expect(error.bodyExcerpt?.contains("4005") == true)
+        #expect(error.bodyExcerpt == body)
+        #expect(error.description.contains("HTTP 401"))
+        #expect(error.description.contains("check the API key"))
+        #expect(log.decisions == ["giveUp"])
+        #expect(try await server.requests().count == 1)
+    }
+
+    @Test("404: one attempt")
+    func notFoundIsNotRetried() async throws {
+        let server = try await LoopbackServer.start()
+        defer { server.stop() }
+        let client = URLSessionHTTPClient(configuration: testConfiguration(directory: try TestPaths.temporaryDirectory("net")))
+        let error = await networkError { try await fetchData(client, router(server, path: "/nowhere")) }
+        #expect(error?.code == .unacceptableStatus(404))
+        #expect(error?.attempts == 1)
+        #expect(error?.bodyExcerpt?.contains("no route") == true)
+        #expect(try await server.requests().count == 1)
+    }
+
+    @Test("POST is not retried even on 503 (not idempotent)")
+    func postIsNotRetried() async throws {
+        let server = try await LoopbackServer.start(routes: ["/submit": [.status(503), .ok("late")]])
+        defer { server.stop() }
+        let client = URLSessionHTTPClient(configuration: testConfiguration(directory: try TestPaths.temporaryDirectory("net")))
+        let post = TestRouter(baseURL: server.baseURL, path: "/submit", method: .post, task: .rawBody(Data("a=1".utf8), contentType: "text/plain"))
+        let error = await networkError { try await fetchData(client, post) }
+        #expect(error?.code == .unacceptableStatus(503))
+        #expect(error?.attempts == 1)
+        let requests = try await server.requests()
+        #expect(requests.count == 1)
+        #expect(requests.first?.body == "a=1")
+        #expect(requests.first?.method == "POST")
+    }
+
+    // MARK: Timeouts, connection failures
+
+    @Test("A server that never answers: requestTimeout 1 s, 1 retry → 2 attempts, timedOut, in about 2 s")
+    func hangingServerTimesOut() async throws {
+        let server = try await LoopbackServer.start(routes: [Self.feedPath: [.hang]])
+        defer { server.stop() }
+        let log = EventLog()
+        let configuration = testConfiguration(directory: try TestPaths.temporaryDirectory("net"), requestTimeout: 1, maxRetries: 1, baseDelay: 0.5)
+        let client = URLSessionHTTPClient(configuration: configuration, onEvent: log.handler)
+        let started = ContinuousClock.now
+        let error = await networkError { try await fetchData(client, router(server)) }
+        let elapsed = ContinuousClock.now - started
+        #expect(error?.code == .timedOut)
+        #expect(error?.attempts == 2)
+        #expect(elapsed >= .seconds(1.9), "\(elapsed)")
+        #expect(elapsed < .seconds(10), "\(elapsed)")
+        #expect(log.decisions == ["retry", "giveUp"])
+        #expect(log.events.allSatisfy { $0.durationMilliseconds >= 900 && $0.durationMilliseconds < 8000 })
+        #expect(try await server.requests().count == 2)
+    }
+
+    @Test("A body trickling past resourceTimeout is cut off as timedOut")
+    func resourceTimeout() async throws {
+        let server = try await LoopbackServer.start(routes: [Self.feedPath: [ResponseSpec(body: String(repeating: "x", count: 100), chunkSize: 1, chunkDelay: 0.2)]])
+        defer { server.stop() }
+        let directory = try TestPaths.temporaryDirectory("net")
+        var configuration = testConfiguration(directory: directory, requestTimeout: 5, maxRetries: 0)
+        configuration.resourceTimeout = 1
+        let started = ContinuousClock.now
+        let error = await networkError { try await fetchData(URLSessionHTTPClient(configuration: configuration), router(server)) }
+        #expect(error?.code == .timedOut)
+        #expect(ContinuousClock.now - started < .seconds(10), "the body alone would take 20 s")
+        #expect(leftovers(in: directory).isEmpty)
+    }
+
+    @Test("Connection refused: retried, then cannotConnect")
+    func connectionRefused() async throws {
+        let closed = try await LoopbackServer.start()
+        let deadURL = closed.baseURL
+        closed.stop()  // nothing listens on its port any more
+        let log = EventLog()
+        let client = URLSessionHTTPClient(configuration: testConfiguration(directory: try TestPaths.temporaryDirectory("net"), maxRetries: 2),
+                                          onEvent: log.handler)
+        let target = TestRouter(baseURL: deadURL, path: Self.feedPath, task: .queryParameters([.key("serviceKey", APIKey(FakeKey.raw))]))
+        let error = await networkError { try await fetchData(client, target) }
+        #expect(error?.code == .cannotConnect)
+        #expect(error?.attempts == 3)
+        #expect(error?.statusCode == nil)
+        #expect(log.decisions == ["retry", "retry", "giveUp"])
+        #expect(error?.description.contains("could not connect") == true)
+    }
+
+    @Test("A connection closed before any response is connectionLost, and retried")
+    func closedBeforeResponseIsRetried() async throws {
+        let server = try await LoopbackServer.start(routes: [Self.feedPath: [ResponseSpec(close: .beforeResponse), .ok("second time lucky")]])
+        defer { server.stop() }
+        let log = EventLog()
+        let client = URLSessionHTTPClient(configuration: testConfiguration(directory: try TestPaths.temporaryDirectory("net")), onEvent: log.handler)
+        let (data, _) = try await fetchData(client, router(server))
+        #expect(String(decoding: data, as: UTF8.self) == "second time lucky")
+        #expect(log.decisions == ["retry", "done"])
+        #expect(log.events.first?.errorSummary?.hasPrefix("connectionLost") == true)
+    }
+
+    // MARK: Bodies
+
+    @Test("A body cut short (Content-Length announced, fewer bytes sent) is bodyTruncated; no file remains")
+    func truncatedBody() async throws {
+        let server = try await LoopbackServer.start(routes: [Self.feedPath: [ResponseSpec(body: String(repeating: "a", count: 1000), truncateAfter: 100)]])
+        defer { server.stop() }
+        let directory = try TestPaths.temporaryDirectory("net")
+        let log = EventLog()
+        let client = URLSessionHTTPClient(configuration: testConfiguration(directory: directory, maxRetries: 1), onEvent: log.handler)
+        let error = await networkError { try await fetchData(client, router(server)) }
+        #expect(error?.code == .bodyTruncated)
+        #expect(error?.attempts == 2, "a cut body is a lost connection: retried")
+        #expect(log.events.map(\.bytes) == [100, 100])
+        #expect(leftovers(in: directory).isEmpty)
+    }
+
+    @Test("A connection closed mid-body is an error, never a short success; no file remains", arguments: [
+        ResponseSpec(body: String(repeating: "b", count: 1000), chunkSize: 10, chunked: true, truncateAfter: 500),
+        ResponseSpec(body: "abc", close: .afterHeaders),
+    ])
+    func closedMidBody(spec: ResponseSpec) async throws {
+        let server = try await LoopbackServer.start(routes: [Self.feedPath: [spec]])
+        defer { server.stop() }
+        let directory = try TestPaths.temporaryDirectory("net")
+        let client = URLSessionHTTPClient(configuration: testConfiguration(directory: directory, maxRetries: 0))
+        let error = await networkError { try await fetchData(client, router(server)) }
+        #expect(error?.code == .bodyTruncated || error?.code == .connectionLost, "\(String(describing: error))")
+        #expect(leftovers(in: directory).isEmpty)
+    }
+
+    @Test("A body sent in 1-byte chunks arrives byte-identical")
+    func oneByteChunks() async throws {
+        var generator = SeededGenerator(seed: 7)
+        let body = Data((0..<3000).map { _ in UInt8.random(in: 0...255, using: &generator) })
+        let server = try await LoopbackServer.start(routes: [Self.feedPath: [ResponseSpec(bodyData: body, chunkSize: 1, chunked: true)]])
+        defer { server.stop() }
+        let client = URLSessionHTTPClient(configuration: testConfiguration(directory: try TestPaths.temporaryDirectory("net")))
+        let (data, file) = try await fetchData(client, router(server))
+        #expect(data == body)
+        #expect(file.byteCount == 3000)
+        #expect(file.headers["transfer-encoding"] == "chunked")
+    }
+
+    @Test("A gzip body is decoded (the file holds the original bytes)")
+    func gzipBody() async throws {
+        let text = String(repeating: "<incident><road>경부고속도로</road></incident>\n", count: 500)
+        let server = try await LoopbackServer.start(routes: [Self.feedPath: [ResponseSpec(headers: ["Content-Type": "text/xml;charset=UTF-8"], body: text, gzip: true)]])
+        defer { server.stop() }
+        let client = URLSessionHTTPClient(configuration: testConfiguration(directory: try TestPaths.temporaryDirectory("net")))
+        let (data, file) = try await fetchData(client, router(server))
+        #expect(data == Data(text.utf8))
+        #expect(file.byteCount == Int64(text.utf8.count))
+        #expect(file.headers["content-encoding"] == "gzip")
+        #expect(file.contentType == "text/xml;charset=UTF-8")
+        let sent = try #require(await server.requests().first)
+        #expect(sent.headers["accept-encoding"]?.contains("gzip") == true)
+    }
+
+    @Test("A large body is streamed to a file, byte-identical")
+    func largeBody() async throws {
+        let directory = try TestPaths.temporaryDirectory("net-large")
+        let source = directory.appendingPathComponent("source.bin")
+        var generator = SeededGenerator(seed: 11)
+        let block = Data((0..<(1 << 16)).map { _ in UInt8.random(in: 0...255, using: &generator) })
+        var content = Data()
+        for _ in 0..<128 { content.append(block) }  // 8 MiB
+        try content.write(to: source)
+        let server = try await LoopbackServer.start(routes: [Self.feedPath: [ResponseSpec(bodyFile: source.path)]])
+        defer { server.stop() }
+        let bodies = try TestPaths.temporaryDirectory("net")
+        let client = URLSessionHTTPClient(configuration: testConfiguration(directory: bodies))
+        let (data, file) = try await fetchData(client, router(server))
+        #expect(file.byteCount == Int64(content.count))
+        #expect(data == content)
+        #expect(leftovers(in: bodies).isEmpty)
+    }
+
+    @Test("A body over maxBodyBytes is bodyTooLarge, not retried, no file remains", arguments: [false, true])
+    func bodyTooLarge(chunked: Bool) async throws {
+        let server = try await LoopbackServer.start(routes: [Self.feedPath: [ResponseSpec(body: String(repeating: "z", count: 5000), chunkSize: 512, chunked: chunked)]])
+        defer { server.stop() }
+        let directory = try TestPaths.temporaryDirectory("net")
+        var configuration = testConfiguration(directory: directory)
+        configuration.maxBodyBytes = 1000
+        let error = await networkError { try await fetchData(URLSessionHTTPClient(configuration: configuration), router(server)) }
+        #expect(error?.code == .bodyTooLarge)
+        #expect(error?.attempts == 1)
+        #expect(leftovers(in: directory).isEmpty)
+    }
+
+    @Test("An error thrown by the body closure is rethrown unchanged and the file is removed")
+    func bodyClosureThrows() async throws {
+        struct ParseFailure: Error, Equatable {}
+        let server = try await LoopbackServer.start(routes: [Self.feedPath: [.ok("not xml")]])
+        defer { server.stop() }
+        let directory = try TestPaths.temporaryDirectory("net")
+        let client = URLSessionHTTPClient(configuration: testConfiguration(directory: directory))
+        let seen = LockedURL()
+        await #expect(throws: ParseFailure.self) {
+            try await client.withResponse(for: router(server), label: "parse") { file -> Int in
+                seen.set(file.fileURL)
+                #expect(FileManager.default.fileExists(atPath: file.fileURL.path))
+                throw ParseFailure()
+            }
+        }
+        let fileURL = try #require(seen.get())
+        #expect(!FileManager.default.fileExists(atPath: fileURL.path))
+        #expect(leftovers(in: directory).isEmpty)
+    }
+
+    @Test("Router headers, method and JSON body reach the server")
+    func sendsHeadersAndBody() async throws {
+        struct Query: Codable, Sendable { var road: String }
+        let server = try await LoopbackServer.start(routes: ["/search": [.ok("[]")]])
+        defer { server.stop() }
+        var configuration = testConfiguration(directory: try TestPaths.temporaryDirectory("net"))
+        configuration.userAgent = "TrafficIncidents-test/1"
+        let target = TestRouter(baseURL: server.baseURL, path: "search", method: .put, headers: ["X-Trace": "t-1"], task: .jsonBody(Query(road: "경부")))
+        _ = try await fetchData(URLSessionHTTPClient(configuration: configuration), target)
+        let request = try #require(await server.requests().first)
+        #expect(request.method == "PUT")
+        #expect(request.headers["x-trace"] == "t-1")
+        #expect(request.headers["content-type"] == "application/json")
+        #expect(request.headers["user-agent"] == "TrafficIncidents-test/1")
+        #expect(request.body == #"{"road":"경부"}"#)
+    }
+
+    // MARK: Redirects
+
+    @Test("A redirect to another host (127.0.0.1 → localhost) drops the key; other parameters stay")
+    func crossHostRedirectDropsKey() async throws {
+        let server = try await LoopbackServer.start(routes: [
+            Self.feedPath: [ResponseSpec(status: 302, body: "moved", redirectTo: "http://localhost:{port}/moved")],
+            "/moved": [.ok("final body")],
+        ])
+        defer { server.stop() }
+        let log = EventLog()
+        let client = URLSessionHTTPClient(configuration: testConfiguration(directory: try TestPaths.temporaryDirectory("net")), onEvent: log.handler)
+        let (data, _) = try await fetchData(client, router(server))
+        #expect(String(decoding: data, as: UTF8.self) == "final body", "the redirect's own body is not mixed in")
+        let requests = try await server.requests()
+        try #require(requests.count == 2)
+        #expect(requests[0].queryValues("serviceKey") == [FakeKey.encoded])
+        #expect(requests[1].path == "/moved")
+        #expect(requests[1].headers["host"]?.hasPrefix("localhost") == true)
+        #expect(requests[1].queryNames == ["type"], "query after redirect: \(requests[1].query)")
+        #expect(FakeKey.leaks(in: requests[1].query).isEmpty)
+        #expect(log.decisions == ["done"])
+    }
+
+    @Test("A redirect on the same host keeps the key, still encoded once")
+    func sameHostRedirectKeepsKey() async throws {
+        let server = try await LoopbackServer.start(routes: [
+            Self.feedPath: [ResponseSpec(status: 301, redirectTo: "/moved")],
+            "/moved": [.ok("final")],
+        ])
+        defer { server.stop() }
+        let client = URLSessionHTTPClient(configuration: testConfiguration(directory: try TestPaths.temporaryDirectory("net")))
+        let (data, _) = try await fetchData(client, router(server))
+        #expect(String(decoding: data, as: UTF8.self) == "final")
+        let requests = try await server.requests()
+        try #require(requests.count == 2)
+        #expect(requests[1].path == "/moved")
+        #expect(requests[1].queryValues("serviceKey") == [FakeKey.encoded])
+    }
+
+    @Test("More than 5 redirects: tooManyRedirects, not retried")
+    func tooManyRedirects() async throws {
+        let server = try await LoopbackServer.start(routes: ["/loop": [ResponseSpec(redirectTo: "/loop")]])
+        defer { server.stop() }
+        let client = URLSessionHTTPClient(configuration: testConfiguration(directory: try TestPaths.temporaryDirectory("net")))
+        let error = await networkError { try await fetchData(client, router(server, path: "/loop")) }
+        #expect(error?.code == .tooManyRedirects)
+        #expect(error?.attempts == 1)
+        #expect(try await server.requests().count == 6)
+    }
+
+    // MARK: Cancellation
+
+    @Test("Cancelling the task during a slow download throws cancelled within about a second; no file remains")
+    func cancellation() async throws {
+        let server = try await LoopbackServer.start(routes: [Self.feedPath: [ResponseSpec(body: String(repeating: "s", count: 200), chunkSize: 2, chunkDelay: 0.2)]])
+        defer { server.stop() }
+        let directory = try TestPaths.temporaryDirectory("net")
+        let log = EventLog()
+        let client = URLSessionHTTPClient(configuration: testConfiguration(directory: directory), onEvent: log.handler)
+        let target = router(server)
+        let task = Task { try await fetchData(client, target) }
+
+        // Wait until the download is under way.
+        let deadline = ContinuousClock.now + .seconds(10)
+        while try await server.requests().isEmpty, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        try await Task.sleep(for: .milliseconds(300))
+        let cancelledAt = ContinuousClock.now
+        task.cancel()
+        let result = await task.result
+        let latency = ContinuousClock.now - cancelledAt
+
+        guard case .failure(let failure) = result, let error = failure as? NetworkError else {
+            Issue.record("expected a NetworkError, got \(result)")
+            return
+        }
+        #expect(error.code == .cancelled)
+        #expect(latency < .seconds(2), "\(latency)")
+        #expect(log.decisions == ["giveUp"])
+        #expect(leftovers(in: directory).isEmpty)
+    }
+
+    @Test("Cancelling at random moments of a redirect chain never crashes (corelibs redirect hazard)")
+    func cancellationDuringRedirects() async throws {
+        let server = try await LoopbackServer.start(routes: ["/spin": [ResponseSpec(delay: 0.005, redirectTo: "/spin")]])
+        defer { server.stop() }
+        let directory = try TestPaths.temporaryDirectory("net")
+        var configuration = testConfiguration(directory: directory, maxRetries: 0)
+        configuration.maxRedirects = 40
+        let client = URLSessionHTTPClient(configuration: configuration)
+        let target = router(server, path: "/spin")
+        var generator = SeededGenerator(seed: 3)
+        for _ in 0..<25 {
+            let task = Task { try await fetchData(client, target) }
+            try await Task.sleep(for: .milliseconds(Int.random(in: 0...120, using: &generator)))
+            task.cancel()
+            let result = await task.result
+            guard case .failure(let failure) = result, let error = failure as? NetworkError else {
+                Issue.record("expected a NetworkError, got \(result)")
+                continue
+            }
+            #expect(error.code == .cancelled || error.code == .tooManyRedirects, "\(error)")
+        }
+        #expect(leftovers(in: directory).isEmpty)
+    }
+
+    @Test("A task cancelled before the call sends nothing")
+    func cancelledBeforeStart() async throws {
+        let server = try await LoopbackServer.start(routes: [Self.feedPath: [.ok("x")]])
+        defer { server.stop() }
+        let client = URLSessionHTTPClient(configuration: testConfiguration(directory: try TestPaths.temporaryDirectory("net")))
+        let target = router(server)
+        let task = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            return try await fetchData(client, target)
+        }
+        let result = await task.result
+        guard case .failure(let failure) = result else {
+            Issue.record("expected failure")
+            return
+        }
+        #expect((failure as? NetworkError)?.code == .cancelled)
+        #expect(try await server.requests().isEmpty)
+    }
+
+    @Test("Cancelling during the wait between retries ends the call as cancelled")
+    func cancellationDuringBackoff() async throws {
+        let server = try await LoopbackServer.start(routes: [Self.feedPath: [.status(503, headers: ["Retry-After": "30"])]])
+        defer { server.stop() }
+        let client = URLSessionHTTPClient(configuration: testConfiguration(directory: try TestPaths.temporaryDirectory("net")))
+        let target = router(server)
+        let task = Task { try await fetchData(client, target) }
+        let deadline = ContinuousClock.now + .seconds(10)
+        while try await server.requests().isEmpty, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        try await Task.sleep(for: .milliseconds(200))
+        let cancelledAt = ContinuousClock.now
+        task.cancel()
+        let result = await task.result
+        #expect(ContinuousClock.now - cancelledAt < .seconds(2))
+        guard case .failure(let failure) = result else {
+            Issue.record("expected failure")
+            return
+        }
+        #expect((failure as? NetworkError)?.code == .cancelled)
+        #expect(try await server.requests().count == 1)
+    }
+
+    // MARK: Secrets
+
+    @Test("The key, in any encoding, appears in no error description and no event field", arguments: [FakeKey.raw, FakeKey.encoded])
+    func secretsNeverLeak(keyText: String) async throws {
+        let key = APIKey(keyText)
+        let echo = "your key \(FakeKey.raw) / \(FakeKey.encoded) / SECRETKEY%252Babc%252Fxyz%253D is not registered"
+        let server = try await LoopbackServer.start(routes: [
+            "/unauthorized": [.status(401, body: echo)],
+            "/busy": [.status(503, body: echo)],
+            "/redirect": [ResponseSpec(redirectTo: "http://localhost:{port}/unauthorized")],
+            "/hang": [.hang],
+            "/truncated": [ResponseSpec(body: echo, truncateAfter: 10)],
+        ])
+        defer { server.stop() }
+        let log = EventLog()
+        let configuration = testConfiguration(directory: try TestPaths.temporaryDirectory("net"), requestTimeout: 1, maxRetries: 1, baseDelay: 0.01)
+        let client = URLSessionHTTPClient(configuration: configuration, onEvent: log.handler)
+
+        var texts: [String] = []
+        for path in ["/unauthorized", "/busy", "/redirect", "/hang", "/truncated"] {
+            let target = router(server, path: path, key: key, extra: [.text("echo", keyText)])
+            if let error = await networkError({ try await fetchData(client, target) }) {
+                texts += [error.description, error.redactedURL, error.detail ?? "", error.bodyExcerpt ?? "", error.label,
+                          String(describing: error), String(reflecting: error)]
+            }
+        }
+        let closed = try await LoopbackServer.start()
+        let deadURL = closed.baseURL
+        closed.stop()
+        let refused = TestRouter(baseURL: deadURL, path: "/x", task: .queryParameters([.key("serviceKey", key)]))
+        if let error = await networkError({ try await fetchData(client, refused) }) {
+            texts += [error.description, error.detail ?? "", String(reflecting: error)]
+        }
+        for event in log.events {
+            texts += [event.description, event.redactedURL, event.errorSummary ?? "", event.label, String(reflecting: event)]
+        }
+
+        #expect(log.events.count >= 10)
+        for text in texts {
+            #expect(FakeKey.leaks(in: text).isEmpty, "leak in: \(text)")
+        }
+        // Not vacuous: the key did go on the wire, encoded once.
+        let first = try #require(await server.requests(path: "/unauthorized").first)
+        #expect(first.queryValues("serviceKey") == [FakeKey.encoded])
+        #expect(texts.contains { $0.contains("serviceKey=REDACTED") })
+    }
+}
+
+/// A URL handed out of a non-escaping closure.
+final class LockedURL: @unchecked Sendable {
+    private let lock = NSLock()
+    private var url: URL?
+
+    func set(_ url: URL) {
+        lock.lock()
+        self.url = url
+        lock.unlock()
+    }
+
+    func get() -> URL? {
+        lock.lock()
+        defer { lock.unlock() }
+        return url
+    }
+}
