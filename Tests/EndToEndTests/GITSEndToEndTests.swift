@@ -1,0 +1,118 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// The built executables, through a real HTTP server on loopback, into a temporary SQLite file.
+@Suite("End to end: GITS", .serialized)
+struct GITSEndToEndTests {
+    static let realFeed = TestPaths.sharedFeed("gg_gits/getIncidentInfo_20230321.xml").path
+    static let key = "SECRET+gits/Key=="
+
+    @Test("ingest --file of the recorded response, then incidents list --format json: the 4 real incidents")
+    func ingestFile() throws {
+        let ws = try Workspace()
+        let result = try run("incident-scheduler", ["ingest", "--source", "gits", "--file", Self.realFeed, "--database", ws.database])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stderr.contains("event=ingest.finished source=gits provider=gits status=succeeded fetched=4 inserted=4"))
+        let rows = try ws.listJSON()
+        #expect(rows.count == 4)
+        let row = try #require(rows.first { $0.text("external_id") == "202303216347" })
+        #expect(row.text("source") == "gits")
+        #expect(row.text("category") == "breakdown")
+        #expect(row.text("road") == "강변북로")
+        #expect(row.text("location") == "(구리방향) 잠실대교 → 잠실철교")
+        #expect(row.text("restriction") == "4차로")
+        #expect(row.text("description") == "[차량고장] 강변북로 (구리방향) 잠실대교 → 잠실철교  4차로 통제,  차량고장")
+        #expect(row.number("longitude") == 127.08203126)
+        #expect(row.number("latitude") == 37.52739696162846)
+        #expect(row.text("started_at") == "2023-03-21T05:13:00Z")
+        #expect(row.text("expected_end_at") == "2023-03-21T06:25:00Z")
+        #expect(row["ended_at"] is NSNull)
+        #expect(row.text("first_seen_at") == row.text("last_seen_at"))
+        #expect(row.text("first_seen_at")?.hasSuffix("Z") == true)
+    }
+
+    @Test("run --once over loopback HTTP: the key is sent encoded once, the incidents stored, a re-run keeps first_seen_at")
+    func runOnce() throws {
+        let server = try LoopbackServer(routes: ["/api/rest/getIncidentInfo": [
+            ResponseSpec(status: 200, headers: ["Content-Type": "text/xml;charset=UTF-8"], bodyFile: Self.realFeed),
+        ]])
+        let ws = try Workspace()
+        let config = try ws.write("config.json", """
+            {"database": "\(ws.database)", "sources": [{"name": "gits", "provider": "gits", "keyEnv": "GITS_SERVICE_KEY",
+              "baseURL": "\(server.url("/api/rest/").absoluteString)", "interval": "5m"}]}
+            """)
+        let first = try run("incident-scheduler", ["run", "--once", "--config", config, "--verbose"],
+                            environment: ["GITS_SERVICE_KEY": Self.key])
+        #expect(first.status == 0, "\(first.stderr)")
+        #expect(first.stderr.contains("source=gits provider=gits status=succeeded fetched=4 inserted=4 updated=0 unchanged=0"))
+        let requests = try server.requests(path: "/api/rest/getIncidentInfo")
+        #expect(requests.count == 1)
+        #expect(requests.first?.query == "serviceKey=SECRET%2Bgits%2FKey%3D%3D")
+        let before = try ws.listJSON()
+        #expect(before.count == 4)
+
+        sleep(1)  // the next poll is a later second
+        let second = try run("incident-scheduler", ["run", "--once", "--config", config],
+                             environment: ["GITS_SERVICE_KEY": Self.key])
+        #expect(second.status == 0, "\(second.stderr)")
+        #expect(second.stderr.contains("fetched=4 inserted=0 updated=0 unchanged=4 reopened=0 cleared=0"))
+        let after = try ws.listJSON()
+        #expect(after.count == 4)
+        for row in after {
+            let earlier = try #require(before.first { $0.text("external_id") == row.text("external_id") })
+            #expect(row.text("first_seen_at") == earlier.text("first_seen_at"))
+            #expect(row.text("last_seen_at")! > earlier.text("last_seen_at")!)
+        }
+        expectNoKey(Self.key, in: [first.stdout, first.stderr, second.stdout, second.stderr], database: ws.databaseBytes())
+    }
+
+    @Test("an API error envelope with HTTP 200 stores nothing, is recorded as failed, and exits 1")
+    func apiErrorEnvelope() throws {
+        let server = try LoopbackServer(routes: ["/api/rest/getIncidentInfo": [
+            ResponseSpec(status: 200, bodyFile: TestPaths.fixture("gits/error_headerCd_99.xml").path),
+        ]])
+        let ws = try Workspace()
+        let result = try run("incident-scheduler", ["run", "--once", "--database", ws.database],
+                             environment: ["GITS_SERVICE_KEY": Self.key, "GITS_BASE_URL": server.url("/api/rest/").absoluteString])
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("level=error event=ingest.failed source=gits"))
+        #expect(result.stderr.contains("headerCd=99"))
+        #expect(try ws.listJSON().isEmpty)
+        expectNoKey(Self.key, in: [result.stdout, result.stderr], database: ws.databaseBytes())
+    }
+
+    @Test("usage errors: one line, a hint, exit 64", arguments: [
+        ["incidents", "list", "--bogus"], ["incidents", "list", "--format", "xml"], ["incident-scheduler", "run"],
+        ["incident-scheduler", "ingest", "--file", "x.xml"], ["incident-scheduler", "frobnicate"],
+    ])
+    func usageErrors(arguments: [String]) throws {
+        let result = try run(arguments[0], Array(arguments.dropFirst()))
+        #expect(result.status == 64)
+        let lines = result.stderr.split(separator: "\n")
+        #expect(lines.count == 2)
+        #expect(lines.first?.hasPrefix("error: ") == true)
+        #expect(lines.last?.hasPrefix("hint: see '") == true)
+        #expect(result.stdout.isEmpty)
+    }
+
+    @Test("--help on every command prints usage to stdout and exits 0", arguments: [
+        ["incidents"], ["incidents", "list"], ["incident-scheduler"], ["incident-scheduler", "run"],
+        ["incident-scheduler", "ingest"], ["incident-scheduler", "sources"], ["incident-scheduler", "migrate"],
+    ])
+    func help(arguments: [String]) throws {
+        let result = try run(arguments[0], Array(arguments.dropFirst()) + ["--help"])
+        #expect(result.status == 0)
+        #expect(result.stdout.contains("USAGE: \(arguments.joined(separator: " "))"))
+        #expect(result.stderr.isEmpty)
+    }
+
+    @Test("querying a database that does not exist says so and exits 66")
+    func missingDatabase() throws {
+        let ws = try Workspace()
+        let result = try run("incidents", ["list", "--database", ws.database])
+        #expect(result.status == 66)
+        #expect(result.stderr.contains("no incidents database at \(ws.database)"))
+        #expect(!FileManager.default.fileExists(atPath: ws.database))
+    }
+}

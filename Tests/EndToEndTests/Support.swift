@@ -1,0 +1,59 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// A temporary working directory with a database path and helpers to run the two executables.
+struct Workspace {
+    let directory: URL
+    var database: String { directory.appendingPathComponent("incidents.sqlite").path }
+
+    init() throws {
+        directory = try TestPaths.temporaryDirectory("e2e")
+    }
+
+    func write(_ name: String, _ text: String) throws -> String {
+        let url = directory.appendingPathComponent(name)
+        try Data(text.utf8).write(to: url)
+        return url.path
+    }
+
+    /// `incidents list --database DB --format json ARGS…`, parsed.
+    func listJSON(_ arguments: [String] = []) throws -> [[String: Any]] {
+        let result = try run("incidents", ["list", "--database", database, "--format", "json"] + arguments)
+        #expect(result.status == 0, "incidents list failed: \(result.stderr)")
+        let parsed = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8))
+        return try #require(parsed as? [[String: Any]])
+    }
+
+    /// Every byte the database keeps (the file, its WAL and its shared-memory file).
+    func databaseBytes() -> Data {
+        ["", "-wal", "-shm"].reduce(into: Data()) { all, suffix in
+            all.append((try? Data(contentsOf: URL(fileURLWithPath: database + suffix))) ?? Data())
+        }
+    }
+}
+
+/// The forms a key can take in text: raw, percent-encoded once and twice, `+` read as space.
+func keyForms(_ raw: String) -> [String] {
+    let encoded = raw.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? raw
+    let twice = encoded.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? encoded
+    return [raw, encoded, twice, raw.replacingOccurrences(of: "+", with: " ")]
+}
+
+/// Fails the test if any form of `key` appears in any of `texts` or in the database bytes.
+func expectNoKey(_ key: String, in texts: [String], database: Data? = nil, sourceLocation: SourceLocation = #_sourceLocation) {
+    for form in keyForms(key) {
+        for text in texts {
+            #expect(!text.contains(form), "the key (as \(form)) leaked into: \(text.prefix(300))", sourceLocation: sourceLocation)
+        }
+        if let database {
+            #expect(database.range(of: Data(form.utf8)) == nil, "the key (as \(form)) is stored in the database",
+                    sourceLocation: sourceLocation)
+        }
+    }
+}
+
+extension Dictionary where Key == String, Value == Any {
+    func text(_ key: String) -> String? { self[key] as? String }
+    func number(_ key: String) -> Double? { (self[key] as? NSNumber)?.doubleValue }
+}
