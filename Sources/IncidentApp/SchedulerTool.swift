@@ -15,7 +15,8 @@ public enum SchedulerTool {
         help: "JSON configuration (sources, database). Without it, GITS is configured from $GITS_SERVICE_KEY.")
     static let logFormatOption = Option.value("log-format", placeholder: "logfmt|json",
         help: "Format of the log lines on stderr.", default: "logfmt")
-    static let verboseOption = Option.flag("verbose", short: "v", help: "Also log each HTTP attempt and debug detail.")
+    static let verboseOption = Option.flag("verbose", short: "v",
+        help: "Also log HTTP attempts that succeeded at once (retries and failures are always logged).")
 
     public static func command(_ context: Context) -> Command {
         Command(
@@ -363,13 +364,16 @@ public enum SchedulerTool {
         case .failed, .cancelled, .skipped:
             logger.log(run.status == .skipped ? .warning : .error, "ingest.\(run.status.rawValue)", [
                 "source": run.source, "provider": provider, "status": run.status.rawValue,
-                "duration_s": duration, "error": run.error,
+                "duration_s": duration, "resumes_at": run.resumesAt?.rfc3339, "error": run.error,
             ])
         }
     }
 
+    /// One line per HTTP attempt. A clean first-attempt success is debug (shown with
+    /// `--verbose`); retries and failures are warnings, always shown.
     static func logHTTPEvent(_ event: NetworkEvent, logger: Logger) {
-        logger.log(.debug, "http.attempt", [
+        let clean = event.decision == .done && event.attempt == 1 && (200...299).contains(event.statusCode ?? 0)
+        logger.log(clean ? .debug : .warning, "http.attempt", [
             "source": event.label, "method": event.method.rawValue, "url": event.redactedURL,
             "status": event.statusCode, "bytes": event.bytes, "duration_ms": event.durationMilliseconds,
             "attempt": event.attempt, "decision": event.decision, "error": event.errorSummary,

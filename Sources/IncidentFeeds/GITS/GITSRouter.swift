@@ -26,5 +26,17 @@ public enum GITSRouter: Router {
         }
     }
 
-    public var sampleResponse: StubResponse? { nil }
+    /// One incident in the real response's shape (Moya's `sampleData`), for stubbed tests.
+    public var sampleResponse: StubResponse? {
+        StubResponse(headers: ["Content-Type": "text/xml;charset=UTF-8"], text: """
+            <?xml version="1.0" encoding="UTF-8" standalone="yes"?><ServiceResult><comMsgHeader/><msgHeader>\
+            <headerCd>0</headerCd><headerMsg>정상적으로 처리되었습니다.</headerMsg><itemCount>1</itemCount></msgHeader>\
+            <msgBody><itemList><routeId></routeId><linkId>1000000001</linkId><spotId></spotId><regSeq>202401010001</regSeq>\
+            <confirmDate>2024-01-01 09:05:00</confirmDate><startDate>2024-01-01 09:00:00</startDate>\
+            <estEndDate>2024-01-01 11:00:00</estEndDate><endDate></endDate><restrictType>1차로</restrictType>\
+            <inciDesc>[사고] 경부고속도로 (서울방향) 수원IC → 신갈JC  1차로 통제</inciDesc><inciPlace1>경부고속도로</inciPlace1>\
+            <inciPlace2>(서울방향) 수원IC → 신갈JC</inciPlace2><coord_x>127.1</coord_x><coord_y>37.27</coord_y></itemList>\
+            </msgBody></ServiceResult>
+            """)
+    }
 }

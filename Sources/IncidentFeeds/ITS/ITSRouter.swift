@@ -43,7 +43,15 @@ public enum ITSRouter: Router {
         }
     }
 
-    public var sampleResponse: StubResponse? { nil }
+    /// One event in the JSON envelope (Moya's `sampleData`), for stubbed tests.
+    public var sampleResponse: StubResponse? {
+        StubResponse(headers: ["Content-Type": "application/json"], text: """
+            {"header":{"resultCode":0,"resultMsg":"success"},"body":{"totalCount":1,"items":[{"type":"고속도로",\
+            "eventType":"공사","eventDetailType":"작업","startDate":"20240101090000","coordX":"127.4226","coordY":"36.4137",\
+            "linkId":"1870199600","roadName":"경부선","roadNo":"1","roadDrcType":"기점","lanesBlockType":"","lanesBlocked":"",\
+            "message":"(갓길)작업중","endDate":""}]}}
+            """)
+    }
 
     /// Degrees as plain decimal text (`126.76`, never `1.2676e2`).
     static func degrees(_ value: Double) -> String {

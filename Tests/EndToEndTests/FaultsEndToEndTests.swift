@@ -1,0 +1,201 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// The scheduler against a loopback server that injects faults: every failure is typed,
+/// recorded, stores nothing, and never shows the key.
+@Suite("End to end: network faults", .serialized)
+struct FaultsEndToEndTests {
+    static let rawKey = "FAULT+secret/Key=="
+    static let encodedKey = "FAULT%2Bsecret%2FKey%3D%3D"
+    static let feed = TestPaths.sharedFeed("gg_gits/getIncidentInfo_20230321.xml").path
+
+    /// A workspace whose database already holds one successful GITS poll, and a config that
+    /// points GITS at `server`.
+    struct Setup {
+        let ws: Workspace
+        let config: String
+        let server: LoopbackServer
+        let before: [[String: Any]]
+
+        init(key: String, retry: String = #"{"maxRetries": 2, "baseDelay": 0.1, "maxDelay": 0.2}"#, timeout: String = "30s") async throws {
+            server = try await LoopbackServer.start(routes: [:])
+            ws = try Workspace()
+            config = try ws.write("config.json", """
+                {"database": "\(ws.database)", "sources": [{"name": "gits", "provider": "gits", "keyEnv": "GITS_SERVICE_KEY",
+                  "baseURL": "\(server.url("/api/rest/").absoluteString)", "timeout": "\(timeout)", "retry": \(retry)}]}
+                """)
+            let seed = try run("incident-scheduler", ["ingest", "--source", "gits", "--file", TestPaths.fixture("gits/incidents_3.xml").path,
+                                                       "--database", ws.database])
+            #expect(seed.status == 0)
+            before = try ws.listJSON()
+            #expect(before.count == 3)
+        }
+
+        func runOnce(_ key: String, extra: [String] = []) throws -> ProcessResult {
+            try run("incident-scheduler", ["run", "--once", "--config", config, "--verbose"] + extra,
+                    environment: ["GITS_SERVICE_KEY": key])
+        }
+
+        /// The database still holds exactly the seeded poll.
+        func expectUnchanged(sourceLocation: SourceLocation = #_sourceLocation) throws {
+            let after = try ws.listJSON()
+            #expect(after.count == before.count, sourceLocation: sourceLocation)
+            for (a, b) in zip(after, before) {
+                #expect(a.text("external_id") == b.text("external_id"), sourceLocation: sourceLocation)
+                #expect(a.text("last_seen_at") == b.text("last_seen_at"), sourceLocation: sourceLocation)
+                #expect(a["cleared_at"] is NSNull, sourceLocation: sourceLocation)
+            }
+        }
+
+        func lastRunStatus() throws -> String {
+            let sources = try run("incident-scheduler", ["sources", "--config", config], environment: ["GITS_SERVICE_KEY": "x"])
+            let row = sources.stdout.split(separator: "\n").first { $0.hasPrefix("gits ") } ?? ""
+            return row.split(separator: " ", omittingEmptySubsequences: true).dropLast().last.map(String.init) ?? ""
+        }
+    }
+
+    @Test("503, 503, 200: success after two retries, three attempts logged", arguments: [rawKey, encodedKey])
+    func retriesThenSuccess(key: String) async throws {
+        let s = try await Setup(key: key)
+        try await s.server.script("/api/rest/getIncidentInfo", [.status(503), .status(503), ResponseSpec(bodyFile: Self.feed)])
+        let result = try s.runOnce(key)
+        #expect(result.status == 0, "\(result.stderr)")
+        let attempts = result.stderr.split(separator: "\n").filter { $0.contains("event=http.attempt") }
+        #expect(attempts.count == 3)
+        #expect(attempts[0].contains("status=503") && attempts[0].contains("attempt=1") && attempts[0].contains("decision=retry"))
+        #expect(attempts[2].contains("status=200") && attempts[2].contains("attempt=3"))
+        #expect(attempts.allSatisfy { $0.contains("serviceKey=REDACTED") })
+        #expect(result.stderr.contains("fetched=4 inserted=4"))
+        expectNoKey(Self.rawKey, in: [result.stdout, result.stderr], database: s.ws.databaseBytes())
+    }
+
+    @Test("401 and a code-30 envelope: exactly one attempt, a typed error, nothing stored", arguments: [
+        ResponseSpec.status(401, body: "Unauthorized"),
+        ResponseSpec.ok("<OpenAPI_ServiceResponse><cmmMsgHeader><errMsg>SERVICE ERROR</errMsg><returnAuthMsg>SERVICE_KEY_IS_NOT_REGISTERED_ERROR</returnAuthMsg><returnReasonCode>30</returnReasonCode></cmmMsgHeader></OpenAPI_ServiceResponse>"),
+    ], [rawKey, encodedKey])
+    func notRetried(response: ResponseSpec, key: String) async throws {
+        let s = try await Setup(key: key)
+        try await s.server.script("/api/rest/getIncidentInfo", [response])
+        let result = try s.runOnce(key)
+        #expect(result.status == 1)
+        #expect(try await s.server.requests(path: "/api/rest/getIncidentInfo").count == 1)
+        #expect(result.stderr.contains(response.status == 401 ? "HTTP 401" : "gateway error 30"))
+        try s.expectUnchanged()
+        #expect(try s.lastRunStatus() == "failed")
+        expectNoKey(Self.rawKey, in: [result.stdout, result.stderr], database: s.ws.databaseBytes())
+    }
+
+    @Test("a server that never answers: the request times out at the limit, is retried, the run fails and stores nothing")
+    func timeout() async throws {
+        let s = try await Setup(key: Self.rawKey, retry: #"{"maxRetries": 1, "baseDelay": 0.1}"#, timeout: "1s")
+        try await s.server.script("/api/rest/getIncidentInfo", [.hang])
+        let started = Date()
+        let result = try s.runOnce(Self.rawKey)
+        let elapsed = Date().timeIntervalSince(started)
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("timed out"))
+        #expect(try await s.server.requests(path: "/api/rest/getIncidentInfo").count == 2)
+        #expect(elapsed >= 1.9 && elapsed < 15, "took \(elapsed) s")
+        try s.expectUnchanged()
+        #expect(try s.lastRunStatus() == "failed")
+        expectNoKey(Self.rawKey, in: [result.stdout, result.stderr], database: s.ws.databaseBytes())
+    }
+
+    @Test("a body cut short or a connection closed mid-body: typed error, database unchanged", arguments: [
+        ResponseSpec(bodyFile: feed, truncateAfter: 1500), ResponseSpec(bodyFile: feed, close: .afterHeaders),
+    ], [rawKey, encodedKey])
+    func truncated(response: ResponseSpec, key: String) async throws {
+        let s = try await Setup(key: key, retry: #"{"maxRetries": 0}"#)
+        try await s.server.script("/api/rest/getIncidentInfo", [response])
+        let result = try s.runOnce(key)
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("level=error event=ingest.failed source=gits"))
+        try s.expectUnchanged()
+        expectNoKey(Self.rawKey, in: [result.stdout, result.stderr], database: s.ws.databaseBytes())
+    }
+
+    @Test("a body sent in 1-byte chunks gives the same incidents as sent whole")
+    func oneByteChunks() async throws {
+        let whole = try await Setup(key: Self.rawKey)
+        try await whole.server.script("/api/rest/getIncidentInfo", [ResponseSpec(bodyFile: Self.feed)])
+        #expect(try whole.runOnce(Self.rawKey).status == 0)
+        let chunked = try await Setup(key: Self.rawKey)
+        try await chunked.server.script("/api/rest/getIncidentInfo", [ResponseSpec(bodyFile: Self.feed, chunkSize: 1, chunked: true)])
+        #expect(try chunked.runOnce(Self.rawKey).status == 0)
+        let strip: ([String: Any]) -> [String: String] = { row in
+            row.filter { !["id", "first_seen_at", "last_seen_at", "cleared_at"].contains($0.key) }.mapValues { "\($0)" }
+        }
+        #expect(try whole.ws.listJSON(["--order", "source"]).map(strip) == chunked.ws.listJSON(["--order", "source"]).map(strip))
+    }
+
+    @Test("quota exhausted (429 past the retries): the next run skips without a request; after the reset time it runs")
+    func quota() async throws {
+        let s = try await Setup(key: Self.rawKey, retry: #"{"maxRetries": 0}"#)
+        try await s.server.script("/api/rest/getIncidentInfo", [
+            ResponseSpec(status: 429, headers: ["Retry-After": "3"], body: "slow down"), ResponseSpec(bodyFile: Self.feed),
+        ])
+        let first = try s.runOnce(Self.rawKey)
+        #expect(first.status == 1)
+        #expect(first.stderr.contains("quota"))
+        let second = try s.runOnce(Self.rawKey)
+        #expect(second.status == 3, "\(second.stderr)")
+        #expect(second.stderr.contains("level=warning event=ingest.skipped source=gits"))
+        #expect(try await s.server.requests(path: "/api/rest/getIncidentInfo").count == 1)
+        #expect(try s.lastRunStatus() == "skipped")
+        try await Task.sleep(nanoseconds: 3_500_000_000)
+        let third = try s.runOnce(Self.rawKey)
+        #expect(third.status == 0, "\(third.stderr)")
+        #expect(try await s.server.requests(path: "/api/rest/getIncidentInfo").count == 2)
+        expectNoKey(Self.rawKey, in: [first.stderr, second.stderr, third.stderr], database: s.ws.databaseBytes())
+    }
+
+    @Test("a daily quota envelope (gateway 22) skips the source until the next midnight in Korea")
+    func dailyQuota() async throws {
+        let s = try await Setup(key: Self.rawKey)
+        try await s.server.script("/api/rest/getIncidentInfo", [ResponseSpec(bodyFile: TestPaths.fixture("datagokr/gateway_error_22_quota.xml").path)])
+        #expect(try s.runOnce(Self.rawKey).status == 1)
+        let skipped = try s.runOnce(Self.rawKey)
+        #expect(skipped.status == 3)
+        let line = try #require(skipped.stderr.split(separator: "\n").first { $0.contains("event=ingest.skipped") })
+        #expect(line.contains("T15:00:00Z"), "resumes at 00:00 KST = 15:00 UTC: \(line)")
+    }
+
+    @Test("the whole-run deadline cancels a source still running: exit 1, the run recorded as cancelled, nothing stored")
+    func deadline() async throws {
+        let s = try await Setup(key: Self.encodedKey)
+        try await s.server.script("/api/rest/getIncidentInfo", [.hang])
+        let started = Date()
+        let result = try s.runOnce(Self.encodedKey, extra: ["--deadline", "2s"])
+        let elapsed = Date().timeIntervalSince(started)
+        #expect(result.status == 1)
+        #expect(elapsed < 10, "took \(elapsed) s")
+        #expect(result.stderr.contains("level=error event=run.deadline_exceeded deadline=2s"))
+        #expect(result.stderr.contains("status=cancelled"))
+        try s.expectUnchanged()
+        #expect(try s.lastRunStatus() == "cancelled")
+        expectNoKey(Self.rawKey, in: [result.stdout, result.stderr], database: s.ws.databaseBytes())
+    }
+
+    @Test("SIGTERM during a slow download: exits within 5 s with 143, the run is recorded as cancelled, the database unchanged")
+    func sigterm() async throws {
+        let s = try await Setup(key: Self.rawKey)
+        try await s.server.script("/api/rest/getIncidentInfo", [ResponseSpec(bodyFile: Self.feed, chunkSize: 64, chunkDelay: 1)])
+        let process = try RunningProcess(Executables.url("incident-scheduler"), ["run", "--once", "--config", s.config],
+                                         environment: ["GITS_SERVICE_KEY": Self.rawKey])
+        for _ in 0..<100 where try await s.server.requests(path: "/api/rest/getIncidentInfo").isEmpty {
+            try await Task.sleep(nanoseconds: 50_000_000)
+        }
+        try await Task.sleep(nanoseconds: 300_000_000)
+        let signalled = Date()
+        process.send(SIGTERM)
+        let result = process.wait(timeout: 30)
+        let elapsed = Date().timeIntervalSince(signalled)
+        #expect(elapsed < 5, "took \(elapsed) s to stop")
+        #expect(result.status == 143, "\(result.stderr)")
+        #expect(result.stderr.contains("status=cancelled"))
+        try s.expectUnchanged()
+        #expect(try s.lastRunStatus() == "cancelled")
+        expectNoKey(Self.rawKey, in: [result.stdout, result.stderr], database: s.ws.databaseBytes())
+    }
+}

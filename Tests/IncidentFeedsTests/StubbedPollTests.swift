@@ -1,0 +1,105 @@
+import Foundation
+import IncidentCore
+@testable import IncidentFeeds
+import IncidentNetworking
+import Testing
+
+/// The feeds polled through `StubHTTPClient` (the routers' sample responses, no sockets),
+/// and the `IngestIncidents` use case over them with an in-memory store double.
+@Suite("Polling through the stub client")
+struct StubbedPollTests {
+    /// A store double that keeps what it is given, to test the use case alone.
+    final class RecordingStore: IncidentStore, @unchecked Sendable {
+        var stored: [Incident] = []
+        var runs: [IngestRun] = []
+        var resumesAt: UTCInstant?
+
+        struct Sink: IncidentSink {
+            let store: RecordingStore
+            func upsert(_ incident: Incident) throws { store.pending.append(incident) }
+        }
+        var pending: [Incident] = []
+
+        func ingest(source: String, startedAt: UTCInstant, dryRun: Bool,
+                    _ produce: (any IncidentSink) throws -> Void) throws -> IngestCounts {
+            pending = []
+            try produce(Sink(store: self))  // a throw discards `pending`, like a rollback
+            if !dryRun { stored += pending }
+            return IngestCounts(fetched: pending.count, inserted: pending.count)
+        }
+
+        func recordRun(_ run: IngestRun) throws { runs.append(run) }
+        func quotaResumesAt(source: String) throws -> UTCInstant? { resumesAt }
+    }
+
+    static let now = UTCInstant(rfc3339: "2024-01-01T00:00:00Z")!
+
+    func ingest(_ store: RecordingStore) -> IngestIncidents {
+        IngestIncidents(store: store, clock: .fixed(Self.now), describe: { String(describing: $0) })
+    }
+
+    @Test("each provider's sample response polls into mapped incidents", arguments: ["gits", "its"])
+    func samples(provider: String) async throws {
+        let source = SourceDefinition(name: "\(provider)-test", provider: provider, key: APIKey("k+1/2="))
+        let feed = try ProviderRegistry.feed(for: source, client: StubHTTPClient())
+        let store = RecordingStore()
+        let run = await ingest(store)(feed)
+        #expect(run.status == .succeeded)
+        #expect(run.counts.fetched == 1)
+        let incident = try #require(store.stored.first)
+        #expect(incident.source == "\(provider)-test")
+        #expect(incident.startedAt?.rfc3339 == (provider == "gits" ? "2024-01-01T00:00:00Z" : "2024-01-01T00:00:00Z"))
+        #expect(incident.category == (provider == "gits" ? .accident : .roadwork))
+    }
+
+    @Test("an HTTP error becomes a failed run with a log-safe error; nothing is stored")
+    func httpError() async throws {
+        let client = StubHTTPClient { _, _ in StubResponse(statusCode: 503, text: "busy") }
+        let feed = try ProviderRegistry.feed(for: SourceDefinition(name: "gits", provider: "gits", key: APIKey("SECRET+k")), client: client)
+        let store = RecordingStore()
+        let run = await ingest(store)(feed)
+        #expect(run.status == .failed)
+        #expect(run.error?.contains("HTTP 503") == true)
+        #expect(run.error?.contains("SECRET") == false)
+        #expect(store.stored.isEmpty)
+        #expect(store.runs.map(\.status) == [.failed])
+    }
+
+    @Test("a 429 after the retries is a quota error: the run records when the source may run again")
+    func tooManyRequests() async throws {
+        let client = StubHTTPClient { _, _ in StubResponse(statusCode: 429, headers: ["Retry-After": "120"], text: "") }
+        let feed = try ProviderRegistry.feed(for: SourceDefinition(name: "its", provider: "its", key: APIKey("k")), client: client)
+        let store = RecordingStore()
+        let run = await ingest(store)(feed)
+        #expect(run.status == .failed)
+        #expect(run.resumesAt == Self.now.adding(seconds: 120))
+    }
+
+    @Test("an exhausted source is skipped without a request")
+    func skipped() async throws {
+        let client = StubHTTPClient { _, _ in
+            Issue.record("no request may be sent for an exhausted source")
+            return StubResponse(text: "")
+        }
+        let feed = try ProviderRegistry.feed(for: SourceDefinition(name: "gits", provider: "gits", key: APIKey("k")), client: client)
+        let store = RecordingStore()
+        store.resumesAt = Self.now.adding(seconds: 60)
+        let run = await ingest(store)(feed)
+        #expect(run.status == .skipped)
+        #expect(run.error?.contains("2024-01-01T00:01:00Z") == true)
+        #expect(store.runs.map(\.status) == [.skipped])
+    }
+
+    @Test("a record that fails mapping fails the whole poll: the store keeps nothing of it")
+    func badRecord() async throws {
+        let client = StubHTTPClient { _, _ in
+            StubResponse(text: "<ServiceResult><msgHeader><headerCd>0</headerCd></msgHeader><msgBody><itemList><regSeq>1</regSeq></itemList><itemList><startDate>bad</startDate></itemList></msgBody></ServiceResult>")
+        }
+        let feed = try ProviderRegistry.feed(for: SourceDefinition(name: "gits", provider: "gits", key: APIKey("k")), client: client)
+        let store = RecordingStore()
+        let run = await ingest(store)(feed)
+        #expect(run.status == .failed)
+        #expect(run.error?.contains("has no regSeq") == true)
+        #expect(store.stored.isEmpty)
+    }
+}
