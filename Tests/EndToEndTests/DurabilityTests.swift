@@ -1,0 +1,123 @@
+import Foundation
+import IncidentSQLite
+import TestSupport
+import Testing
+
+/// Crashes, overlapping cron runs and concurrent readers against the real executables.
+@Suite("End to end: durability and concurrency", .serialized)
+struct DurabilityTests {
+    /// Writes a GITS feed of `count` records with `../shared/bench/gen_gits_feed.py`.
+    static func generatedFeed(_ count: Int, seed: Int, in directory: URL) throws -> String {
+        let path = directory.appendingPathComponent("feed-\(count)-\(seed).xml").path
+        let generator = TestPaths.packageRoot.deletingLastPathComponent().appendingPathComponent("shared/bench/gen_gits_feed.py")
+        let process = try RunningProcess(URL(fileURLWithPath: "/usr/bin/python3"), [generator.path, String(count), path, "--seed", String(seed)])
+        let result = process.wait(timeout: 120)
+        #expect(result.status == 0, "\(result.stderr)")
+        return path
+    }
+
+    /// What identifies a database state: rows, runs, revisions, and the sum of last_seen_run_id.
+    struct Snapshot: Equatable, CustomStringConvertible {
+        var incidents: Int64
+        var runs: Int64
+        var revisions: Int64
+        var seenRunSum: Int64
+        var description: String { "incidents=\(incidents) runs=\(runs) revisions=\(revisions) seen=\(seenRunSum)" }
+    }
+
+    static func snapshot(_ path: String) throws -> (Snapshot, integrity: String) {
+        let db = try Database(path: path, mode: .readWrite)
+        let check = try db.prepare("PRAGMA integrity_check")
+        _ = try check.step()
+        let integrity = check.string(at: 0) ?? ""
+        let snapshot = Snapshot(
+            incidents: try db.scalarInt("SELECT count(*) FROM incidents") ?? -1,
+            runs: try db.scalarInt("SELECT count(*) FROM ingest_runs") ?? -1,
+            revisions: try db.scalarInt("SELECT count(*) FROM incident_revisions") ?? -1,
+            seenRunSum: try db.scalarInt("SELECT coalesce(sum(last_seen_run_id), 0) FROM incidents") ?? -1)
+        return (snapshot, integrity)
+    }
+
+    /// Copies the database (file, WAL) so a state can be restored exactly.
+    static func copyDatabase(_ from: String, to: String) throws {
+        for suffix in ["", "-wal"] {
+            try? FileManager.default.removeItem(atPath: to + suffix)
+            if FileManager.default.fileExists(atPath: from + suffix) {
+                try FileManager.default.copyItem(atPath: from + suffix, toPath: to + suffix)
+            }
+        }
+        try? FileManager.default.removeItem(atPath: to + "-shm")
+    }
+
+    @Test("SIGKILL at random moments of a large ingest leaves exactly the before- or the after-state; then a normal run works")
+    func killNine() throws {
+        let ws = try Workspace()
+        let first = try Self.generatedFeed(10_000, seed: 1, in: ws.directory)
+        let second = try Self.generatedFeed(20_000, seed: 2, in: ws.directory)
+        let seed = try run("incident-scheduler", ["ingest", "--source", "gits", "--file", first, "--database", ws.database])
+        #expect(seed.status == 0, "\(seed.stderr)")
+        let pristine = ws.directory.appendingPathComponent("pristine.sqlite").path
+        try Self.copyDatabase(ws.database, to: pristine)
+        let (before, _) = try Self.snapshot(ws.database)
+
+        // The after-state, from an uninterrupted run on a copy.
+        let reference = ws.directory.appendingPathComponent("reference.sqlite").path
+        try Self.copyDatabase(pristine, to: reference)
+        let clock = Date()
+        let complete = try run("incident-scheduler", ["ingest", "--source", "gits", "--file", second, "--database", reference])
+        let duration = Date().timeIntervalSince(clock)
+        #expect(complete.status == 0, "\(complete.stderr)")
+        let (after, _) = try Self.snapshot(reference)
+        #expect(before != after)
+
+        var generator = SystemRandomNumberGenerator()
+        var outcomes: [String] = []
+        for attempt in 0..<8 {
+            try Self.copyDatabase(pristine, to: ws.database)
+            let process = try RunningProcess(Executables.url("incident-scheduler"),
+                                             ["ingest", "--source", "gits", "--file", second, "--database", ws.database])
+            // Moments spread over the whole run and a little past it, so both outcomes occur.
+            let delay = UInt32(Double.random(in: 0.05...1.1, using: &generator) * duration * 1_000_000)
+            usleep(delay)
+            process.send(SIGKILL)
+            _ = process.wait(timeout: 30)
+            let (state, integrity) = try Self.snapshot(ws.database)
+            #expect(integrity == "ok", "attempt \(attempt): integrity \(integrity)")
+            #expect(state == before || state == after, "attempt \(attempt) killed after \(delay / 1000) ms: \(state)")
+            outcomes.append(state == before ? "before" : "after")
+            let rerun = try run("incident-scheduler", ["ingest", "--source", "gits", "--file", second, "--database", ws.database])
+            #expect(rerun.status == 0, "the next run after a kill must work without repair: \(rerun.stderr)")
+            #expect(try Self.snapshot(ws.database).0.incidents == after.incidents)
+        }
+        print("kill -9 outcomes over a \(Int(duration * 1000)) ms ingest: \(outcomes)")
+    }
+
+    @Test("two schedulers started at once on one file, 20 times: one works, the other exits 75 promptly; never locked, never duplicates")
+    func overlap() throws {
+        let ws = try Workspace()
+        let feed = try Self.generatedFeed(5_000, seed: 3, in: ws.directory)
+        var statuses: [Int32] = []
+        for round in 0..<20 {
+            let path = ws.directory.appendingPathComponent("overlap-\(round).sqlite").path
+            let a = try RunningProcess(Executables.url("incident-scheduler"), ["ingest", "--source", "gits", "--file", feed, "--database", path])
+            let b = try RunningProcess(Executables.url("incident-scheduler"), ["ingest", "--source", "gits", "--file", feed, "--database", path])
+            let results = [a.wait(timeout: 60), b.wait(timeout: 60)]
+            for result in results {
+                #expect([0, 75].contains(result.status), "round \(round): status \(result.status): \(result.stderr)")
+                #expect(!result.stderr.lowercased().contains("database is locked"), "round \(round): \(result.stderr)")
+                if result.status == 75 {
+                    #expect(result.stderr.contains("event=scheduler.locked"))
+                    #expect(result.stderr.contains("another incident-scheduler is working on this database"))
+                }
+            }
+            #expect(results.contains { $0.status == 0 })
+            statuses += results.map(\.status)
+            let (state, integrity) = try Self.snapshot(path)
+            #expect(integrity == "ok")
+            #expect(state.incidents == 5_000, "round \(round): \(state)")
+            let db = try Database(path: path, mode: .readOnly)
+            #expect(try db.scalarInt("SELECT count(*) FROM (SELECT 1 FROM incidents GROUP BY source, external_id HAVING count(*) > 1)") == 0)
+        }
+        print("overlap statuses: \(statuses)")
+    }
+}
