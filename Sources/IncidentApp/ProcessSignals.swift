@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import Synchronization
 
 /// SIGINT and SIGTERM as task cancellation, so a stop request unwinds cleanly: in-flight HTTP
 /// requests are cancelled, the open transaction rolls back, the run is recorded as cancelled,
@@ -24,6 +25,24 @@ public enum ProcessSignals {
             defer { lock.unlock() }
             return signal
         }
+    }
+
+    /// The executables' entry point: runs `body` in a task that SIGINT/SIGTERM cancel, and
+    /// exits the process with its status.
+    ///
+    /// The main thread waits on a semaphore rather than in `dispatch_main` (what a top-level
+    /// `await` uses): same behaviour, and the binaries can then run under valgrind's callgrind,
+    /// which crashes in `dispatch_main`'s `sigsuspend` loop (valgrind 3.19).
+    public static func main(_ body: @escaping @Sendable () async -> Int32) -> Never {
+        let finished = DispatchSemaphore(value: 0)
+        let status = Mutex<Int32>(ExitStatus.failure)
+        Task {
+            let value = await runCancellable(body)
+            status.withLock { $0 = value }
+            finished.signal()
+        }
+        finished.wait()
+        exit(status.withLock { $0 })
     }
 
     /// Runs `body` in a task that SIGINT/SIGTERM cancel, and returns its exit status (mapped to

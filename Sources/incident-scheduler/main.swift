@@ -1,9 +1,7 @@
-import Foundation
 import IncidentApp
 
 let context = Context.live()
-let status = await ProcessSignals.runCancellable {
+ProcessSignals.main {
     await CommandLineTool.main(SchedulerTool.command(context), version: SchedulerTool.version,
                                arguments: Array(CommandLine.arguments.dropFirst()))
 }
-exit(status)
