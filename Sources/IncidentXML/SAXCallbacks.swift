@@ -53,6 +53,7 @@ struct ReaderState {
     var textRun = 0           // bytes of text since the last tag
     var recordBytes = 0       // bytes of text inside the open record
     var entityBytes = 0       // entity replacement bytes expanded so far
+    var cdataPendingCR = false // the last CDATA block ended with CR
 
     var open: UnsafeMutablePointer<OpenCapture>
     var openCount = 0
@@ -212,6 +213,7 @@ private func saxStartElement(
     let depth = s.pointee.depth + 1
     s.pointee.depth = depth
     s.pointee.textRun = 0
+    s.pointee.cdataPendingCR = false
     if depth > s.pointee.maxDepth {
         s.fail(.tooDeep, "elements nested deeper than \(s.pointee.maxDepth) levels")
         return
@@ -260,6 +262,7 @@ private func saxEndElement(
     guard let s = readerState(ctx), !s.pointee.failed else { return }
     let depth = s.pointee.depth
     s.pointee.textRun = 0
+    s.pointee.cdataPendingCR = false
     let openCount = s.pointee.openCount
     if openCount > 0 && s.pointee.open[openCount - 1].depth == depth {
         s.pointee.openCount = openCount - 1
@@ -278,11 +281,62 @@ private func saxEndElement(
     s.pointee.depth = depth - 1
 }
 
-/// Text and CDATA: libxml2 calls this several times for one text node (buffer edges, each
-/// reference, chunk boundaries); bytes are appended to every open capture and decoded once.
+/// Text: libxml2 calls this several times for one text node (buffer edges, each reference,
+/// chunk boundaries); bytes are appended to every open capture and decoded once.
 private func saxCharacters(_ ctx: UnsafeMutableRawPointer?, _ text: UnsafePointer<xmlChar>?, _ length: Int32) {
     guard let s = readerState(ctx), let text, length > 0, !s.pointee.failed else { return }
+    s.pointee.cdataPendingCR = false
+    appendText(s, text, Int(length))
+}
+
+/// CDATA. libxml2 2.9's push parser passes CDATA bytes through without the line-end
+/// normalization of XML 1.0 §2.11 (its pull parser and all text outside CDATA do normalize), so
+/// CR LF and lone CR become LF here. A CR LF pair may straddle two calls: `cdataPendingCR`
+/// remembers a CR that ended the previous block.
+private func saxCDATA(_ ctx: UnsafeMutableRawPointer?, _ text: UnsafePointer<xmlChar>?, _ length: Int32) {
+    guard let s = readerState(ctx), let text, length > 0, !s.pointee.failed else { return }
     let count = Int(length)
+    var start = 0
+    if s.pointee.cdataPendingCR && text[0] == 0x0A { start = 1 }
+    s.pointee.cdataPendingCR = false
+    var i = start
+    while i < count {
+        if text[i] == 0x0D {
+            if i > start { appendText(s, text + start, i - start) }
+            withUnsafePointer(to: lineFeed) { appendText(s, $0, 1) }
+            if i + 1 < count {
+                if text[i + 1] == 0x0A { i += 1 }
+            } else {
+                s.pointee.cdataPendingCR = true
+            }
+            start = i + 1
+        }
+        i += 1
+    }
+    if count > start { appendText(s, text + start, count - start) }
+    if s.pointee.cdataPendingCR && isFinalCDATABlock(s, text, count) {
+        // The section ends here: an LF in the next section is not part of this CR LF.
+        s.pointee.cdataPendingCR = false
+    }
+}
+
+/// Whether this block is the last of its CDATA section: libxml2 2.9's push parser delivers a
+/// section in 300-byte pieces while `]]>` is not yet in its buffer, and the rest at once when
+/// it is, straight from the input buffer. Blocks not taken from the input buffer (CDATA inside
+/// an entity's replacement text, parsed and normalized by the pull parser) are whole sections.
+private func isFinalCDATABlock(_ s: UnsafeMutablePointer<ReaderState>, _ text: UnsafePointer<xmlChar>, _ count: Int) -> Bool {
+    guard let input = s.pointee.ctxt?.pointee.input, let base = input.pointee.base,
+          let end = input.pointee.end, text >= base, text < end else { return true }
+    let after = text + count
+    guard end - after >= 3 else { return false }
+    return after[0] == UInt8(ascii: "]") && after[1] == UInt8(ascii: "]") && after[2] == UInt8(ascii: ">")
+}
+
+private let lineFeed: UInt8 = 0x0A
+
+@inline(__always)
+private func appendText(_ s: UnsafeMutablePointer<ReaderState>, _ text: UnsafePointer<xmlChar>, _ count: Int) {
+    if s.pointee.failed { return }
     let run = s.pointee.textRun + count
     s.pointee.textRun = run
     if run > s.pointee.maxText {
@@ -409,7 +463,7 @@ func makeSAXHandler() -> xmlSAXHandler {
     handler.startElementNs = saxStartElement
     handler.endElementNs = saxEndElement
     handler.characters = saxCharacters
-    handler.cdataBlock = saxCharacters
+    handler.cdataBlock = saxCDATA
     // Same function as `characters`, so libxml2 never classifies text as ignorable.
     handler.ignorableWhitespace = saxCharacters
     handler.serror = saxStructuredError
