@@ -150,10 +150,8 @@ extension UnsafeMutablePointer where Pointee == ReaderState {
     func append(slot: Int, _ bytes: UnsafePointer<UInt8>, _ count: Int) -> Bool {
         let buffer = pointee.buffers + slot
         let newCount = buffer.pointee.count + count
-        if newCount > buffer.pointee.capacity {
-            if newCount > pointee.maxText { return false }
-            grow(buffer, to: newCount)
-        }
+        if newCount > pointee.maxText { return false }
+        if newCount > buffer.pointee.capacity { grow(buffer, to: newCount) }
         (buffer.pointee.bytes + buffer.pointee.count).update(from: bytes, count: count)
         buffer.pointee.count = newCount
         return true
@@ -171,7 +169,7 @@ extension UnsafeMutablePointer where Pointee == ReaderState {
     }
 
     /// Stops the parse with a reader-raised error at the current position.
-    func fail(_ kind: XMLParseError.Kind, _ message: String) {
+    func fail(_ kind: XMLParseError.Kind, _ message: String, halt: Bool = false) {
         if pointee.failed { return }
         var line = 0
         var column = 0
@@ -179,15 +177,27 @@ extension UnsafeMutablePointer where Pointee == ReaderState {
             line = Int(input.pointee.line)
             column = Int(input.pointee.col)
         }
-        fail(with: XMLParseError(kind: kind, line: line, column: column, message: message))
+        fail(with: XMLParseError(kind: kind, line: line, column: column, message: message), halt: halt)
     }
 
-    /// Stops the parse with `error` (the first error wins) and halts libxml2.
-    func fail(with error: any Error) {
+    /// Stops the parse with `error`; the first error wins.
+    ///
+    /// Every failure sets `failed` (all callbacks return at once from then on; entity lookups
+    /// return nothing, so no more expansion) and `disableSAX`. With `halt`, allowed only from
+    /// the content callbacks, libxml2 is also halted with `xmlStopParser`, its documented way
+    /// to stop from SAX callbacks, unless an entity is being expanded. Without it libxml2
+    /// finishes the current piece (at most 256 KiB) silently: `xmlStopParser` from the error
+    /// callback can free the input buffer while libxml2 is still converting it (seen as a
+    /// crash on invalid EUC-KR bytes).
+    func fail(with error: any Error, halt: Bool = false) {
         if pointee.failed { return }
         pointee.failed = true
         reader.recordFailure(error)
-        if let ctxt = pointee.ctxt { xmlStopParser(ctxt) }
+        guard let ctxt = pointee.ctxt else { return }
+        ctxt.pointee.disableSAX = 1
+        if halt && ctxt.pointee.inputNr <= 1 && ctxt.pointee.depth == 0 {
+            xmlStopParser(ctxt)
+        }
     }
 }
 
@@ -215,7 +225,7 @@ private func saxStartElement(
     s.pointee.textRun = 0
     s.pointee.cdataPendingCR = false
     if depth > s.pointee.maxDepth {
-        s.fail(.tooDeep, "elements nested deeper than \(s.pointee.maxDepth) levels")
+        s.fail(.tooDeep, "elements nested deeper than \(s.pointee.maxDepth) levels", halt: true)
         return
     }
     if !s.pointee.sawRoot {
@@ -340,7 +350,7 @@ private func appendText(_ s: UnsafeMutablePointer<ReaderState>, _ text: UnsafePo
     let run = s.pointee.textRun + count
     s.pointee.textRun = run
     if run > s.pointee.maxText {
-        s.fail(.textTooLarge, "a text node is larger than \(s.pointee.maxText) bytes")
+        s.fail(.textTooLarge, "a text node is larger than \(s.pointee.maxText) bytes", halt: true)
         return
     }
     var i = 0
@@ -348,7 +358,7 @@ private func appendText(_ s: UnsafeMutablePointer<ReaderState>, _ text: UnsafePo
         let recordBytes = s.pointee.recordBytes + count
         s.pointee.recordBytes = recordBytes
         if recordBytes > s.pointee.maxRecord {
-            s.fail(.recordTooLarge, "a record holds more than \(s.pointee.maxRecord) bytes of text")
+            s.fail(.recordTooLarge, "a record holds more than \(s.pointee.maxRecord) bytes of text", halt: true)
             return
         }
         i = s.pointee.openBase
@@ -356,7 +366,7 @@ private func appendText(_ s: UnsafeMutablePointer<ReaderState>, _ text: UnsafePo
     let end = s.pointee.openCount
     while i < end {
         if !s.append(slot: s.pointee.open[i].slot, text, count) {
-            s.fail(.textTooLarge, "a value is larger than \(s.pointee.maxText) bytes")
+            s.fail(.textTooLarge, "a value is larger than \(s.pointee.maxText) bytes", halt: true)
             return
         }
         i += 1
@@ -364,20 +374,40 @@ private func appendText(_ s: UnsafeMutablePointer<ReaderState>, _ text: UnsafePo
 }
 
 /// Structured errors: anything at error level or worse stops the parse; warnings are ignored.
-private func saxStructuredError(_ ctx: UnsafeMutableRawPointer?, _ error: xmlErrorPtr?) {
+/// Also installed as libxml2's per-thread structured handler while `xmlParseChunk` runs, because
+/// libxml2 2.9 reports encoding-conversion failures without a parser context (it would print
+/// them to stderr, return 81 and leave `wellFormed` set).
+func saxStructuredError(_ ctx: UnsafeMutableRawPointer?, _ error: xmlErrorPtr?) {
     guard let s = readerState(ctx), let error, !s.pointee.failed else { return }
     if error.pointee.level.rawValue < XML_ERR_ERROR.rawValue { return }
     s.fail(with: makeParseError(error.pointee, state: s.pointee))
+}
+
+/// Whether libxml2 has consumed all input it was given (so an error there means "ran out").
+private func inputExhausted(_ state: ReaderState) -> Bool {
+    guard let input = state.ctxt?.pointee.input, let cur = input.pointee.cur, let end = input.pointee.end else {
+        return true
+    }
+    return cur >= end
 }
 
 /// Maps one libxml2 error to an `XMLParseError`.
 func makeParseError(_ error: xmlError, state: ReaderState) -> XMLParseError {
     let code = Int(error.code)
     var message = error.message.map { String(cString: $0) } ?? "libxml2 error \(code)"
+    if code == Int(XML_ERR_INVALID_ENCODING.rawValue) && error.message == nil {
+        message = "input conversion failed: bytes invalid in the document's encoding"
+    }
     while let last = message.last, last.isWhitespace { message.removeLast() }
     let kind: XMLParseError.Kind
-    if state.finishing && (state.depth > 0 || !state.sawRoot) {
+    if state.finishing && (state.depth > 0 || !state.sawRoot)
+        && (code == Int(XML_ERR_DOCUMENT_END.rawValue) || code == Int(XML_ERR_DOCUMENT_EMPTY.rawValue)
+            || inputExhausted(state)) {
+        // At the end of input, libxml2 reports "Extra content at the end of the document" (or
+        // an error at the very end of the data) when the root element never closed.
         kind = .truncated
+    } else if code == Int(XML_ERR_INVALID_CHAR.rawValue) && message.hasPrefix("Input is not proper") {
+        kind = .encoding
     } else {
         switch UInt32(truncatingIfNeeded: code) {
         case XML_ERR_DOCUMENT_EMPTY.rawValue:

@@ -257,10 +257,20 @@ public final class XMLRecordReader {
 
     private func feed(_ bytes: UnsafeRawPointer?, count: Int, terminate: Bool) throws {
         guard let ctxt = state.pointee.ctxt else { return }
+        // Errors raised without a context (iconv conversion failures) go to the per-thread
+        // handler; route them to this reader for the duration of the call.
+        xmlSetStructuredErrorFunc(UnsafeMutableRawPointer(state), saxStructuredError)
         let rc = xmlParseChunk(ctxt, bytes?.assumingMemoryBound(to: CChar.self), Int32(count), terminate ? 1 : 0)
-        if !state.pointee.failed && rc != 0 && ctxt.pointee.wellFormed == 0 {
-            // An error that did not reach the structured callback (should not happen).
-            state.fail(with: makeParseError(ctxt.pointee.lastError, state: state.pointee))
+        xmlSetStructuredErrorFunc(nil, nil)
+        if !state.pointee.failed && rc != 0 {
+            // libxml2 reported failure without an error-level diagnostic (warnings do not set
+            // the return code): never continue silently.
+            var error = ctxt.pointee.lastError
+            if error.code == 0 {
+                error.code = rc
+                error.level = XML_ERR_FATAL
+            }
+            state.fail(with: makeParseError(error, state: state.pointee))
         }
         if !state.pointee.failed, let input = ctxt.pointee.input,
            let cur = input.pointee.cur, let end = input.pointee.end,
@@ -327,7 +337,7 @@ public final class XMLRecordReader {
         do {
             try onRecord(record, XMLEnvelope(rootElement: rootElement, values: envelopeValues))
         } catch {
-            state.fail(with: error)
+            state.fail(with: error, halt: true)
         }
     }
 
