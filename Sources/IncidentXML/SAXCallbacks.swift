@@ -169,7 +169,7 @@ extension UnsafeMutablePointer where Pointee == ReaderState {
     }
 
     /// Stops the parse with a reader-raised error at the current position.
-    func fail(_ kind: XMLParseError.Kind, _ message: String, halt: Bool = false) {
+    func fail(_ kind: XMLParseError.Kind, _ message: String) {
         if pointee.failed { return }
         var line = 0
         var column = 0
@@ -177,27 +177,25 @@ extension UnsafeMutablePointer where Pointee == ReaderState {
             line = Int(input.pointee.line)
             column = Int(input.pointee.col)
         }
-        fail(with: XMLParseError(kind: kind, line: line, column: column, message: message), halt: halt)
+        fail(with: XMLParseError(kind: kind, line: line, column: column, message: message))
     }
 
     /// Stops the parse with `error`; the first error wins.
     ///
-    /// Every failure sets `failed` (all callbacks return at once from then on; entity lookups
-    /// return nothing, so no more expansion) and `disableSAX`. With `halt`, allowed only from
-    /// the content callbacks, libxml2 is also halted with `xmlStopParser`, its documented way
-    /// to stop from SAX callbacks, unless an entity is being expanded. Without it libxml2
-    /// finishes the current piece (at most 256 KiB) silently: `xmlStopParser` from the error
-    /// callback can free the input buffer while libxml2 is still converting it (seen as a
-    /// crash on invalid EUC-KR bytes).
-    func fail(with error: any Error, halt: Bool = false) {
+    /// Sets `failed` (every callback returns at once from then on, and entity lookups return
+    /// nothing, so no more expansion), `disableSAX`, and `instate = XML_PARSER_EOF`, which
+    /// makes libxml2's loops end. This is the first half of libxml2's own `xmlHaltParser`; the
+    /// second half, which `xmlStopParser` also runs, frees the input buffer, and libxml2 2.9.14
+    /// (and this reader's CDATA callback) still read that buffer after a callback returns
+    /// (found by fuzzing with ASan), so it is never called from a callback. The context is
+    /// freed only by `reset()` or `deinit`.
+    func fail(with error: any Error) {
         if pointee.failed { return }
         pointee.failed = true
         reader.recordFailure(error)
         guard let ctxt = pointee.ctxt else { return }
         ctxt.pointee.disableSAX = 1
-        if halt && ctxt.pointee.inputNr <= 1 && ctxt.pointee.depth == 0 {
-            xmlStopParser(ctxt)
-        }
+        ctxt.pointee.instate = XML_PARSER_EOF
     }
 }
 
@@ -225,7 +223,7 @@ private func saxStartElement(
     s.pointee.textRun = 0
     s.pointee.cdataPendingCR = false
     if depth > s.pointee.maxDepth {
-        s.fail(.tooDeep, "elements nested deeper than \(s.pointee.maxDepth) levels", halt: true)
+        s.fail(.tooDeep, "elements nested deeper than \(s.pointee.maxDepth) levels")
         return
     }
     if !s.pointee.sawRoot {
@@ -314,6 +312,7 @@ private func saxCDATA(_ ctx: UnsafeMutableRawPointer?, _ text: UnsafePointer<xml
         if text[i] == 0x0D {
             if i > start { appendText(s, text + start, i - start) }
             withUnsafePointer(to: lineFeed) { appendText(s, $0, 1) }
+            if s.pointee.failed { return }
             if i + 1 < count {
                 if text[i + 1] == 0x0A { i += 1 }
             } else {
@@ -324,6 +323,7 @@ private func saxCDATA(_ ctx: UnsafeMutableRawPointer?, _ text: UnsafePointer<xml
         i += 1
     }
     if count > start { appendText(s, text + start, count - start) }
+    if s.pointee.failed { return }
     if s.pointee.cdataPendingCR && isFinalCDATABlock(s, text, count) {
         // The section ends here: an LF in the next section is not part of this CR LF.
         s.pointee.cdataPendingCR = false
@@ -350,7 +350,7 @@ private func appendText(_ s: UnsafeMutablePointer<ReaderState>, _ text: UnsafePo
     let run = s.pointee.textRun + count
     s.pointee.textRun = run
     if run > s.pointee.maxText {
-        s.fail(.textTooLarge, "a text node is larger than \(s.pointee.maxText) bytes", halt: true)
+        s.fail(.textTooLarge, "a text node is larger than \(s.pointee.maxText) bytes")
         return
     }
     var i = 0
@@ -358,7 +358,7 @@ private func appendText(_ s: UnsafeMutablePointer<ReaderState>, _ text: UnsafePo
         let recordBytes = s.pointee.recordBytes + count
         s.pointee.recordBytes = recordBytes
         if recordBytes > s.pointee.maxRecord {
-            s.fail(.recordTooLarge, "a record holds more than \(s.pointee.maxRecord) bytes of text", halt: true)
+            s.fail(.recordTooLarge, "a record holds more than \(s.pointee.maxRecord) bytes of text")
             return
         }
         i = s.pointee.openBase
@@ -366,7 +366,7 @@ private func appendText(_ s: UnsafeMutablePointer<ReaderState>, _ text: UnsafePo
     let end = s.pointee.openCount
     while i < end {
         if !s.append(slot: s.pointee.open[i].slot, text, count) {
-            s.fail(.textTooLarge, "a value is larger than \(s.pointee.maxText) bytes", halt: true)
+            s.fail(.textTooLarge, "a value is larger than \(s.pointee.maxText) bytes")
             return
         }
         i += 1

@@ -337,7 +337,7 @@ public final class XMLRecordReader {
         do {
             try onRecord(record, XMLEnvelope(rootElement: rootElement, values: envelopeValues))
         } catch {
-            state.fail(with: error, halt: true)
+            state.fail(with: error)
         }
     }
 
