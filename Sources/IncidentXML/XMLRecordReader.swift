@@ -19,11 +19,19 @@ import Darwin
 /// repeated field wins. Attributes are ignored except `XMLRecordSchema.recordAttributes`.
 ///
 /// Input: any encoding libxml2 2.9 knows (UTF-8 with or without BOM, UTF-16, ISO-8859-x, and
-/// through iconv EUC-KR/CP949 — `EUC-KR` is decoded as its superset CP949, see
-/// `libxml2Setup`). Untrusted input is safe: no network (`XML_PARSE_NONET`), never
-/// `XML_PARSE_NOENT`/`DTDLOAD`/`HUGE`/recovery; internal entities from an internal DTD subset are
-/// expanded within `XMLLimits.maxEntityExpansionBytes`; any reference to an external entity
-/// fails with `.externalEntity` and loads nothing.
+/// through glibc iconv EUC-KR and CP949). Untrusted input is safe: no network
+/// (`XML_PARSE_NONET`), never `XML_PARSE_NOENT`/`DTDLOAD`/`HUGE`/recovery; internal entities
+/// from an internal DTD subset are expanded within `XMLLimits.maxEntityExpansionBytes`; any
+/// reference to an external entity fails with `.externalEntity` and loads nothing; the
+/// external DTD subset is never read. Limits (defaults): text run or value 1 MiB, record text
+/// 4 MiB, depth 256, unfinished markup 2 MiB, entity expansion 1 MiB; see `XMLLimits`.
+///
+/// Process-wide effects, once, when the first reader is created: `xmlInitParser()`; an
+/// external-entity loader that refuses every URL (for every libxml2 user in the process); and
+/// `EUC-KR` made an alias of `CP949`, its superset (glibc's EUC-KR decoder turns CP949-only
+/// syllables such as 똠 into C1 control characters; valid EUC-KR decodes identically). While
+/// `xmlParseChunk` runs, the calling thread's libxml2 structured error handler is the
+/// reader's (libxml2 reports iconv failures there), and the previous one is put back after.
 ///
 /// Errors: `parse`, `finish` and `parse(contentsOf:)` throw `XMLParseError` for malformed,
 /// truncated or over-limit input, and rethrow whatever `onRecord` throws unchanged (same type and
@@ -239,10 +247,12 @@ public final class XMLRecordReader {
 
     private func startContext() throws {
         var handler = makeSAXHandler()
-        let ctxt: xmlParserCtxtPtr? = head.withUnsafeBufferPointer { bytes in
-            bytes.withMemoryRebound(to: CChar.self) { chars in
-                xmlCreatePushParserCtxt(&handler, UnsafeMutableRawPointer(state),
-                                        chars.count > 0 ? chars.baseAddress : nil, Int32(chars.count), nil)
+        let ctxt: xmlParserCtxtPtr? = routingErrors {
+            head.withUnsafeBufferPointer { bytes in
+                bytes.withMemoryRebound(to: CChar.self) { chars in
+                    xmlCreatePushParserCtxt(&handler, UnsafeMutableRawPointer(state),
+                                            chars.count > 0 ? chars.baseAddress : nil, Int32(chars.count), nil)
+                }
             }
         }
         guard let ctxt else {
@@ -253,15 +263,18 @@ public final class XMLRecordReader {
         // No network, and none of NOENT, DTDLOAD, DTDATTR, DTDVALID, HUGE or RECOVER.
         _ = xmlCtxtUseOptions(ctxt, Int32(XML_PARSE_NONET.rawValue))
         phase = .parsing
+        if state.pointee.failed {
+            ctxt.pointee.disableSAX = 1
+            ctxt.pointee.instate = XML_PARSER_EOF
+            try rethrowFailure()
+        }
     }
 
     private func feed(_ bytes: UnsafeRawPointer?, count: Int, terminate: Bool) throws {
         guard let ctxt = state.pointee.ctxt else { return }
-        // Errors raised without a context (iconv conversion failures) go to the per-thread
-        // handler; route them to this reader for the duration of the call.
-        xmlSetStructuredErrorFunc(UnsafeMutableRawPointer(state), saxStructuredError)
-        let rc = xmlParseChunk(ctxt, bytes?.assumingMemoryBound(to: CChar.self), Int32(count), terminate ? 1 : 0)
-        xmlSetStructuredErrorFunc(nil, nil)
+        let rc = routingErrors {
+            xmlParseChunk(ctxt, bytes?.assumingMemoryBound(to: CChar.self), Int32(count), terminate ? 1 : 0)
+        }
         if !state.pointee.failed && rc != 0 {
             // libxml2 reported failure without an error-level diagnostic (warnings do not set
             // the return code): never continue silently.
@@ -278,6 +291,18 @@ public final class XMLRecordReader {
             state.fail(.markupTooLarge, "more than \(limits.maxMarkupBytes) bytes of unfinished markup (a start tag, comment, processing instruction, CDATA section or DTD)")
         }
         try rethrowFailure()
+    }
+
+    /// Runs `body` with this reader as the thread's libxml2 structured error handler, then
+    /// puts back whatever handler the thread had. libxml2 2.9 raises iconv conversion errors
+    /// without a parser context (from `xmlCreatePushParserCtxt` when the first bytes select an
+    /// encoding, and from `xmlParseChunk`); they would otherwise go to stderr and be lost.
+    private func routingErrors<T>(_ body: () -> T) -> T {
+        let previousHandler = __xmlStructuredError().pointee
+        let previousContext = __xmlStructuredErrorContext().pointee
+        xmlSetStructuredErrorFunc(UnsafeMutableRawPointer(state), saxStructuredError)
+        defer { xmlSetStructuredErrorFunc(previousContext, previousHandler) }
+        return body()
     }
 
     private func rethrowFailure() throws {

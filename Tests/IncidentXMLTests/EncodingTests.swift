@@ -53,6 +53,17 @@ import TestSupport
         }
     }
 
+    /// The first four bytes select UCS-4 when the context is created; the conversion of what
+    /// follows fails there, before any `xmlParseChunk`.
+    @Test(arguments: [[0x00, 0x00, 0x00, 0x3C], [0x3C, 0x00, 0x00, 0x00], [0xFF, 0xFE, 0x00, 0xD8]])
+    func invalidInputInAutodetectedEncodingIsAnError(_ head: [UInt8]) {
+        let bytes = head + Array("?xml version=\"1.0\"?><d><r><a>x</a></r></d>".utf8) + [0, 0, 0]
+        for size in [1, 4, 5, bytes.count] {
+            let error = caught { _ = try read(bytes, schema: Schemas.gits, chunkSize: size) }
+            #expect(error is XMLParseError, "chunk size \(size)")
+        }
+    }
+
     @Test func warningsDoNotFailTheParse() throws {
         // Unsupported version and a relative namespace URI are libxml2 warnings.
         let xml = "<?xml version=\"1.1\"?><d xmlns:p=\"relative\"><p:r><a>x</a></p:r></d>"
