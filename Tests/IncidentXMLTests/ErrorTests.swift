@@ -142,6 +142,18 @@ final class StorageFailure: Error, @unchecked Sendable {}
         #expect(calls == 1)
     }
 
+    @Test func reentrantParseFromOnRecordIsRefused() throws {
+        var inner: XMLParseError?
+        var reader: XMLRecordReader?
+        reader = XMLRecordReader(schema: Self.schema) { _, _ in
+            inner = caught { try reader?.parse(Array("<x/>".utf8)) } as? XMLParseError
+        }
+        try reader?.parse(Array("<d><r><a>1</a></r></d>".utf8))
+        try reader?.finish()
+        #expect(inner?.kind == .inputRefused)
+        reader = nil
+    }
+
     @Test func errorInMiddleOfFeedSurfacesAfterDeliveredRecords() throws {
         var delivered: [String?] = []
         let reader = XMLRecordReader(schema: Self.schema) { record, _ in delivered.append(record[0]) }
