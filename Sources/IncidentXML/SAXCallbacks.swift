@@ -53,6 +53,7 @@ struct ReaderState {
     var textRun = 0           // bytes of text since the last tag
     var recordBytes = 0       // bytes of text inside the open record
     var entityBytes = 0       // entity replacement bytes expanded so far
+    var cdataPendingCR = false // the last CDATA block ended with CR
 
     var open: UnsafeMutablePointer<OpenCapture>
     var openCount = 0
@@ -149,10 +150,8 @@ extension UnsafeMutablePointer where Pointee == ReaderState {
     func append(slot: Int, _ bytes: UnsafePointer<UInt8>, _ count: Int) -> Bool {
         let buffer = pointee.buffers + slot
         let newCount = buffer.pointee.count + count
-        if newCount > buffer.pointee.capacity {
-            if newCount > pointee.maxText { return false }
-            grow(buffer, to: newCount)
-        }
+        if newCount > pointee.maxText { return false }
+        if newCount > buffer.pointee.capacity { grow(buffer, to: newCount) }
         (buffer.pointee.bytes + buffer.pointee.count).update(from: bytes, count: count)
         buffer.pointee.count = newCount
         return true
@@ -181,12 +180,22 @@ extension UnsafeMutablePointer where Pointee == ReaderState {
         fail(with: XMLParseError(kind: kind, line: line, column: column, message: message))
     }
 
-    /// Stops the parse with `error` (the first error wins) and halts libxml2.
+    /// Stops the parse with `error`; the first error wins.
+    ///
+    /// Sets `failed` (every callback returns at once from then on, and entity lookups return
+    /// nothing, so no more expansion), `disableSAX`, and `instate = XML_PARSER_EOF`, which
+    /// makes libxml2's loops end. This is the first half of libxml2's own `xmlHaltParser`; the
+    /// second half, which `xmlStopParser` also runs, frees the input buffer, and libxml2 2.9.14
+    /// (and this reader's CDATA callback) still read that buffer after a callback returns
+    /// (found by fuzzing with ASan), so it is never called from a callback. The context is
+    /// freed only by `reset()` or `deinit`.
     func fail(with error: any Error) {
         if pointee.failed { return }
         pointee.failed = true
         reader.recordFailure(error)
-        if let ctxt = pointee.ctxt { xmlStopParser(ctxt) }
+        guard let ctxt = pointee.ctxt else { return }
+        ctxt.pointee.disableSAX = 1
+        ctxt.pointee.instate = XML_PARSER_EOF
     }
 }
 
@@ -212,6 +221,7 @@ private func saxStartElement(
     let depth = s.pointee.depth + 1
     s.pointee.depth = depth
     s.pointee.textRun = 0
+    s.pointee.cdataPendingCR = false
     if depth > s.pointee.maxDepth {
         s.fail(.tooDeep, "elements nested deeper than \(s.pointee.maxDepth) levels")
         return
@@ -260,6 +270,7 @@ private func saxEndElement(
     guard let s = readerState(ctx), !s.pointee.failed else { return }
     let depth = s.pointee.depth
     s.pointee.textRun = 0
+    s.pointee.cdataPendingCR = false
     let openCount = s.pointee.openCount
     if openCount > 0 && s.pointee.open[openCount - 1].depth == depth {
         s.pointee.openCount = openCount - 1
@@ -278,11 +289,64 @@ private func saxEndElement(
     s.pointee.depth = depth - 1
 }
 
-/// Text and CDATA: libxml2 calls this several times for one text node (buffer edges, each
-/// reference, chunk boundaries); bytes are appended to every open capture and decoded once.
+/// Text: libxml2 calls this several times for one text node (buffer edges, each reference,
+/// chunk boundaries); bytes are appended to every open capture and decoded once.
 private func saxCharacters(_ ctx: UnsafeMutableRawPointer?, _ text: UnsafePointer<xmlChar>?, _ length: Int32) {
     guard let s = readerState(ctx), let text, length > 0, !s.pointee.failed else { return }
+    s.pointee.cdataPendingCR = false
+    appendText(s, text, Int(length))
+}
+
+/// CDATA. libxml2 2.9's push parser passes CDATA bytes through without the line-end
+/// normalization of XML 1.0 §2.11 (its pull parser and all text outside CDATA do normalize), so
+/// CR LF and lone CR become LF here. A CR LF pair may straddle two calls: `cdataPendingCR`
+/// remembers a CR that ended the previous block.
+private func saxCDATA(_ ctx: UnsafeMutableRawPointer?, _ text: UnsafePointer<xmlChar>?, _ length: Int32) {
+    guard let s = readerState(ctx), let text, length > 0, !s.pointee.failed else { return }
     let count = Int(length)
+    var start = 0
+    if s.pointee.cdataPendingCR && text[0] == 0x0A { start = 1 }
+    s.pointee.cdataPendingCR = false
+    var i = start
+    while i < count {
+        if text[i] == 0x0D {
+            if i > start { appendText(s, text + start, i - start) }
+            withUnsafePointer(to: lineFeed) { appendText(s, $0, 1) }
+            if s.pointee.failed { return }
+            if i + 1 < count {
+                if text[i + 1] == 0x0A { i += 1 }
+            } else {
+                s.pointee.cdataPendingCR = true
+            }
+            start = i + 1
+        }
+        i += 1
+    }
+    if count > start { appendText(s, text + start, count - start) }
+    if s.pointee.failed { return }
+    if s.pointee.cdataPendingCR && isFinalCDATABlock(s, text, count) {
+        // The section ends here: an LF in the next section is not part of this CR LF.
+        s.pointee.cdataPendingCR = false
+    }
+}
+
+/// Whether this block is the last of its CDATA section: libxml2 2.9's push parser delivers a
+/// section in 300-byte pieces while `]]>` is not yet in its buffer, and the rest at once when
+/// it is, straight from the input buffer. Blocks not taken from the input buffer (CDATA inside
+/// an entity's replacement text, parsed and normalized by the pull parser) are whole sections.
+private func isFinalCDATABlock(_ s: UnsafeMutablePointer<ReaderState>, _ text: UnsafePointer<xmlChar>, _ count: Int) -> Bool {
+    guard let input = s.pointee.ctxt?.pointee.input, let base = input.pointee.base,
+          let end = input.pointee.end, text >= base, text < end else { return true }
+    let after = text + count
+    guard end - after >= 3 else { return false }
+    return after[0] == UInt8(ascii: "]") && after[1] == UInt8(ascii: "]") && after[2] == UInt8(ascii: ">")
+}
+
+private let lineFeed: UInt8 = 0x0A
+
+@inline(__always)
+private func appendText(_ s: UnsafeMutablePointer<ReaderState>, _ text: UnsafePointer<xmlChar>, _ count: Int) {
+    if s.pointee.failed { return }
     let run = s.pointee.textRun + count
     s.pointee.textRun = run
     if run > s.pointee.maxText {
@@ -310,20 +374,40 @@ private func saxCharacters(_ ctx: UnsafeMutableRawPointer?, _ text: UnsafePointe
 }
 
 /// Structured errors: anything at error level or worse stops the parse; warnings are ignored.
-private func saxStructuredError(_ ctx: UnsafeMutableRawPointer?, _ error: xmlErrorPtr?) {
+/// Also installed as libxml2's per-thread structured handler while `xmlParseChunk` runs, because
+/// libxml2 2.9 reports encoding-conversion failures without a parser context (it would print
+/// them to stderr, return 81 and leave `wellFormed` set).
+func saxStructuredError(_ ctx: UnsafeMutableRawPointer?, _ error: xmlErrorPtr?) {
     guard let s = readerState(ctx), let error, !s.pointee.failed else { return }
     if error.pointee.level.rawValue < XML_ERR_ERROR.rawValue { return }
     s.fail(with: makeParseError(error.pointee, state: s.pointee))
+}
+
+/// Whether libxml2 has consumed all input it was given (so an error there means "ran out").
+private func inputExhausted(_ state: ReaderState) -> Bool {
+    guard let input = state.ctxt?.pointee.input, let cur = input.pointee.cur, let end = input.pointee.end else {
+        return true
+    }
+    return cur >= end
 }
 
 /// Maps one libxml2 error to an `XMLParseError`.
 func makeParseError(_ error: xmlError, state: ReaderState) -> XMLParseError {
     let code = Int(error.code)
     var message = error.message.map { String(cString: $0) } ?? "libxml2 error \(code)"
+    if code == Int(XML_ERR_INVALID_ENCODING.rawValue) && error.message == nil {
+        message = "input conversion failed: bytes invalid in the document's encoding"
+    }
     while let last = message.last, last.isWhitespace { message.removeLast() }
     let kind: XMLParseError.Kind
-    if state.finishing && (state.depth > 0 || !state.sawRoot) {
+    if state.finishing && (state.depth > 0 || !state.sawRoot)
+        && (code == Int(XML_ERR_DOCUMENT_END.rawValue) || code == Int(XML_ERR_DOCUMENT_EMPTY.rawValue)
+            || inputExhausted(state)) {
+        // At the end of input, libxml2 reports "Extra content at the end of the document" (or
+        // an error at the very end of the data) when the root element never closed.
         kind = .truncated
+    } else if code == Int(XML_ERR_INVALID_CHAR.rawValue) && message.hasPrefix("Input is not proper") {
+        kind = .encoding
     } else {
         switch UInt32(truncatingIfNeeded: code) {
         case XML_ERR_DOCUMENT_EMPTY.rawValue:
@@ -409,7 +493,7 @@ func makeSAXHandler() -> xmlSAXHandler {
     handler.startElementNs = saxStartElement
     handler.endElementNs = saxEndElement
     handler.characters = saxCharacters
-    handler.cdataBlock = saxCharacters
+    handler.cdataBlock = saxCDATA
     // Same function as `characters`, so libxml2 never classifies text as ignorable.
     handler.ignorableWhitespace = saxCharacters
     handler.serror = saxStructuredError

@@ -18,8 +18,9 @@ public struct XMLLimits: Sendable, Equatable {
     /// section (libxml2 2.9's push parser buffers a CDATA section to its end). Checked after
     /// every piece of at most 256 KiB handed to libxml2. Kind `.markupTooLarge`. Default 2 MiB.
     public var maxMarkupBytes: Int
-    /// Most bytes of internal-entity replacement text expanded in one document (each reference
-    /// counts its entity's replacement length plus one; nested references count again). Kind
+    /// Most bytes of internal-entity replacement text expanded in one document: every time
+    /// libxml2 looks a declared entity up (at least once per reference, in text or attribute
+    /// values; nested references count again) its replacement length plus one is counted. Kind
     /// `.entityExpansion`. Default 1 MiB. libxml2's own loop detection may stop a billion-laughs
     /// document earlier, also as `.entityExpansion`.
     public var maxEntityExpansionBytes: Int

@@ -1,0 +1,115 @@
+import Foundation
+import IncidentXML
+import Testing
+import TestSupport
+
+/// Replays of inputs found by Scripts/fuzz-xml, decoded exactly as
+/// Tests/Fuzz/IncidentXMLFuzz/FuzzEntry.swift does, and a deterministic mutation fuzzer that
+/// runs with every `swift test`.
+@Suite struct FuzzRegressionTests {
+    static let schemas: [XMLRecordSchema] = [
+        XMLRecordSchema(
+            recordElements: [XMLName("itemList"), XMLName("item"), XMLName("data")],
+            fields: ["routeId", "linkId", "regSeq", "inciDesc", "coord_x", "a", "b", "message"].map { XMLName($0) },
+            envelopeFields: [XMLName("headerCd"), XMLName("headerMsg"), XMLName("resultCode"), XMLName("h")],
+            recordAttributes: [XMLName("id")]),
+        XMLRecordSchema(
+            recordElements: [XMLName("r", namespaceURI: "urn:x"), XMLName("situationRecord")],
+            fields: [XMLName("a", namespaceURI: "urn:x"), XMLName("value"), XMLName("b")],
+            envelopeFields: [XMLName("h", namespaceURI: "urn:x")],
+            recordAttributes: [XMLName("id"), XMLName("type", namespaceURI: "http://www.w3.org/2001/XMLSchema-instance")]),
+    ]
+    static let tinyLimits = XMLLimits(maxTextBytes: 64, maxRecordBytes: 256, maxDepth: 8, maxMarkupBytes: 512,
+                                      maxEntityExpansionBytes: 128)
+
+    /// Runs one fuzz input: first byte = chunk size, limits and schema; returns the error.
+    @discardableResult
+    static func replay(_ input: [UInt8]) -> (any Error)? {
+        guard let control = input.first else { return nil }
+        let chunkSize = Int(control & 0x3F) * 4 + 1
+        let limits = control & 0x40 != 0 ? tinyLimits : .default
+        let schema = schemas[Int(control >> 7)]
+        let reader = XMLRecordReader(schema: schema, limits: limits) { record, _ in
+            #expect(record.values.count == schema.fields.count)
+        }
+        let body = Array(input.dropFirst())
+        return caught {
+            var offset = 0
+            while offset < body.count {
+                try reader.parse(Array(body[offset..<min(offset + chunkSize, body.count)]))
+                offset += chunkSize
+            }
+            try reader.finish()
+        }
+    }
+
+    static let foundInputs: [String] = {
+        let folder = TestPaths.fixture("xml/fuzz")
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
+        return names.sorted()
+    }()
+
+    @Test(arguments: foundInputs)
+    func foundInputStaysFixed(_ name: String) throws {
+        let input = try loadBytes(TestPaths.fixture("xml/fuzz/\(name)"))
+        let error = Self.replay(input)
+        #expect(error == nil || error is XMLParseError)
+    }
+
+    @Test func cdataOverTheTextLimitFailsCleanly() throws {
+        // The first fuzz find: a CDATA section past maxTextBytes made the CDATA callback read
+        // libxml2's input buffer after the reader had halted libxml2 (which freed it).
+        let input = try loadBytes(TestPaths.fixture("xml/fuzz/cdata-text-limit-use-after-free.bin"))
+        let error = Self.replay(input) as? XMLParseError
+        #expect(error?.kind == .textTooLarge)
+    }
+
+    /// Byte flips, insertions of XML-significant snippets, deletions, duplications and
+    /// truncations of every fixture, with a fixed seed: each run either succeeds or throws
+    /// `XMLParseError`, never crashes or hangs.
+    @Test func seededMutations() throws {
+        let folder = TestPaths.fixture("xml")
+        let seeds = try FileManager.default.contentsOfDirectory(atPath: folder.path)
+            .filter { $0.hasSuffix(".xml") }.sorted()
+            .map { try loadBytes(folder.appendingPathComponent($0)) }
+        let snippets: [[UInt8]] = ["<", ">", "&", "&amp;", "&#x0;", "&#xD800;", "]]>", "<![CDATA[", "<!--", "-->", "<?", "?>",
+                                   "</", "/>", "\"", "'", "=", "xmlns:p=\"urn:x\"", "p:", "<!DOCTYPE d [<!ENTITY e \"&e;\">]>",
+                                   "&e;", "\r", "\r\n", "\u{FEFF}", "\u{0}"].map { Array($0.utf8) }
+        var rng = SplitMix64(seed: 0x1D_C0DE)
+        var runs = 0
+        for iteration in 0..<1500 {
+            var doc = seeds[Int(rng.next() % UInt64(seeds.count))]
+            for _ in 0...(rng.next() % 4) {
+                guard !doc.isEmpty else { break }
+                let at = Int(rng.next() % UInt64(doc.count))
+                switch rng.next() % 6 {
+                case 0: doc[at] ^= UInt8(truncatingIfNeeded: 1 << (rng.next() % 8))
+                case 1: doc[at] = UInt8(truncatingIfNeeded: rng.next())
+                case 2: doc.insert(contentsOf: snippets[Int(rng.next() % UInt64(snippets.count))], at: at)
+                case 3: doc.removeSubrange(at..<min(doc.count, at + Int(rng.next() % 16) + 1))
+                case 4: doc.insert(contentsOf: doc[at..<min(doc.count, at + Int(rng.next() % 64))], at: at)
+                default: doc.removeSubrange(at..<doc.count)
+                }
+            }
+            let control = UInt8(truncatingIfNeeded: rng.next())
+            if let error = Self.replay([control] + doc), !(error is XMLParseError) {
+                Issue.record("iteration \(iteration): unexpected \(error)")
+            }
+            runs += 1
+        }
+        #expect(runs == 1500)
+    }
+}
+
+/// A small deterministic PRNG (SplitMix64), so mutation runs are reproducible.
+struct SplitMix64 {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
