@@ -25,6 +25,13 @@ public struct FNV1a64: Sendable {
         }
     }
 
+    /// Adds an optional number by its exact bits (nil kept distinct from every value).
+    public mutating func combine(bits: UInt64?) {
+        guard let bits else { return combine(CollectionOfOne(0x00)) }
+        combine(CollectionOfOne(0x01))
+        withUnsafeBytes(of: bits.littleEndian) { combine($0) }
+    }
+
     /// The hash as the signed 64-bit integer SQLite stores.
     public var signed: Int64 { Int64(bitPattern: value) }
 
@@ -48,12 +55,13 @@ extension Incident {
         hasher.combine(field: direction)
         hasher.combine(field: restriction)
         // Coordinates by their exact bit patterns: any change in the provider's value counts.
-        hasher.combine(field: coordinate.map { "\($0.latitude.bitPattern),\($0.longitude.bitPattern)" })
+        hasher.combine(bits: coordinate?.latitude.bitPattern)
+        hasher.combine(bits: coordinate?.longitude.bitPattern)
         hasher.combine(field: linkID)
-        hasher.combine(field: startedAt.map { String($0.secondsSince1970) })
-        hasher.combine(field: confirmedAt.map { String($0.secondsSince1970) })
-        hasher.combine(field: expectedEndAt.map { String($0.secondsSince1970) })
-        hasher.combine(field: endedAt.map { String($0.secondsSince1970) })
+        hasher.combine(bits: startedAt.map { UInt64(bitPattern: $0.secondsSince1970) })
+        hasher.combine(bits: confirmedAt.map { UInt64(bitPattern: $0.secondsSince1970) })
+        hasher.combine(bits: expectedEndAt.map { UInt64(bitPattern: $0.secondsSince1970) })
+        hasher.combine(bits: endedAt.map { UInt64(bitPattern: $0.secondsSince1970) })
         return hasher.signed
     }
 }

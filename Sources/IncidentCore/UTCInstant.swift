@@ -35,8 +35,12 @@ public struct UTCInstant: Hashable, Comparable, Sendable, CustomStringConvertibl
     /// Parses RFC 3339 text: `YYYY-MM-DDTHH:MM:SS` followed by `Z` or `±HH:MM`, with optional
     /// fractional seconds (dropped: the resolution is one second). `t`/`z` and a space in place
     /// of `T` are accepted as RFC 3339 §5.6 allows. Returns nil for anything else.
-    public init?(rfc3339 text: some StringProtocol) {
-        let b = Array(text.utf8)
+    public init?(rfc3339 text: String) {
+        guard let parsed = Self.withUTF8(text, { Self.parseRFC3339($0) }) else { return nil }
+        self = parsed
+    }
+
+    private static func parseRFC3339(_ b: UnsafeBufferPointer<UInt8>) -> UTCInstant? {
         guard b.count >= 20,
               let year = Self.digits(b, 0, 4), b[4] == UInt8(ascii: "-"),
               let month = Self.digits(b, 5, 2), b[7] == UInt8(ascii: "-"),
@@ -66,33 +70,45 @@ public struct UTCInstant: Hashable, Comparable, Sendable, CustomStringConvertibl
         default:
             return nil
         }
-        self.init(localYear: year, month: month, day: day, hour: hour, minute: minute,
-                  second: second, utcOffsetSeconds: offset)
+        return UTCInstant(localYear: year, month: month, day: day, hour: hour, minute: minute,
+                          second: second, utcOffsetSeconds: offset)
+    }
+
+    /// Runs `body` over the UTF-8 bytes of `text` without copying them when the string is
+    /// native (the usual case), else over a copy.
+    static func withUTF8<R>(_ text: String, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+        var text = text
+        return text.withUTF8(body)
     }
 
     /// RFC 3339 UTC text, e.g. `2023-03-21T05:13:00Z`.
     public var rfc3339: String {
+        String(unsafeUninitializedCapacity: 20) { out in
+            writeRFC3339(into: out)
+            return 20
+        }
+    }
+
+    /// Writes the 20 bytes of ``rfc3339`` into `out` (which must hold at least 20), without
+    /// allocating: storing a large feed formats millions of instants.
+    public func writeRFC3339(into out: UnsafeMutableBufferPointer<UInt8>) {
+        precondition(out.count >= 20, "an RFC 3339 UTC instant takes 20 bytes")
         let days = secondsSince1970 >= 0 ? secondsSince1970 / 86_400 : (secondsSince1970 - 86_399) / 86_400
         let secondOfDay = Int(secondsSince1970 - days * 86_400)
         let (y, m, d) = Self.civilFromDays(days)
-        var out = [UInt8]()
-        out.reserveCapacity(20)
-        func put(_ value: Int, width: Int) {
-            var digits = [UInt8](repeating: UInt8(ascii: "0"), count: width)
+        func put(_ value: Int, _ width: Int, at offset: Int) {
             var v = value
-            for k in stride(from: width - 1, through: 0, by: -1) {
-                digits[k] = UInt8(ascii: "0") + UInt8(v % 10)
+            for k in stride(from: offset + width - 1, through: offset, by: -1) {
+                out[k] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: v % 10)
                 v /= 10
             }
-            out.append(contentsOf: digits)
         }
-        put(y, width: 4); out.append(UInt8(ascii: "-"))
-        put(m, width: 2); out.append(UInt8(ascii: "-"))
-        put(d, width: 2); out.append(UInt8(ascii: "T"))
-        put(secondOfDay / 3600, width: 2); out.append(UInt8(ascii: ":"))
-        put(secondOfDay / 60 % 60, width: 2); out.append(UInt8(ascii: ":"))
-        put(secondOfDay % 60, width: 2); out.append(UInt8(ascii: "Z"))
-        return String(decoding: out, as: UTF8.self)
+        put(y, 4, at: 0); out[4] = UInt8(ascii: "-")
+        put(m, 2, at: 5); out[7] = UInt8(ascii: "-")
+        put(d, 2, at: 8); out[10] = UInt8(ascii: "T")
+        put(secondOfDay / 3600, 2, at: 11); out[13] = UInt8(ascii: ":")
+        put(secondOfDay / 60 % 60, 2, at: 14); out[16] = UInt8(ascii: ":")
+        put(secondOfDay % 60, 2, at: 17); out[19] = UInt8(ascii: "Z")
     }
 
     public var description: String { rfc3339 }
@@ -140,7 +156,7 @@ public struct UTCInstant: Hashable, Comparable, Sendable, CustomStringConvertibl
     }
 
     /// Decimal digits `b[at..<at+count]` as an integer, or nil if any byte is not a digit.
-    static func digits(_ b: [UInt8], _ at: Int, _ count: Int) -> Int? {
+    static func digits(_ b: UnsafeBufferPointer<UInt8>, _ at: Int, _ count: Int) -> Int? {
         guard at >= 0, at + count <= b.count else { return nil }
         var v = 0
         for k in at..<(at + count) {
@@ -169,28 +185,35 @@ extension UTCInstant {
     ///
     /// Leading and trailing spaces are ignored. Returns nil when the text does not match the
     /// layout exactly or a field is out of range.
-    public init?(local text: some StringProtocol, layout: LocalTimeLayout, utcOffsetSeconds: Int) {
-        var b = Array(text.utf8)
-        while b.last == UInt8(ascii: " ") { b.removeLast() }
-        if let first = b.firstIndex(where: { $0 != UInt8(ascii: " ") }), first > 0 { b.removeFirst(first) }
-        let fields: (Int, Int, Int, Int, Int, Int)?
+    public init?(local text: String, layout: LocalTimeLayout, utcOffsetSeconds: Int) {
+        guard let parsed = Self.withUTF8(text, { Self.parseLocal($0, layout: layout, utcOffsetSeconds: utcOffsetSeconds) })
+        else { return nil }
+        self = parsed
+    }
+
+    private static func parseLocal(_ all: UnsafeBufferPointer<UInt8>, layout: LocalTimeLayout,
+                                   utcOffsetSeconds: Int) -> UTCInstant? {
+        var start = 0
+        var end = all.count
+        while start < end, all[start] == UInt8(ascii: " ") { start += 1 }
+        while end > start, all[end - 1] == UInt8(ascii: " ") { end -= 1 }
+        let b = UnsafeBufferPointer(rebasing: all[start..<end])
         switch layout {
         case .dashed:
             guard b.count == 19, b[4] == UInt8(ascii: "-"), b[7] == UInt8(ascii: "-"),
                   b[10] == UInt8(ascii: " "), b[13] == UInt8(ascii: ":"), b[16] == UInt8(ascii: ":"),
-                  let y = Self.digits(b, 0, 4), let mo = Self.digits(b, 5, 2), let d = Self.digits(b, 8, 2),
-                  let h = Self.digits(b, 11, 2), let mi = Self.digits(b, 14, 2), let s = Self.digits(b, 17, 2)
+                  let y = digits(b, 0, 4), let mo = digits(b, 5, 2), let d = digits(b, 8, 2),
+                  let h = digits(b, 11, 2), let mi = digits(b, 14, 2), let s = digits(b, 17, 2)
             else { return nil }
-            fields = (y, mo, d, h, mi, s)
+            return UTCInstant(localYear: y, month: mo, day: d, hour: h, minute: mi, second: s,
+                              utcOffsetSeconds: utcOffsetSeconds)
         case .compact:
             guard b.count == 14,
-                  let y = Self.digits(b, 0, 4), let mo = Self.digits(b, 4, 2), let d = Self.digits(b, 6, 2),
-                  let h = Self.digits(b, 8, 2), let mi = Self.digits(b, 10, 2), let s = Self.digits(b, 12, 2)
+                  let y = digits(b, 0, 4), let mo = digits(b, 4, 2), let d = digits(b, 6, 2),
+                  let h = digits(b, 8, 2), let mi = digits(b, 10, 2), let s = digits(b, 12, 2)
             else { return nil }
-            fields = (y, mo, d, h, mi, s)
+            return UTCInstant(localYear: y, month: mo, day: d, hour: h, minute: mi, second: s,
+                              utcOffsetSeconds: utcOffsetSeconds)
         }
-        guard let (y, mo, d, h, mi, s) = fields else { return nil }
-        self.init(localYear: y, month: mo, day: d, hour: h, minute: mi, second: s,
-                  utcOffsetSeconds: utcOffsetSeconds)
     }
 }

@@ -56,7 +56,7 @@ public final class SQLiteIncidentStore: IncidentStore, IncidentReader, @unchecke
                                                     status: .succeeded), status: "running", db: db)
                 let writer = try PollWriter(db: db, source: source, runID: runID, polledAt: startedAt)
                 try produce(writer)
-                var counts = writer.counts
+                var counts = try writer.counts()
                 counts.cleared = try clearUnseen(source: source, runID: runID, at: startedAt, db: db)
                 let finish = try db.cachedStatement("""
                     UPDATE ingest_runs SET status = 'succeeded', finished_at = ?, fetched = ?, inserted = ?,
@@ -212,10 +212,10 @@ enum IncidentRow {
         try statement.bind(incident.coordinate?.latitude, at: index + 7)
         try statement.bind(incident.coordinate?.longitude, at: index + 8)
         try statement.bind(incident.linkID, at: index + 9)
-        try statement.bind(incident.startedAt?.rfc3339, at: index + 10)
-        try statement.bind(incident.confirmedAt?.rfc3339, at: index + 11)
-        try statement.bind(incident.expectedEndAt?.rfc3339, at: index + 12)
-        try statement.bind(incident.endedAt?.rfc3339, at: index + 13)
+        try statement.bind(incident.startedAt, at: index + 10)
+        try statement.bind(incident.confirmedAt, at: index + 11)
+        try statement.bind(incident.expectedEndAt, at: index + 12)
+        try statement.bind(incident.endedAt, at: index + 13)
         try statement.bind(hash, at: index + 14)
     }
 
@@ -245,19 +245,26 @@ enum IncidentRow {
 
 /// Writes one poll's incidents inside the store's open transaction.
 ///
-/// Per incident: look it up by `(source, external_id)`; new → insert; same content hash and
-/// not cleared → only `last_seen_at`/`last_seen_run_id` advance; changed or reopened → the
-/// previous values go to `incident_revisions`, the row is updated and `revision` incremented.
+/// Per incident, one guarded upsert (the statement the benchmark's C ceiling runs, plus a
+/// guard): a new `(source, external_id)` is inserted; a known one with the same content hash
+/// that is not cleared only gets `last_seen_at`/`last_seen_run_id` advanced. Both change one
+/// row. Anything else (content changed, or the incident had been cleared) changes no row and
+/// takes the slow path: the previous values go to `incident_revisions`, the row is updated and
+/// `revision` incremented. Inserted rows are counted at the end by `first_seen_run_id`, so the
+/// common cases cost one statement each.
 final class PollWriter: IncidentSink {
     private let db: Database
     private let source: String
     private let runID: Int64
     private let polledAt: String
-    private(set) var counts = IngestCounts()
+    private(set) var fetched = 0
+    /// Rows the guarded upsert inserted or touched.
+    private var insertedOrUnchanged = 0
+    private var updated = 0
+    private var reopened = 0
 
+    private let upsertStatement: Statement
     private let lookup: Statement
-    private let touch: Statement
-    private let insert: Statement
     private let archive: Statement
     private let change: Statement
 
@@ -267,14 +274,16 @@ final class PollWriter: IncidentSink {
         self.runID = runID
         self.polledAt = polledAt.rfc3339
         let content = IncidentRow.contentColumns
-        lookup = try db.cachedStatement(
-            "SELECT id, content_hash, cleared_at IS NOT NULL FROM incidents WHERE source = ? AND external_id = ?")
-        touch = try db.cachedStatement("UPDATE incidents SET last_seen_at = ?, last_seen_run_id = ? WHERE id = ?")
-        insert = try db.cachedStatement("""
+        upsertStatement = try db.cachedStatement("""
             INSERT INTO incidents (source, external_id, \(content.joined(separator: ", ")),
-                revision, first_seen_at, last_seen_at, last_seen_run_id)
-            VALUES (?, ?, \(content.map { _ in "?" }.joined(separator: ", ")), 1, ?, ?, ?)
+                revision, first_seen_at, last_seen_at, first_seen_run_id, last_seen_run_id)
+            VALUES (?, ?, \(content.map { _ in "?" }.joined(separator: ", ")), 1, ?18, ?18, ?19, ?19)
+            ON CONFLICT (source, external_id) DO UPDATE
+                SET last_seen_at = excluded.last_seen_at, last_seen_run_id = excluded.last_seen_run_id
+                WHERE content_hash = excluded.content_hash AND cleared_at IS NULL
             """)
+        lookup = try db.cachedStatement(
+            "SELECT id, cleared_at IS NOT NULL FROM incidents WHERE source = ? AND external_id = ?")
         archive = try db.cachedStatement("""
             INSERT INTO incident_revisions (incident_id, revision, \(content.joined(separator: ", ")), cleared_at, superseded_at)
             SELECT id, revision, \(content.joined(separator: ", ")), cleared_at, ? FROM incidents WHERE id = ?
@@ -287,35 +296,31 @@ final class PollWriter: IncidentSink {
     }
 
     func upsert(_ incident: Incident) throws {
-        counts.fetched += 1
+        fetched += 1
         let hash = incident.contentHash
+        upsertStatement.reset()
+        try upsertStatement.bind(source, at: 1)
+        try upsertStatement.bind(incident.externalID, at: 2)
+        try IncidentRow.bindContent(incident, hash: hash, to: upsertStatement, from: 3)
+        try upsertStatement.bind(polledAt, at: 18)
+        try upsertStatement.bind(runID, at: 19)
+        try upsertStatement.run()
+        // One row changed: inserted or touched. None: the guard refused the update. (Not
+        // RETURNING: it materializes its rows in a temporary b-tree per statement, which cost a
+        // third more than the insert itself.)
+        if db.changes == 1 {
+            insertedOrUnchanged += 1
+            return
+        }
+        // Changed, or cleared and back: archive the current values, then overwrite them.
         lookup.reset()
         try lookup.bind(source, at: 1)
         try lookup.bind(incident.externalID, at: 2)
         guard try lookup.step(), let id = lookup.int64(at: 0) else {
-            insert.reset()
-            try insert.bind(source, at: 1)
-            try insert.bind(incident.externalID, at: 2)
-            try IncidentRow.bindContent(incident, hash: hash, to: insert, from: 3)
-            try insert.bind(polledAt, at: 18)
-            try insert.bind(polledAt, at: 19)
-            try insert.bind(runID, at: 20)
-            try insert.run()
-            counts.inserted += 1
-            return
+            throw SQLiteError(code: .error, message: "incident \(incident.externalID) vanished during its upsert")
         }
-        let storedHash = lookup.int64(at: 1)
-        let wasCleared = lookup.int64(at: 2) == 1
+        let wasCleared = lookup.int64(at: 1) == 1
         lookup.reset()
-        if storedHash == hash && !wasCleared {
-            touch.reset()
-            try touch.bind(polledAt, at: 1)
-            try touch.bind(runID, at: 2)
-            try touch.bind(id, at: 3)
-            try touch.run()
-            counts.unchanged += 1
-            return
-        }
         archive.reset()
         try archive.bind(polledAt, at: 1)
         try archive.bind(id, at: 2)
@@ -326,6 +331,18 @@ final class PollWriter: IncidentSink {
         try change.bind(runID, at: 17)
         try change.bind(id, at: 18)
         try change.run()
-        if wasCleared { counts.reopened += 1 } else { counts.updated += 1 }
+        if wasCleared { reopened += 1 } else { updated += 1 }
+    }
+
+    /// The poll's counts; `cleared` is filled in by the store.
+    func counts() throws -> IngestCounts {
+        let count = try db.cachedStatement("SELECT count(*) FROM incidents WHERE source = ? AND first_seen_run_id = ?")
+        try count.bind(source, at: 1)
+        try count.bind(runID, at: 2)
+        _ = try count.step()
+        let inserted = count.int(at: 0) ?? 0
+        count.reset()
+        return IngestCounts(fetched: fetched, inserted: inserted, updated: updated,
+                            unchanged: insertedOrUnchanged - inserted, reopened: reopened)
     }
 }

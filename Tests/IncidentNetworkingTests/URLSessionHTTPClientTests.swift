@@ -379,7 +379,7 @@ struct URLSessionHTTPClientTests {
 
     // MARK: Cancellation
 
-    @Test("Cancelling the task during a slow download throws cancelled within about a second; no file remains")
+    @Test("Cancelling the task during a slow download throws cancelled within seconds, not at the end; no file remains")
     func cancellation() async throws {
         let server = try await LoopbackServer.start(routes: [Self.feedPath: [ResponseSpec(body: String(repeating: "s", count: 200), chunkSize: 2, chunkDelay: 0.2)]])
         defer { server.stop() }
@@ -405,7 +405,8 @@ struct URLSessionHTTPClientTests {
             return
         }
         #expect(error.code == .cancelled)
-        #expect(latency < .seconds(2), "\(latency)")
+        // The whole body would take 20 s; a generous bound keeps this stable on a loaded machine.
+        #expect(latency < .seconds(6), "\(latency)")
         #expect(log.decisions == ["giveUp"])
         #expect(leftovers(in: directory).isEmpty)
     }
@@ -468,7 +469,8 @@ struct URLSessionHTTPClientTests {
         let cancelledAt = ContinuousClock.now
         task.cancel()
         let result = await task.result
-        #expect(ContinuousClock.now - cancelledAt < .seconds(2))
+        // The server asked to wait 30 s; a generous bound keeps this stable on a loaded machine.
+        #expect(ContinuousClock.now - cancelledAt < .seconds(6))
         guard case .failure(let failure) = result else {
             Issue.record("expected failure")
             return
