@@ -30,6 +30,7 @@ let package = Package(
             resources: [
                 .embedInCode("0001_incidents.sql"),
                 .embedInCode("0002_source_state.sql"),
+                .embedInCode("0003_search.sql"),
             ]
         ),
         // SQLite: connection/statement wrappers, migrator, the incident repository.

@@ -11,5 +11,6 @@ public enum BundledMigrations {
     public static let all: [(fileName: String, sql: String)] = [
         ("0001_incidents.sql", String(decoding: PackageResources._001_incidents_sql, as: UTF8.self)),
         ("0002_source_state.sql", String(decoding: PackageResources._002_source_state_sql, as: UTF8.self)),
+        ("0003_search.sql", String(decoding: PackageResources._003_search_sql, as: UTF8.self)),
     ]
 }

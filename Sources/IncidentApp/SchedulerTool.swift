@@ -26,8 +26,8 @@ public enum SchedulerTool {
             Run it from cron with `run --once`, or as a service with `run --loop`. Logs go to stderr,
             one line per event; results go to stdout. Exit statuses are listed in README.md.
             """,
-            subcommands: [runCommand(context), ingestCommand(context), sourcesCommand(context), migrateCommand(context),
-                          pruneCommand(context)])
+            subcommands: [runCommand(context), ingestCommand(context), sourcesCommand(context), checkConfigCommand(context),
+                          migrateCommand(context), pruneCommand(context)])
     }
 
     // MARK: run
@@ -35,26 +35,33 @@ public enum SchedulerTool {
     static func runCommand(_ context: Context) -> Command {
         Command(
             name: "run",
-            abstract: "Poll every configured source once (--once, for cron).",
+            abstract: "Poll the configured sources: each once (--once, for cron) or on their intervals (--loop).",
             discussion: """
-            Each source is fetched, parsed and stored as one transaction; a failing source does not
-            stop or roll back the others. Exit 0 when all succeeded, 1 when any failed, 3 when one
-            was skipped, 75 when another incident-scheduler holds the database.
+            Each source is fetched, parsed and stored as one transaction; a failing source does not stop or roll
+            back the others. --once exits 0 when all succeeded, 1 when any failed, 3 when one was skipped, 75 when
+            another incident-scheduler holds the database. --loop runs until SIGTERM/SIGINT (then exits 0),
+            polls each source every `interval` plus up to 10 % jitter, and re-reads --config on SIGHUP.
             """,
             options: [
                 .flag("once", help: "Poll each source once and exit (the cron mode)."),
+                .flag("loop", help: "Keep polling each source on its own interval (the service mode)."),
                 configOption, databaseOption,
                 .flag("dry-run", help: "Fetch and parse, then roll back: report what would be written, write nothing."),
                 .value("deadline", placeholder: "duration",
-                       help: "Cancel what is still running after this long (the configuration's deadline).", default: "15m"),
+                       help: "--once: cancel what is still running after this long (the configuration's deadline).", default: "15m"),
+                .value("metrics-file", placeholder: "path",
+                       help: "After each run, write Prometheus metrics here (node_exporter textfile collector)."),
+                .value("heartbeat", placeholder: "duration", help: "--loop: log a heartbeat this often.", default: "60s"),
                 logFormatOption, verboseOption,
             ],
             run: { arguments in
-                guard arguments.flag("once") else {
-                    throw UsageError("say how to run: --once (poll each source once, for cron)")
+                guard arguments.flag("once") != arguments.flag("loop") else {
+                    throw UsageError("say how to run: --once (poll each source once, for cron) or --loop (keep polling)")
                 }
                 let logger = try makeLogger(arguments, context)
                 let deadlineOption = try arguments.value("deadline", as: "a duration") { try ValueParsers.duration($0) }
+                let heartbeat = try arguments.value("heartbeat", as: "a duration") { try ValueParsers.duration($0) } ?? 60
+                let metricsFile = arguments.value("metrics-file")
                 let configuration: Configuration
                 do {
                     configuration = try loadConfiguration(arguments, context, requireKeys: true)
@@ -65,15 +72,48 @@ public enum SchedulerTool {
                 let dryRun = arguments.flag("dry-run")
                 let path = context.databasePath(option: arguments.value("database"), configured: configuration.database)
                 return try await withStore(path: path, context: context, logger: logger) { store in
+                    if arguments.flag("loop") {
+                        let loop = PollingLoop(store: store, context: context, logger: logger, dryRun: dryRun,
+                                               metricsFile: metricsFile, heartbeatSeconds: heartbeat)
+                        await loop.run(configuration) {
+                            try loadConfiguration(arguments, context, requireKeys: true)
+                        }
+                        return ExitStatus.success
+                    }
                     let (runs, deadlineExceeded) = await pollOnce(
                         configuration.sources, store: store, context: context, logger: logger, dryRun: dryRun,
                         deadlineSeconds: deadlineOption ?? configuration.deadlineSeconds)
                     if let retention = configuration.retentionSeconds, !dryRun, !Task.isCancelled {
                         prune(store, olderThan: retention, context: context, logger: logger)
                     }
+                    if let metricsFile { writeMetrics(store, to: metricsFile, logger: logger) }
                     return deadlineExceeded ? ExitStatus.failure : exitStatus(for: runs)
                 }
             })
+    }
+
+    static func writeMetrics(_ store: SQLiteIncidentStore, to path: String, logger: Logger) {
+        do {
+            try Metrics.write(store, to: path)
+        } catch {
+            logger.log(.error, "metrics.failed", ["file": path, "error": describeError(error)])
+        }
+    }
+
+    /// Polls one source: a feed over HTTP, then the run logged.
+    static func poll(_ source: SourceDefinition, ingest: IngestIncidents, context: Context, logger: Logger,
+                     dryRun: Bool) async -> IngestRun {
+        let client = URLSessionHTTPClient(configuration: networkConfiguration(for: source),
+                                          onEvent: { logHTTPEvent($0, logger: logger) })
+        let run: IngestRun
+        do {
+            run = await ingest(try ProviderRegistry.feed(for: source, client: client), dryRun: dryRun)
+        } catch {
+            run = IngestRun(source: source.name, startedAt: context.clock.now(), finishedAt: context.clock.now(),
+                            status: .failed, error: describeError(error))
+        }
+        logRun(run, provider: source.provider, dryRun: dryRun, logger: logger)
+        return run
     }
 
     /// Polls each source once, in order, within a deadline: when it passes, the source being
@@ -84,17 +124,7 @@ public enum SchedulerTool {
         let work = Task { () -> [IngestRun] in
             var runs: [IngestRun] = []
             for source in sources {
-                let client = URLSessionHTTPClient(configuration: networkConfiguration(for: source),
-                                                  onEvent: { logHTTPEvent($0, logger: logger) })
-                let run: IngestRun
-                do {
-                    run = await ingest(try ProviderRegistry.feed(for: source, client: client), dryRun: dryRun)
-                } catch {
-                    run = IngestRun(source: source.name, startedAt: context.clock.now(), finishedAt: context.clock.now(),
-                                    status: .failed, error: describeError(error))
-                }
-                logRun(run, provider: source.provider, dryRun: dryRun, logger: logger)
-                runs.append(run)
+                runs.append(await poll(source, ingest: ingest, context: context, logger: logger, dryRun: dryRun))
             }
             return runs
         }
@@ -226,6 +256,47 @@ public enum SchedulerTool {
                     ])
                 }
                 context.output(TextTable.render(rows, maxWidth: Terminal.width(context.environment)))
+                return ExitStatus.success
+            })
+    }
+
+    // MARK: check-config
+
+    static func checkConfigCommand(_ context: Context) -> Command {
+        Command(
+            name: "check-config",
+            abstract: "Validate the configuration and show each source as it will run (keys redacted).",
+            discussion: "Exit 0 when every source is valid and has its key; 78 otherwise, with the reason.",
+            options: [configOption, databaseOption],
+            run: { arguments in
+                let configuration: Configuration
+                do {
+                    configuration = try loadConfiguration(arguments, context, requireKeys: false)
+                } catch let error as ConfigurationError {
+                    StandardError.writeLine("error: \(error.message)")
+                    return ExitStatus.configuration
+                }
+                var rows = [["SOURCE", "PROVIDER", "URL", "KEY", "INTERVAL", "TIMEOUT", "RETRIES", "OPTIONS"]]
+                var missing: [String] = []
+                for source in configuration.sources {
+                    let url = (try? ProviderRegistry.provider(named: source.provider)?.router(for: source).asURLRequest().url)
+                        .flatMap { $0 }.map(Redaction.redact) ?? (source.baseURL.map(Redaction.redact) ?? "(provider default)")
+                    if source.key == nil { missing.append(source.name) }
+                    let o = source.options
+                    let options = [o.bbox.map { "bbox=" + $0.map { "\($0)" }.joined(separator: ",") }, o.eventType.map { "eventType=\($0)" },
+                                   o.roadType.map { "type=\($0)" }, o.format.map { "format=\($0)" }].compactMap { $0 }
+                    rows.append([source.name, source.provider, url, source.key == nil ? "MISSING" : "set (REDACTED)",
+                                 ValueParsers.durationText(source.intervalSeconds), "\(Int(source.requestTimeoutSeconds))s",
+                                 String(source.retryPolicy.maxRetries), options.isEmpty ? "-" : options.joined(separator: " ")])
+                }
+                context.output(TextTable.render(rows, maxWidth: Terminal.width(context.environment)))
+                context.output("database: \(context.databasePath(option: arguments.value("database"), configured: configuration.database))\n")
+                context.output("deadline: \(ValueParsers.durationText(configuration.deadlineSeconds)); retention: "
+                               + (configuration.retentionSeconds.map(ValueParsers.durationText) ?? "keep everything") + "\n")
+                guard missing.isEmpty else {
+                    StandardError.writeLine("error: no API key for \(missing.joined(separator: ", ")): set the keyEnv variable or keyFile")
+                    return ExitStatus.configuration
+                }
                 return ExitStatus.success
             })
     }

@@ -1,3 +1,5 @@
+import Foundation
+
 /// An incident as stored, with what the store adds: its row id and lifecycle.
 public struct StoredIncident: Hashable, Sendable {
     /// The row id, stable for the life of the database (`incidents show ID`).
@@ -38,6 +40,60 @@ public enum IncidentOrder: String, Sendable, CaseIterable {
     case lastSeen = "last-seen"
     /// By source, then external id.
     case source = "source"
+    /// Nearest first (needs a ``IncidentQuery/near`` point).
+    case distance = "distance"
+}
+
+/// A WGS84 rectangle: longitudes `minLongitude...maxLongitude`, latitudes `minLatitude...maxLatitude`.
+public struct BoundingBox: Hashable, Sendable {
+    public var minLongitude: Double
+    public var minLatitude: Double
+    public var maxLongitude: Double
+    public var maxLatitude: Double
+
+    /// Returns nil unless min < max on both axes and all values are WGS84 degrees.
+    public init?(minLongitude: Double, minLatitude: Double, maxLongitude: Double, maxLatitude: Double) {
+        guard Coordinate(latitude: minLatitude, longitude: minLongitude) != nil,
+              Coordinate(latitude: maxLatitude, longitude: maxLongitude) != nil,
+              minLongitude < maxLongitude, minLatitude < maxLatitude else { return nil }
+        self.minLongitude = minLongitude
+        self.minLatitude = minLatitude
+        self.maxLongitude = maxLongitude
+        self.maxLatitude = maxLatitude
+    }
+
+    /// The smallest box holding every point within `meters` of `center` (a prefilter for
+    /// ``Coordinate/distance(to:)``; clamped at the poles and the antimeridian).
+    public static func around(_ center: Coordinate, meters: Double) -> BoundingBox {
+        let latitudeDelta = meters / Coordinate.metersPerDegreeLatitude
+        let cosine = max(0.000_001, cos(center.latitude * .pi / 180))
+        let longitudeDelta = min(180, latitudeDelta / cosine)
+        return BoundingBox(unchecked: (max(-180, center.longitude - longitudeDelta), max(-90, center.latitude - latitudeDelta),
+                                       min(180, center.longitude + longitudeDelta), min(90, center.latitude + latitudeDelta)))
+    }
+
+    private init(unchecked box: (Double, Double, Double, Double)) {
+        (minLongitude, minLatitude, maxLongitude, maxLatitude) = box
+    }
+
+    public func contains(_ point: Coordinate) -> Bool {
+        (minLongitude...maxLongitude).contains(point.longitude) && (minLatitude...maxLatitude).contains(point.latitude)
+    }
+}
+
+extension Coordinate {
+    /// Mean Earth radius (IUGG, 6,371,008.8 m), the usual sphere for haversine distances.
+    public static let earthRadiusMeters = 6_371_008.8
+    static let metersPerDegreeLatitude = earthRadiusMeters * .pi / 180
+
+    /// Great-circle distance in meters on a sphere of ``earthRadiusMeters`` (haversine formula;
+    /// within 0.5 % of the WGS84 ellipsoid, plenty for "incidents near here").
+    public func distance(to other: Coordinate) -> Double {
+        let φ1 = latitude * .pi / 180, φ2 = other.latitude * .pi / 180
+        let Δφ = φ2 - φ1, Δλ = (other.longitude - longitude) * .pi / 180
+        let a = sin(Δφ / 2) * sin(Δφ / 2) + cos(φ1) * cos(φ2) * sin(Δλ / 2) * sin(Δλ / 2)
+        return 2 * Self.earthRadiusMeters * asin(min(1, a.squareRoot()))
+    }
 }
 
 /// Filters for listing incidents. Every filter that is set must match (logical AND).
@@ -48,6 +104,23 @@ public struct IncidentQuery: Sendable {
     public var now: UTCInstant
     /// Any of these sources; empty means all.
     public var sources: [String] = []
+    /// Any of these categories; empty means all.
+    public var categories: [IncidentCategory] = []
+    /// `started_at` at or after this instant.
+    public var startedSince: UTCInstant?
+    /// `started_at` before this instant.
+    public var startedUntil: UTCInstant?
+    /// `last_seen_at` at or after this instant.
+    public var seenSince: UTCInstant?
+    /// The road name contains this text.
+    public var roadContains: String?
+    /// The position lies in this box.
+    public var boundingBox: BoundingBox?
+    /// The position lies within `radiusMeters` of this point.
+    public var near: Coordinate?
+    public var radiusMeters: Double = 5_000
+    /// Every whitespace-separated term occurs in the description or the location.
+    public var search: String?
     public var order: IncidentOrder = .started
     /// At most this many rows; nil means no limit.
     public var limit: Int?
@@ -64,7 +137,52 @@ public struct IncidentQuery: Sendable {
 
 /// Read access to stored incidents (port).
 public protocol IncidentReader: Sendable {
+    /// The incidents matching `query`, in its order.
     func incidents(matching query: IncidentQuery) throws -> [StoredIncident]
+    /// One incident and its previous versions (oldest first); nil when there is no such id.
+    func incident(id: Int64) throws -> (StoredIncident, revisions: [IncidentRevision])?
+    /// Counts of the incidents matching `query` (its order and limit are ignored); hours of
+    /// start are counted at `utcOffsetSeconds` east of UTC.
+    func statistics(matching query: IncidentQuery, utcOffsetSeconds: Int) throws -> IncidentStatistics
+    /// The most recent runs, newest first; failures first when `failuresFirst`.
+    func runs(source: String?, limit: Int, failuresFirst: Bool) throws -> [IngestRun]
+}
+
+/// The values an incident had before a change (a row of `incident_revisions`).
+public struct IncidentRevision: Hashable, Sendable {
+    public var revision: Int
+    public var incident: Incident
+    public var clearedAt: UTCInstant?
+    /// When these values stopped being current.
+    public var supersededAt: UTCInstant
+
+    public init(revision: Int, incident: Incident, clearedAt: UTCInstant?, supersededAt: UTCInstant) {
+        self.revision = revision
+        self.incident = incident
+        self.clearedAt = clearedAt
+        self.supersededAt = supersededAt
+    }
+}
+
+/// Counts for `incidents stats`.
+public struct IncidentStatistics: Equatable, Sendable {
+    public var total = 0
+    public var active = 0
+    public var cleared = 0
+    /// `(key, count)` pairs, largest count first.
+    public var bySource: [(String, Int)] = []
+    public var byCategory: [(String, Int)] = []
+    public var byRoad: [(String, Int)] = []
+    /// By hour of `started_at` in the requested time zone (`00`…`23`), in hour order.
+    public var byHour: [(String, Int)] = []
+
+    public init() {}
+
+    public static func == (a: IncidentStatistics, b: IncidentStatistics) -> Bool {
+        func same(_ x: [(String, Int)], _ y: [(String, Int)]) -> Bool { x.map(\.0) == y.map(\.0) && x.map(\.1) == y.map(\.1) }
+        return a.total == b.total && a.active == b.active && a.cleared == b.cleared && same(a.bySource, b.bySource)
+            && same(a.byCategory, b.byCategory) && same(a.byRoad, b.byRoad) && same(a.byHour, b.byHour)
+    }
 }
 
 /// Use case: list stored incidents for the query CLI.
@@ -77,9 +195,21 @@ public struct QueryIncidents: Sendable {
         self.clock = clock
     }
 
-    /// Lists incidents matching `query`.
+    /// Lists incidents matching `query`. With a ``IncidentQuery/near`` point, only those within
+    /// the radius, by exact great-circle distance (the store prefilters by bounding box).
     /// - Throws: the reader's errors (e.g. an unreadable database).
     public func list(_ query: IncidentQuery) throws -> [StoredIncident] {
-        try reader.incidents(matching: query)
+        guard let center = query.near else { return try reader.incidents(matching: query) }
+        var widened = query
+        widened.limit = nil
+        var rows = try reader.incidents(matching: widened).filter {
+            guard let point = $0.incident.coordinate else { return false }
+            return point.distance(to: center) <= query.radiusMeters
+        }
+        if query.order == .distance {
+            rows.sort { ($0.incident.coordinate?.distance(to: center) ?? 0) < ($1.incident.coordinate?.distance(to: center) ?? 0) }
+        }
+        if let limit = query.limit { rows = Array(rows.prefix(limit)) }
+        return rows
     }
 }

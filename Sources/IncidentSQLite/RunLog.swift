@@ -32,3 +32,46 @@ enum RunRow {
             error: s.string(at: 11))
     }
 }
+
+/// What the metrics file reports for one source, read from `ingest_runs`.
+public struct SourceRunSummary: Equatable, Sendable {
+    public var source: String
+    /// The most recent run of any status.
+    public var lastRun: IngestRun
+    /// When the most recent successful run finished; nil when none succeeded.
+    public var lastSuccessAt: UTCInstant?
+    /// Failed or cancelled runs since the last success (skipped runs do not count).
+    public var consecutiveFailures: Int
+}
+
+extension SQLiteIncidentStore {
+    /// One summary per source that has runs, by source name, read in one snapshot.
+    public func runSummaries() throws -> [SourceRunSummary] {
+        try withDatabase { db in
+            try db.readTransaction {
+                let last = try db.prepare("""
+                    SELECT \(RunRow.columns) FROM ingest_runs
+                    WHERE id IN (SELECT max(id) FROM ingest_runs GROUP BY source) ORDER BY source
+                    """)
+                var summaries: [SourceRunSummary] = []
+                while try last.step() {
+                    let run = RunRow.decode(last)
+                    summaries.append(SourceRunSummary(source: run.source, lastRun: run, lastSuccessAt: nil, consecutiveFailures: 0))
+                }
+                let details = try db.prepare("""
+                    SELECT (SELECT max(finished_at) FROM ingest_runs WHERE source = ?1 AND status = 'succeeded'),
+                           (SELECT count(*) FROM ingest_runs WHERE source = ?1 AND status IN ('failed', 'cancelled')
+                              AND id > coalesce((SELECT max(id) FROM ingest_runs WHERE source = ?1 AND status = 'succeeded'), 0))
+                    """)
+                for index in summaries.indices {
+                    details.reset()
+                    try details.bind(summaries[index].source, at: 1)
+                    _ = try details.step()
+                    summaries[index].lastSuccessAt = details.string(at: 0).flatMap { UTCInstant(rfc3339: $0) }
+                    summaries[index].consecutiveFailures = details.int(at: 1) ?? 0
+                }
+                return summaries
+            }
+        }
+    }
+}

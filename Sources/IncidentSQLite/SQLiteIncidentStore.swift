@@ -144,37 +144,186 @@ public final class SQLiteIncidentStore: IncidentStore, IncidentReader, @unchecke
 
     public func incidents(matching query: IncidentQuery) throws -> [StoredIncident] {
         try withDatabase { db in
-            var conditions: [String] = []
-            var values: [SQLiteValue] = []
-            if query.activeOnly {
-                conditions.append("cleared_at IS NULL AND (ended_at IS NULL OR ended_at > ?)")
-                values.append(.text(query.now.rfc3339))
-            }
-            if !query.sources.isEmpty {
-                conditions.append("source IN (\(query.sources.map { _ in "?" }.joined(separator: ", ")))")
-                values += query.sources.map(SQLiteValue.text)
-            }
-            var sql = "SELECT \(IncidentRow.columns) FROM incidents"
-            if !conditions.isEmpty { sql += " WHERE " + conditions.joined(separator: " AND ") }
-            sql += " ORDER BY " + Self.orderClause(query.order)
+            let (clause, values) = try Self.whereClause(query, db: db)
+            var sql = "SELECT \(IncidentRow.columns) FROM incidents\(clause) ORDER BY " + Self.orderClause(query.order)
+            var bound = values
             if let limit = query.limit {
                 sql += " LIMIT ?"
-                values.append(.integer(Int64(limit)))
+                bound.append(.integer(Int64(limit)))
             }
             let statement = try db.prepare(sql)
-            try statement.bind(values)
+            try statement.bind(bound)
             var rows: [StoredIncident] = []
             while try statement.step() { rows.append(IncidentRow.decode(statement)) }
             return rows
         }
     }
 
+    /// The WHERE clause (with a leading space, or empty) and its values for `query`.
+    static func whereClause(_ query: IncidentQuery, db: Database) throws -> (String, [SQLiteValue]) {
+        var conditions: [String] = []
+        var values: [SQLiteValue] = []
+        func placeholders(_ count: Int) -> String { Array(repeating: "?", count: count).joined(separator: ", ") }
+        if query.activeOnly {
+            conditions.append("cleared_at IS NULL AND (ended_at IS NULL OR ended_at > ?)")
+            values.append(.text(query.now.rfc3339))
+        }
+        if !query.sources.isEmpty {
+            conditions.append("source IN (\(placeholders(query.sources.count)))")
+            values += query.sources.map(SQLiteValue.text)
+        }
+        if !query.categories.isEmpty {
+            conditions.append("category IN (\(placeholders(query.categories.count)))")
+            values += query.categories.map { .text($0.rawValue) }
+        }
+        if let since = query.startedSince {
+            conditions.append("started_at >= ?")
+            values.append(.text(since.rfc3339))
+        }
+        if let until = query.startedUntil {
+            conditions.append("started_at < ?")
+            values.append(.text(until.rfc3339))
+        }
+        if let seen = query.seenSince {
+            conditions.append("last_seen_at >= ?")
+            values.append(.text(seen.rfc3339))
+        }
+        if let road = query.roadContains {
+            conditions.append("instr(road, ?) > 0")
+            values.append(.text(road))
+        }
+        for box in [query.boundingBox, query.near.map { BoundingBox.around($0, meters: query.radiusMeters) }].compactMap({ $0 }) {
+            conditions.append("latitude BETWEEN ? AND ? AND longitude BETWEEN ? AND ?")
+            values += [.real(box.minLatitude), .real(box.maxLatitude), .real(box.minLongitude), .real(box.maxLongitude)]
+        }
+        if let search = query.search {
+            let indexedThrough = try db.scalarInt("SELECT indexed_through FROM search_index_state") ?? 0
+            for term in search.split(whereSeparator: \.isWhitespace).map(String.init) {
+                // Each term must occur in the description or the location (LIKE: ASCII letters
+                // match either case). Terms of 3+ characters first narrow the rows through the
+                // trigram index; rows the index has not reached yet are checked directly.
+                let pattern = "%" + term.replacingOccurrences(of: "\\", with: "\\\\")
+                    .replacingOccurrences(of: "%", with: "\\%").replacingOccurrences(of: "_", with: "\\_") + "%"
+                var condition = "(description LIKE ? ESCAPE '\\' OR location LIKE ? ESCAPE '\\')"
+                values += [.text(pattern), .text(pattern)]
+                if term.count >= 3 {
+                    condition = "(id > ? OR id IN (SELECT rowid FROM incidents_search WHERE incidents_search MATCH ?)) AND " + condition
+                    values.insert(contentsOf: [.integer(indexedThrough),
+                                               .text("\"" + term.replacingOccurrences(of: "\"", with: "\"\"") + "\"")],
+                                  at: values.count - 2)
+                }
+                conditions.append(condition)
+            }
+        }
+        return (conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND "), values)
+    }
+
     static func orderClause(_ order: IncidentOrder) -> String {
         switch order {
-        case .started: return "started_at DESC NULLS LAST, id DESC"
+        case .started, .distance: return "started_at DESC NULLS LAST, id DESC"
         case .startedAscending: return "started_at ASC NULLS LAST, id ASC"
         case .lastSeen: return "last_seen_at DESC, id DESC"
         case .source: return "source, external_id"
+        }
+    }
+
+    public func incident(id: Int64) throws -> (StoredIncident, revisions: [IncidentRevision])? {
+        try withDatabase { db in
+            try db.readTransaction {
+                let row = try db.prepare("SELECT \(IncidentRow.columns) FROM incidents WHERE id = ?")
+                try row.bind(id, at: 1)
+                guard try row.step() else { return nil }
+                let stored = IncidentRow.decode(row)
+                let history = try db.prepare("""
+                    SELECT revision, \(IncidentRow.contentColumns.joined(separator: ", ")), cleared_at, superseded_at
+                    FROM incident_revisions WHERE incident_id = ? ORDER BY revision
+                    """)
+                try history.bind(id, at: 1)
+                var revisions: [IncidentRevision] = []
+                while try history.step() {
+                    let content = IncidentRow.decodeContent(history, from: 1, source: stored.incident.source,
+                                                            externalID: stored.incident.externalID)
+                    revisions.append(IncidentRevision(
+                        revision: history.int(at: 0) ?? 0, incident: content,
+                        clearedAt: history.string(at: 16).flatMap { UTCInstant(rfc3339: $0) },
+                        supersededAt: history.string(at: 17).flatMap { UTCInstant(rfc3339: $0) } ?? UTCInstant(secondsSince1970: 0)))
+                }
+                return (stored, revisions)
+            }
+        }
+    }
+
+    /// Counts by source, category, road (the 20 most frequent) and hour of start, read in one
+    /// snapshot.
+    public func statistics(matching query: IncidentQuery, utcOffsetSeconds: Int) throws -> IncidentStatistics {
+        try withDatabase { db in
+            try db.readTransaction {
+                let (clause, values) = try Self.whereClause(query, db: db)
+                func groups(_ expression: String, orderByKey: Bool = false, limit: Int? = nil) throws -> [(String, Int)] {
+                    var sql = "SELECT \(expression) AS k, count(*) AS n FROM incidents\(clause) GROUP BY k ORDER BY "
+                        + (orderByKey ? "k" : "n DESC, k")
+                    if let limit { sql += " LIMIT \(limit)" }
+                    let statement = try db.prepare(sql)
+                    try statement.bind(values)
+                    var out: [(String, Int)] = []
+                    while try statement.step() { out.append((statement.string(at: 0) ?? "-", statement.int(at: 1) ?? 0)) }
+                    return out
+                }
+                var stats = IncidentStatistics()
+                let totals = try db.prepare("""
+                    SELECT count(*), coalesce(sum(cleared_at IS NULL AND (ended_at IS NULL OR ended_at > ?)), 0),
+                           coalesce(sum(cleared_at IS NOT NULL), 0) FROM incidents\(clause)
+                    """)
+                try totals.bind([.text(query.now.rfc3339)] + values)
+                _ = try totals.step()
+                stats.total = totals.int(at: 0) ?? 0
+                stats.active = totals.int(at: 1) ?? 0
+                stats.cleared = totals.int(at: 2) ?? 0
+                stats.bySource = try groups("source")
+                stats.byCategory = try groups("category")
+                stats.byRoad = try groups("coalesce(road, '-')", limit: 20)
+                stats.byHour = try groups("coalesce(strftime('%H', started_at, '\(utcOffsetSeconds) seconds'), '-')", orderByKey: true)
+                return stats
+            }
+        }
+    }
+
+    public func runs(source: String?, limit: Int, failuresFirst: Bool) throws -> [IngestRun] {
+        try withDatabase { db in
+            var sql = "SELECT \(RunRow.columns) FROM ingest_runs"
+            var values: [SQLiteValue] = []
+            if let source {
+                sql += " WHERE source = ?"
+                values.append(.text(source))
+            }
+            sql += " ORDER BY " + (failuresFirst ? "status = 'succeeded', " : "") + "id DESC LIMIT ?"
+            values.append(.integer(Int64(limit)))
+            let statement = try db.prepare(sql)
+            try statement.bind(values)
+            var runs: [IngestRun] = []
+            while try statement.step() { runs.append(RunRow.decode(statement)) }
+            return runs
+        }
+    }
+
+    /// Brings the search index up to date with the incidents added since it was last updated,
+    /// in one bulk statement (a few seconds per million rows). Opens its own read-write
+    /// connection and gives up at once, returning false, when another process holds the write
+    /// lock or the file is read-only: searches are complete without it, only slower.
+    public static func updateSearchIndex(path: String) -> Bool {
+        guard let db = try? Database(path: path, mode: .readWrite, busyTimeout: 0) else { return false }
+        do {
+            try db.writeTransaction {
+                try db.execute("""
+                    INSERT INTO incidents_search (rowid, description, location)
+                        SELECT id, description, location FROM incidents
+                        WHERE id > (SELECT indexed_through FROM search_index_state) ORDER BY id;
+                    UPDATE search_index_state SET indexed_through = (SELECT coalesce(max(id), 0) FROM incidents);
+                    """)
+            }
+            return true
+        } catch {
+            return false
         }
     }
 }
@@ -223,19 +372,25 @@ enum IncidentRow {
     static let columns = "id, source, external_id, " + contentColumns.joined(separator: ", ")
         + ", revision, first_seen_at, last_seen_at, cleared_at"
 
-    static func decode(_ s: Statement) -> StoredIncident {
-        func instant(_ column: Int32) -> UTCInstant? { s.string(at: column).flatMap { UTCInstant(rfc3339: $0) } }
+    /// The content columns starting at result column `first`, in ``contentColumns`` order.
+    static func decodeContent(_ s: Statement, from first: Int32, source: String, externalID: String) -> Incident {
+        func instant(_ column: Int32) -> UTCInstant? { s.string(at: first + column).flatMap { UTCInstant(rfc3339: $0) } }
         let coordinate: Coordinate? = {
-            guard let latitude = s.double(at: 10), let longitude = s.double(at: 11) else { return nil }
+            guard let latitude = s.double(at: first + 7), let longitude = s.double(at: first + 8) else { return nil }
             return Coordinate(latitude: latitude, longitude: longitude)
         }()
-        let incident = Incident(
-            source: s.string(at: 1) ?? "", externalID: s.string(at: 2) ?? "",
-            category: IncidentCategory(rawValue: s.string(at: 3) ?? "") ?? .other,
-            providerCategory: s.string(at: 4), description: s.string(at: 5), road: s.string(at: 6),
-            location: s.string(at: 7), direction: s.string(at: 8), restriction: s.string(at: 9),
-            coordinate: coordinate, linkID: s.string(at: 12), startedAt: instant(13), confirmedAt: instant(14),
-            expectedEndAt: instant(15), endedAt: instant(16))
+        return Incident(
+            source: source, externalID: externalID,
+            category: IncidentCategory(rawValue: s.string(at: first) ?? "") ?? .other,
+            providerCategory: s.string(at: first + 1), description: s.string(at: first + 2), road: s.string(at: first + 3),
+            location: s.string(at: first + 4), direction: s.string(at: first + 5), restriction: s.string(at: first + 6),
+            coordinate: coordinate, linkID: s.string(at: first + 9), startedAt: instant(10), confirmedAt: instant(11),
+            expectedEndAt: instant(12), endedAt: instant(13))
+    }
+
+    static func decode(_ s: Statement) -> StoredIncident {
+        func instant(_ column: Int32) -> UTCInstant? { s.string(at: column).flatMap { UTCInstant(rfc3339: $0) } }
+        let incident = decodeContent(s, from: 3, source: s.string(at: 1) ?? "", externalID: s.string(at: 2) ?? "")
         return StoredIncident(id: s.int64(at: 0) ?? 0, incident: incident,
                               firstSeenAt: instant(19) ?? UTCInstant(secondsSince1970: 0),
                               lastSeenAt: instant(20) ?? UTCInstant(secondsSince1970: 0),

@@ -5,7 +5,7 @@ import IncidentNetworking
 ///
 /// Two sources may use the same provider with different parameters (e.g. two ITS bounding
 /// boxes); incidents are stored under the source's `name`.
-public struct SourceDefinition: Sendable {
+public struct SourceDefinition: Sendable, Equatable {
     /// Unique name; stored as `incidents.source` (e.g. `gits`, `its-seoul`).
     public var name: String
     /// A provider in ``ProviderRegistry`` (`gits`, `its`).

@@ -1,0 +1,130 @@
+import Foundation
+import IncidentCore
+
+/// One field of an incident as output: snake_case key named after the database column.
+enum FieldValue {
+    case text(String?)
+    case number(Double?)
+    case integer(Int64)
+
+    /// JSON text (RFC 8259): strings quoted, numbers bare, absent values `null`.
+    var json: String {
+        switch self {
+        case .text(let value): value.map(JSONText.quoted) ?? "null"
+        case .number(let value): value.map { "\($0)" } ?? "null"
+        case .integer(let value): String(value)
+        }
+    }
+
+    /// CSV cell text (empty when absent).
+    var plain: String {
+        switch self {
+        case .text(let value): value ?? ""
+        case .number(let value): value.map { "\($0)" } ?? ""
+        case .integer(let value): String(value)
+        }
+    }
+}
+
+/// The output formats of `incidents list` and how each incident is written in them.
+enum IncidentOutput {
+    enum Format: String, CaseIterable {
+        case table, json, ndjson, csv, geojson
+    }
+
+    /// The fields of one stored incident, in column order.
+    static func fields(_ stored: StoredIncident) -> [(String, FieldValue)] {
+        let i = stored.incident
+        return [
+            ("id", .integer(stored.id)), ("source", .text(i.source)), ("external_id", .text(i.externalID)),
+            ("category", .text(i.category.rawValue)), ("provider_category", .text(i.providerCategory)),
+            ("description", .text(i.description)), ("road", .text(i.road)), ("location", .text(i.location)),
+            ("direction", .text(i.direction)), ("restriction", .text(i.restriction)),
+            ("latitude", .number(i.coordinate?.latitude)), ("longitude", .number(i.coordinate?.longitude)),
+            ("link_id", .text(i.linkID)), ("started_at", .text(i.startedAt?.rfc3339)),
+            ("confirmed_at", .text(i.confirmedAt?.rfc3339)), ("expected_end_at", .text(i.expectedEndAt?.rfc3339)),
+            ("ended_at", .text(i.endedAt?.rfc3339)), ("first_seen_at", .text(stored.firstSeenAt.rfc3339)),
+            ("last_seen_at", .text(stored.lastSeenAt.rfc3339)), ("cleared_at", .text(stored.clearedAt?.rfc3339)),
+            ("revision", .integer(Int64(stored.revision))),
+        ]
+    }
+
+    static func object(_ fields: [(String, FieldValue)]) -> String {
+        "{" + fields.map { "\(JSONText.quoted($0.0)): \($0.1.json)" }.joined(separator: ", ") + "}"
+    }
+
+    /// Renders `incidents` in `format`. `table` fits `width` columns, times shown at `utcOffsetSeconds`.
+    static func render(_ incidents: [StoredIncident], as format: Format, width: Int, utcOffsetSeconds: Int) -> String {
+        switch format {
+        case .json:
+            guard !incidents.isEmpty else { return "[]\n" }
+            return "[\n" + incidents.map { "  " + object(fields($0)) }.joined(separator: ",\n") + "\n]\n"
+        case .ndjson:
+            return incidents.map { object(fields($0)) + "\n" }.joined()
+        case .csv:
+            return csv(incidents)
+        case .geojson:
+            return geoJSON(incidents)
+        case .table:
+            return table(incidents, width: width, utcOffsetSeconds: utcOffsetSeconds)
+        }
+    }
+
+    /// RFC 4180: a header row, CRLF line ends, a field quoted (quotes doubled) when it holds a
+    /// comma, a quote, CR or LF.
+    static func csv(_ incidents: [StoredIncident]) -> String {
+        func cell(_ text: String) -> String {
+            text.contains(where: { $0 == "," || $0 == "\"" || $0 == "\r" || $0 == "\n" || $0 == "\r\n" })
+                ? "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\"" : text
+        }
+        let header = fields(StoredIncident.placeholder).map { cell($0.0) }.joined(separator: ",")
+        return ([header] + incidents.map { fields($0).map { cell($0.1.plain) }.joined(separator: ",") })
+            .map { $0 + "\r\n" }.joined()
+    }
+
+    /// A GeoJSON FeatureCollection (RFC 7946) of Points in `[longitude, latitude]` order, WGS84;
+    /// an incident without a position gets a null geometry, as §3.2 allows.
+    static func geoJSON(_ incidents: [StoredIncident]) -> String {
+        let features = incidents.map { stored -> String in
+            let geometry = stored.incident.coordinate.map {
+                "{\"type\": \"Point\", \"coordinates\": [\($0.longitude), \($0.latitude)]}"
+            } ?? "null"
+            let properties = fields(stored).filter { $0.0 != "latitude" && $0.0 != "longitude" }
+            return "{\"type\": \"Feature\", \"id\": \(stored.id), \"geometry\": \(geometry), \"properties\": \(object(properties))}"
+        }
+        return "{\"type\": \"FeatureCollection\", \"features\": [\n" + features.map { "  " + $0 }.joined(separator: ",\n") + "\n]}\n"
+    }
+
+    /// `2023-03-21 14:13` at the given offset.
+    static func shortTime(_ instant: UTCInstant?, utcOffsetSeconds: Int) -> String {
+        guard let instant else { return "-" }
+        let local = instant.adding(seconds: Int64(utcOffsetSeconds)).rfc3339
+        return String(local.prefix(16)).replacingOccurrences(of: "T", with: " ")
+    }
+
+    static func offsetLabel(_ seconds: Int) -> String {
+        guard seconds != 0 else { return "UTC" }
+        let sign = seconds < 0 ? "-" : "+"
+        return String(format: "%@%02d:%02d", sign, abs(seconds) / 3600, abs(seconds) / 60 % 60)
+    }
+
+    static func table(_ incidents: [StoredIncident], width: Int, utcOffsetSeconds: Int) -> String {
+        var rows = [["ID", "SOURCE", "CATEGORY", "STARTED (\(offsetLabel(utcOffsetSeconds)))", "ROAD", "LOCATION",
+                     "RESTRICTION", "DESCRIPTION"]]
+        for stored in incidents {
+            let i = stored.incident
+            rows.append([
+                String(stored.id), i.source, i.category.rawValue, shortTime(i.startedAt, utcOffsetSeconds: utcOffsetSeconds),
+                i.road ?? "-", i.location ?? i.direction ?? "-", i.restriction ?? "-", i.description ?? "-",
+            ])
+        }
+        return TextTable.render(rows, maxWidth: width)
+    }
+}
+
+extension StoredIncident {
+    /// A row with every field present, for the CSV header.
+    static let placeholder = StoredIncident(
+        id: 0, incident: Incident(source: "", externalID: "", category: .other),
+        firstSeenAt: UTCInstant(secondsSince1970: 0), lastSeenAt: UTCInstant(secondsSince1970: 0), clearedAt: nil, revision: 1)
+}

@@ -1,0 +1,56 @@
+import Foundation
+import IncidentCore
+import IncidentSQLite
+
+/// Prometheus text-format metrics for node_exporter's textfile collector
+/// (<https://prometheus.io/docs/instrumenting/exposition_formats/>), written atomically: to a
+/// temporary file in the same directory, then renamed over the target, so the collector never
+/// reads half a file. Values come from `ingest_runs`, so the file always agrees with the database.
+enum Metrics {
+    static func render(_ summaries: [SourceRunSummary]) -> String {
+        var out = ""
+        func family(_ name: String, _ help: String, _ samples: [(String, String)]) {
+            out += "# HELP \(name) \(help)\n# TYPE \(name) gauge\n"
+            for (labels, value) in samples { out += "\(name){\(labels)} \(value)\n" }
+        }
+        func label(_ summary: SourceRunSummary) -> String { "source=\"\(escape(summary.source))\"" }
+        family("trafficincidents_last_success_timestamp_seconds", "Unix time the source's last successful poll finished.",
+               summaries.compactMap { s in s.lastSuccessAt.map { (label(s), String($0.secondsSince1970)) } })
+        family("trafficincidents_last_run_timestamp_seconds", "Unix time the source's last run finished, whatever its status.",
+               summaries.map { (label($0), String($0.lastRun.finishedAt.secondsSince1970)) })
+        family("trafficincidents_last_run_duration_seconds", "Duration of the source's last run.",
+               summaries.map { (label($0), String($0.lastRun.finishedAt.secondsSince1970 - $0.lastRun.startedAt.secondsSince1970)) })
+        family("trafficincidents_last_run_success", "1 if the source's last run succeeded, else 0.",
+               summaries.map { (label($0), $0.lastRun.status == .succeeded ? "1" : "0") })
+        family("trafficincidents_last_run_records", "Records of the source's last run, by kind.",
+               summaries.flatMap { s -> [(String, String)] in
+                   let c = s.lastRun.counts
+                   return [("fetched", c.fetched), ("inserted", c.inserted), ("updated", c.updated), ("unchanged", c.unchanged),
+                           ("reopened", c.reopened), ("cleared", c.cleared)]
+                       .map { ("\(label(s)),kind=\"\($0.0)\"", String($0.1)) }
+               })
+        family("trafficincidents_consecutive_failures", "Failed or cancelled runs of the source since its last success.",
+               summaries.map { (label($0), String($0.consecutiveFailures)) })
+        return out
+    }
+
+    /// Label values escape `\`, `"` and newlines.
+    static func escape(_ text: String) -> String {
+        text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+            .replacingOccurrences(of: "\n", with: "\\n")
+    }
+
+    /// Writes the metrics of `store` to `path` atomically.
+    static func write(_ store: SQLiteIncidentStore, to path: String) throws {
+        let text = render(try store.runSummaries())
+        let target = URL(fileURLWithPath: path)
+        // A unique name per write: the loop's source tasks may write at the same moment.
+        let temporary = target.deletingLastPathComponent().appendingPathComponent(".\(target.lastPathComponent).\(UUID().uuidString).tmp")
+        try Data(text.utf8).write(to: temporary)
+        guard rename(temporary.path, target.path) == 0 else {
+            let reason = String(cString: strerror(errno))
+            try? FileManager.default.removeItem(at: temporary)
+            throw ConfigurationError("cannot write the metrics file \(path): \(reason)")
+        }
+    }
+}
