@@ -118,7 +118,9 @@ enum IncidentOutput {
                 i.road ?? "-", i.location ?? i.direction ?? "-", i.restriction ?? "-", i.description ?? "-",
             ])
         }
-        return TextTable.render(rows, maxWidth: width)
+        // Description and location are cut first; on a narrow terminal, location, restriction,
+        // source and category are left out.
+        return TextTable.render(rows, maxWidth: width, flexible: [7, 5], droppable: [5, 6, 1, 2])
     }
 }
 

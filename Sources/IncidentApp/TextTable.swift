@@ -8,26 +8,44 @@ import Glibc
 /// Asian wide characters take two, per glibc's `wcwidth` in a UTF-8 locale), so columns line up
 /// in a terminal; the widest columns are truncated with `…` to fit `maxWidth`.
 enum TextTable {
-    /// Renders `rows` (the first is the header) with two spaces between columns.
-    static func render(_ rows: [[String]], maxWidth: Int) -> String {
+    /// Renders `rows` (the first is the header) with two spaces between columns, fitting
+    /// `maxWidth`: first the `flexible` columns (free text) are cut, down to 16 columns each;
+    /// then the `droppable` columns are left out, in that order; then the widest columns are
+    /// cut (never below 6 or their header's width). Cut cells end in `…`.
+    static func render(_ rows: [[String]], maxWidth: Int, flexible: [Int] = [], droppable: [Int] = []) -> String {
         guard let header = rows.first else { return "" }
-        let columnCount = header.count
-        let cleaned = rows.map { $0.map(singleLine) }
-        var widths = (0..<columnCount).map { column in cleaned.map { displayWidth($0[column]) }.max() ?? 0 }
-        // Shrink the widest column until the table fits (never below its header or 6 columns).
-        let separators = 2 * (columnCount - 1)
-        while widths.reduce(0, +) + separators > maxWidth {
-            guard let widest = widths.indices.max(by: { widths[$0] < widths[$1] }),
-                  widths[widest] > max(6, displayWidth(cleaned[0][widest])) else { break }
-            widths[widest] -= 1
+        var cleaned = rows.map { $0.map(singleLine) }
+        var dropOrder = droppable.map { header[$0] }
+        let flexibleNames = Set(flexible.map { header[$0] })
+        while true {
+            let columnCount = cleaned[0].count
+            var widths = (0..<columnCount).map { column in cleaned.map { displayWidth($0[column]) }.max() ?? 0 }
+            let separators = 2 * (columnCount - 1)
+            func shrink(_ candidates: [Int], floor: (Int) -> Int) {
+                while widths.reduce(0, +) + separators > maxWidth {
+                    guard let widest = candidates.max(by: { widths[$0] < widths[$1] }), widths[widest] > floor(widest) else { return }
+                    widths[widest] -= 1
+                }
+            }
+            shrink(widths.indices.filter { flexibleNames.contains(cleaned[0][$0]) }, floor: { _ in 16 })
+            if widths.reduce(0, +) + separators > maxWidth, !dropOrder.isEmpty,
+               let column = cleaned[0].firstIndex(of: dropOrder.removeFirst()) {
+                cleaned = cleaned.map { row in var row = row; row.remove(at: column); return row }
+                continue
+            }
+            shrink(Array(widths.indices), floor: { max(6, displayWidth(cleaned[0][$0])) })
+            return lines(cleaned, widths: widths)
         }
+    }
+
+    private static func lines(_ rows: [[String]], widths: [Int]) -> String {
         var out = ""
-        for row in cleaned {
+        for row in rows {
             var line = ""
-            for column in 0..<columnCount {
+            for column in row.indices {
                 let cell = truncate(row[column], to: widths[column])
                 line += cell
-                if column < columnCount - 1 {
+                if column < row.count - 1 {
                     line += String(repeating: " ", count: widths[column] - displayWidth(cell) + 2)
                 }
             }

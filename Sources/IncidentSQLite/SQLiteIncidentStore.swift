@@ -206,16 +206,28 @@ public final class SQLiteIncidentStore: IncidentStore, IncidentReader, @unchecke
                     .replacingOccurrences(of: "%", with: "\\%").replacingOccurrences(of: "_", with: "\\_") + "%"
                 var condition = "(description LIKE ? ESCAPE '\\' OR location LIKE ? ESCAPE '\\')"
                 values += [.text(pattern), .text(pattern)]
-                if term.count >= 3 {
+                if let match = Self.trigramQuery(term) {
                     condition = "(id > ? OR id IN (SELECT rowid FROM incidents_search WHERE incidents_search MATCH ?)) AND " + condition
-                    values.insert(contentsOf: [.integer(indexedThrough),
-                                               .text("\"" + term.replacingOccurrences(of: "\"", with: "\"\"") + "\"")],
-                                  at: values.count - 2)
+                    values.insert(contentsOf: [.integer(indexedThrough), .text(match)], at: values.count - 2)
                 }
                 conditions.append(condition)
             }
         }
         return (conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND "), values)
+    }
+
+    /// An FTS5 query that every row containing `term` matches: its 3-character windows
+    /// ANDed (the index keeps no positions, so a multi-token phrase cannot be asked for; the
+    /// LIKE that follows checks the exact substring). Nil for terms shorter than a trigram.
+    static func trigramQuery(_ term: String) -> String? {
+        let characters = Array(term)
+        guard characters.count >= 3 else { return nil }
+        // Windows that do not overlap, plus the last one, are enough to narrow the candidates.
+        var starts = Array(stride(from: 0, through: characters.count - 3, by: 3))
+        if starts.last != characters.count - 3 { starts.append(characters.count - 3) }
+        return starts.map { start in
+            "\"" + String(characters[start..<start + 3]).replacingOccurrences(of: "\"", with: "\"\"") + "\""
+        }.joined(separator: " AND ")
     }
 
     static func orderClause(_ order: IncidentOrder) -> String {

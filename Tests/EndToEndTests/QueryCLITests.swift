@@ -1,0 +1,205 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// `incidents` on a fixed database: golden output for each format, each filter, and the
+/// formats read back by independent parsers (Python's json and csv modules).
+@Suite("End to end: the query CLI", .serialized)
+struct QueryCLITests {
+    static let database: String = {
+        let path = (try? TestPaths.temporaryDirectory("query"))!.appendingPathComponent("fixture.sqlite").path
+        try? QueryFixture.build(at: path)
+        return path
+    }()
+
+    /// Runs `incidents ARGS --database fixture` with a fixed terminal width and "now".
+    static func incidents(_ arguments: [String]) throws -> ProcessResult {
+        try run("incidents", arguments + ["--database", database], environment: ["COLUMNS": "110"])
+    }
+
+    static func golden(_ name: String) throws -> String {
+        try String(contentsOf: TestPaths.fixture("golden/\(name)"), encoding: .utf8)
+    }
+
+    @Test("golden output of each format", arguments: [
+        (["list"], "list.table.txt"), (["list", "--format", "json"], "list.json"), (["list", "--format", "ndjson"], "list.ndjson"),
+        (["list", "--format", "csv"], "list.csv"), (["list", "--format", "geojson"], "list.geojson"),
+        (["list", "--tz", "KST", "--order", "source"], "list.kst.txt"),
+        (["show", "1"], "show.1.txt"), (["show", "1", "--format", "json"], "show.1.json"),
+        (["stats", "--tz", "KST"], "stats.txt"), (["stats", "--format", "json"], "stats.json"),
+        (["runs"], "runs.txt"), (["runs", "--failures-first", "--format", "json"], "runs.failures.json"),
+    ])
+    func goldenOutput(arguments: [String], file: String) throws {
+        let result = try Self.incidents(arguments)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stderr.isEmpty)
+        let expected = try Self.golden(file)
+        #expect(result.stdout == expected, "incidents \(arguments.joined(separator: " ")) differs from Tests/Fixtures/golden/\(file)")
+        if result.stdout != expected {
+            try? result.stdout.write(toFile: "/tmp/\(file).actual", atomically: true, encoding: .utf8)
+        }
+    }
+
+    /// The external ids `incidents list ARGS --format json` returns, in order.
+    static func ids(_ arguments: [String]) throws -> [String] {
+        let result = try incidents(["list", "--format", "json"] + arguments)
+        #expect(result.status == 0, "\(result.stderr)")
+        let rows = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [[String: Any]] ?? []
+        return rows.compactMap { $0["external_id"] as? String }
+    }
+
+    static let accident = "202401010001", roadwork = "202401010002", breakdown = "202401010003", other = "202401010004"
+    static let itsAccident = "1100123400:20240101001500:추돌사고", itsWeather = "128.152,37.662:20231231233000:결빙"
+
+    @Test("each filter", arguments: [
+        ([String](), [accident, itsAccident, itsWeather, roadwork, breakdown, other]),
+        (["--active"], [accident, itsAccident, roadwork, other]),
+        (["--source", "its-seoul"], [itsAccident, itsWeather]),
+        (["--source", "gits", "--source", "its-seoul", "--limit", "2"], [accident, itsAccident]),
+        (["--category", "accident"], [accident, itsAccident]),
+        (["--category", "weather", "--category", "breakdown"], [itsWeather, breakdown]),
+        (["--since", "2023-12-31T15:00:00Z"], [accident, itsAccident]),
+        (["--since", "2024-01-01", "--tz", "KST"], [accident, itsAccident]),
+        (["--since", "2023-12-31 23:00", "--tz", "KST"], [accident, itsAccident, itsWeather, roadwork]),
+        (["--until", "2023-12-31 14:00", "--tz", "+09:00"], [other]),
+        (["--seen-since", "2024-01-01T00:30:00Z"], [accident, roadwork, other]),
+        (["--road", "경부"], [accident, itsAccident]),
+        (["--road", "고속도로"], [accident, roadwork]),
+        (["--bbox", "127.0,37.2,127.1,37.3"], [accident, itsAccident]),
+        (["--near", "37.2636,127.0286", "--radius", "10km"], [accident, itsAccident]),
+        (["--near", "37.2636,127.0286", "--radius", "500m"], [accident]),
+        (["--near", "37.5,127.0", "--radius", "40km", "--order", "started"], [accident, itsAccident, roadwork, breakdown]),
+        (["--near", "37.5,127.0", "--radius", "40km"], [breakdown, accident, roadwork, itsAccident]),
+        (["--search", "잠실"], [breakdown]),
+        (["--search", "추돌사고"], [accident, itsAccident]),
+        (["--search", "통제 신갈"], [accident]),
+        (["--search", "방음벽"], [roadwork]),
+        (["--search", "\"방음벽\" 보수"], [roadwork]),
+        (["--search", "100%"], []),
+        (["--search", "ic"], [accident, roadwork]),
+        (["--search", "신갈JC 추돌사고"], [accident]),
+        (["--search", "확인"], [other]),
+        (["--active", "--road", "경부", "--near", "37.2636,127.0286", "--radius", "10km"], [accident, itsAccident]),
+        (["--order", "started-asc", "--limit", "2"], [other, breakdown]),
+        (["--order", "source"], [accident, roadwork, breakdown, other, itsAccident, itsWeather]),
+    ])
+    func filters(arguments: [String], expected: [String]) throws {
+        #expect(try Self.ids(arguments) == expected, "incidents list \(arguments.joined(separator: " "))")
+    }
+
+    /// Parses `text` with Python's `kind` module (csv or json) and returns it as JSON.
+    static func python(_ kind: String, _ text: String) throws -> Any {
+        let program = kind == "csv"
+            ? "import csv,io,json,sys; print(json.dumps(list(csv.DictReader(io.StringIO(sys.stdin.read(), newline='')))))"
+            : "import json,sys; print(json.dumps(json.load(sys.stdin)))"
+        let input = try TestPaths.temporaryDirectory("py").appendingPathComponent("input")
+        try text.write(to: input, atomically: true, encoding: .utf8)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        process.arguments = ["-c", "python3 -c \"$0\" < \"$1\"", program, input.path]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        try process.run()
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return try JSONSerialization.jsonObject(with: data)
+    }
+
+    @Test("CSV read back by Python's csv module: every value, Korean text, quotes and commas intact (RFC 4180)")
+    func csvRoundTrip() throws {
+        let csv = try Self.incidents(["list", "--format", "csv", "--order", "source"]).stdout
+        #expect(csv.hasSuffix("\r\n"))
+        let rows = try #require(try Self.python("csv", csv) as? [[String: String]])
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(Self.incidents(["list", "--format", "json", "--order", "source"]).stdout.utf8)) as? [[String: Any]])
+        #expect(rows.count == json.count)
+        for (row, object) in zip(rows, json) {
+            for (key, value) in object {
+                let expected: String = switch value {
+                case is NSNull: ""
+                case let number as NSNumber: "\(number)"
+                default: "\(value)"
+                }
+                if key == "latitude" || key == "longitude" {
+                    #expect(Double(row[key] ?? "") == (value as? NSNumber)?.doubleValue, "\(key)")
+                } else {
+                    #expect(row[key] == expected, "\(key) of \(object["external_id"] ?? "")")
+                }
+            }
+        }
+        #expect(rows.first { $0["external_id"] == Self.roadwork }?["description"] == "[공사] 영동고속도로 (강릉방향) 마성IC → 용인IC  갓길 통제, \"방음벽\" 보수")
+    }
+
+    @Test("GeoJSON read back by Python's json module: a FeatureCollection of lon/lat Points (RFC 7946)")
+    func geoJSONRoundTrip() throws {
+        let text = try Self.incidents(["list", "--format", "geojson", "--order", "source"]).stdout
+        let collection = try #require(try Self.python("json", text) as? [String: Any])
+        #expect(collection["type"] as? String == "FeatureCollection")
+        let features = try #require(collection["features"] as? [[String: Any]])
+        #expect(features.count == 6)
+        let jamsil = try #require(features.first { ($0["properties"] as? [String: Any])?["external_id"] as? String == Self.breakdown })
+        let geometry = try #require(jamsil["geometry"] as? [String: Any])
+        #expect(geometry["type"] as? String == "Point")
+        #expect(geometry["coordinates"] as? [Double] == [127.08203126, 37.52739696162846])
+        let properties = try #require(jamsil["properties"] as? [String: Any])
+        #expect(properties["road"] as? String == "강변북로")
+        #expect(properties["cleared_at"] as? String == "2024-01-01T01:00:00Z")
+        #expect(properties["latitude"] == nil)
+        let noPosition = try #require(features.first { ($0["properties"] as? [String: Any])?["external_id"] as? String == Self.other })
+        #expect(noPosition["geometry"] is NSNull)
+        for feature in features {
+            #expect(feature["type"] as? String == "Feature")
+            if let point = (feature["geometry"] as? [String: Any])?["coordinates"] as? [Double] {
+                #expect((124...132).contains(point[0]) && (33...39).contains(point[1]), "longitude first, then latitude")
+            }
+        }
+    }
+
+    @Test("Korean text survives every format", arguments: ["table", "json", "ndjson", "csv", "geojson"])
+    func korean(format: String) throws {
+        let out = try Self.incidents(["list", "--format", format, "--source", "its-seoul"]).stdout
+        #expect(out.contains("노면 결빙 주의"))
+        #expect(out.contains("시점방향"))
+    }
+
+    @Test("the table fits the terminal width and aligns Korean (wide) characters")
+    func tableWidth() throws {
+        for width in ["60", "80", "110"] {
+            let out = try run("incidents", ["list", "--database", Self.database], environment: ["COLUMNS": width]).stdout
+            for line in out.split(separator: "\n") {
+                #expect(Self.displayWidth(String(line)) <= Int(width)!, "\(line)")
+            }
+        }
+    }
+
+    /// Columns as a terminal shows them: East Asian wide characters take two.
+    static func displayWidth(_ text: String) -> Int {
+        text.unicodeScalars.reduce(0) { sum, scalar in
+            let v = scalar.value
+            let wide = (0x1100...0x115F).contains(v) || (0x2E80...0xA4CF).contains(v) || (0xAC00...0xD7A3).contains(v)
+                || (0xF900...0xFAFF).contains(v) || (0xFE30...0xFE4F).contains(v) || (0xFF00...0xFF60).contains(v)
+                || (0xFFE0...0xFFE6).contains(v)
+            return sum + (wide ? 2 : 1)
+        }
+    }
+
+    @Test("usage errors name the problem, give a hint and exit 64", arguments: [
+        ["list", "--format", "xml"], ["list", "--since", "yesterday"], ["list", "--bbox", "1,2,3"], ["list", "--near", "95,127"],
+        ["list", "--radius", "5km"], ["list", "--order", "distance"], ["list", "--category", "crash"], ["list", "--limit", "0"],
+        ["list", "--tz", "Mars/Olympus"], ["show"], ["show", "abc"], ["runs", "--limit", "-1"], ["stats", "--near", "37,127,1"],
+        ["list", "--until", "2024-13-01"], ["list", "--seen-since"],
+    ])
+    func usage(arguments: [String]) throws {
+        let result = try Self.incidents(arguments)
+        #expect(result.status == 64, "\(arguments): \(result.stderr)")
+        #expect(result.stderr.hasPrefix("error: "))
+        #expect(result.stderr.contains("hint: see 'incidents "))
+        #expect(result.stdout.isEmpty)
+    }
+
+    @Test("show of an unknown id says so and exits 1")
+    func unknownID() throws {
+        let result = try Self.incidents(["show", "999"])
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("no incident with id 999"))
+    }
+}
