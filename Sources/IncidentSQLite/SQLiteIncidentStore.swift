@@ -412,24 +412,36 @@ enum IncidentRow {
 
 /// Writes one poll's incidents inside the store's open transaction.
 ///
-/// Per incident, one guarded upsert (the statement the benchmark's C ceiling runs, plus a
-/// guard): a new `(source, external_id)` is inserted; a known one with the same content hash
-/// that is not cleared only gets `last_seen_at`/`last_seen_run_id` advanced. Both change one
-/// row. Anything else (content changed, or the incident had been cleared) changes no row and
-/// takes the slow path: the previous values go to `incident_revisions`, the row is updated and
-/// `revision` incremented. Inserted rows are counted at the end by `first_seen_run_id`, so the
-/// common cases cost one statement each.
+/// Per incident, usually one statement:
+/// - *touch*: `UPDATE … SET last_seen_at, last_seen_run_id WHERE (source, external_id) matches
+///   AND content_hash is the same AND not cleared` — the incident is unchanged;
+/// - *guarded upsert*: insert a new `(source, external_id)`, or, for a known one with the same
+///   content hash that is not cleared, do the touch (the statement the benchmark's C ceiling
+///   runs, plus the guard);
+/// - anything else (content changed, or the incident had been cleared) changes no row and takes
+///   the slow path: the previous values go to `incident_revisions`, the row is updated and
+///   `revision` incremented.
+///
+/// Either of the first two settles most records; which one to try first is guessed from the
+/// record before (a poll is mostly new incidents — a first poll, a backfill — or mostly unchanged
+/// ones — every later poll), because a miss costs a whole statement: trying the touch first
+/// cost a fresh 30,000-record ingest 10 % more instructions, trying the upsert first cost an
+/// unchanged re-ingest 12 % more (callgrind). The guess never changes the outcome: inserted rows
+/// are counted at the end by `first_seen_run_id`.
 final class PollWriter: IncidentSink {
     private let db: Database
     private let source: String
     private let runID: Int64
     private let polledAt: String
     private(set) var fetched = 0
-    /// Rows the guarded upsert inserted or touched.
+    /// Rows the touch or the guarded upsert changed: inserted or unchanged.
     private var insertedOrUnchanged = 0
     private var updated = 0
     private var reopened = 0
+    /// Whether the previous record was an unchanged incident (try the touch first).
+    private var expectUnchanged: Bool
 
+    private let touch: Statement
     private let upsertStatement: Statement
     private let lookup: Statement
     private let archive: Statement
@@ -441,6 +453,10 @@ final class PollWriter: IncidentSink {
         self.runID = runID
         self.polledAt = polledAt.rfc3339
         let content = IncidentRow.contentColumns
+        touch = try db.cachedStatement("""
+            UPDATE incidents SET last_seen_at = ?1, last_seen_run_id = ?2
+            WHERE source = ?3 AND external_id = ?4 AND content_hash = ?5 AND cleared_at IS NULL
+            """)
         upsertStatement = try db.cachedStatement("""
             INSERT INTO incidents (source, external_id, \(content.joined(separator: ", ")),
                 revision, first_seen_at, last_seen_at, first_seen_run_id, last_seen_run_id)
@@ -460,25 +476,47 @@ final class PollWriter: IncidentSink {
                 revision = revision + 1, last_seen_at = ?, last_seen_run_id = ?, cleared_at = NULL
             WHERE id = ?
             """)
+        let known = try db.cachedStatement("SELECT EXISTS (SELECT 1 FROM incidents WHERE source = ?)")
+        try known.bind(source, at: 1)
+        _ = try known.step()
+        expectUnchanged = known.int(at: 0) == 1
+        known.reset()
     }
 
     func upsert(_ incident: Incident) throws {
         fetched += 1
         let hash = incident.contentHash
+        if expectUnchanged {
+            touch.reset()
+            try touch.bind(polledAt, at: 1)
+            try touch.bind(runID, at: 2)
+            try touch.bind(source, at: 3)
+            try touch.bind(incident.externalID, at: 4)
+            try touch.bind(hash, at: 5)
+            try touch.run()
+            if db.changes == 1 {
+                insertedOrUnchanged += 1
+                return
+            }
+        }
         upsertStatement.reset()
         try upsertStatement.bind(source, at: 1)
         try upsertStatement.bind(incident.externalID, at: 2)
         try IncidentRow.bindContent(incident, hash: hash, to: upsertStatement, from: 3)
         try upsertStatement.bind(polledAt, at: 18)
         try upsertStatement.bind(runID, at: 19)
+        let rowIDBefore = db.lastInsertRowID
         try upsertStatement.run()
         // One row changed: inserted or touched. None: the guard refused the update. (Not
         // RETURNING: it materializes its rows in a temporary b-tree per statement, which cost a
         // third more than the insert itself.)
         if db.changes == 1 {
             insertedOrUnchanged += 1
+            // An upsert that took the update branch leaves last_insert_rowid as it was.
+            expectUnchanged = db.lastInsertRowID == rowIDBefore
             return
         }
+        expectUnchanged = true
         // Changed, or cleared and back: archive the current values, then overwrite them.
         lookup.reset()
         try lookup.bind(source, at: 1)

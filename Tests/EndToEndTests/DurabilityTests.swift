@@ -121,3 +121,34 @@ struct DurabilityTests {
         print("overlap statuses: \(statuses)")
     }
 }
+
+@Suite("End to end: readers during an ingest")
+struct ReaderDuringIngestTests {
+    @Test("incidents list and stats in a loop while a 300,000-record ingest runs: every read succeeds and sees a whole poll")
+    func readers() async throws {
+        let ws = try Workspace()
+        let seed = try DurabilityTests.generatedFeed(1_000, seed: 5, in: ws.directory)
+        let large = try DurabilityTests.generatedFeed(300_000, seed: 6, in: ws.directory)
+        #expect(try run("incident-scheduler", ["ingest", "--source", "gits", "--file", seed, "--database", ws.database]).status == 0)
+        // The large feed's ids 202300000000… overlap the seed's 1,000: after it, 300,000 rows.
+        let ingest = try RunningProcess(Executables.url("incident-scheduler"),
+                                        ["ingest", "--source", "gits", "--file", large, "--database", ws.database])
+        var totals: [Int] = []
+        var lists = 0
+        while ingest.process.isRunning {
+            let stats = try run("incidents", ["stats", "--database", ws.database, "--format", "json"])
+            #expect(stats.status == 0, "\(stats.stderr)")
+            let object = try JSONSerialization.jsonObject(with: Data(stats.stdout.utf8)) as? [String: Any]
+            totals.append(object?["total"] as? Int ?? -1)
+            let list = try run("incidents", ["list", "--database", ws.database, "--limit", "3", "--format", "json"])
+            #expect(list.status == 0, "\(list.stderr)")
+            #expect((try JSONSerialization.jsonObject(with: Data(list.stdout.utf8)) as? [Any])?.count == 3)
+            lists += 1
+        }
+        let result = ingest.wait()
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(lists >= 3, "the reads should overlap the ingest (\(lists) rounds)")
+        #expect(totals.allSatisfy { $0 == 1_000 || $0 == 300_000 }, "each read sees the poll before or after: \(Set(totals))")
+        print("reader rounds during the ingest: \(lists); totals seen: \(Set(totals).sorted())")
+    }
+}

@@ -39,9 +39,8 @@ public enum GITSProvider: FeedProvider {
             throw BodySniffer.unexpected(kind, head: head, contentType: contentType, provider: name,
                                          expected: "GITS XML (ServiceResult)")
         }
-        try GITSRecordReader.read(file: file) { dto in
-            try body(try GITSMapper.incident(from: dto, source: source))
-        }
+        try ParsePipeline.run(produce: { emit in try GITSRecordReader.read(file: file, emit) },
+                              consume: { dto in try body(try GITSMapper.incident(from: dto, source: source)) })
     }
 }
 

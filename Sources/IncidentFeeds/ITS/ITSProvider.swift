@@ -64,7 +64,8 @@ public enum ITSProvider: FeedProvider {
         case .json:
             try ITSJSONReader.read(file: file, head: head) { try body(try ITSMapper.incident(from: $0, source: source)) }
         case .xml:
-            try ITSXMLReader.read(file: file) { try body(try ITSMapper.incident(from: $0, source: source)) }
+            try ParsePipeline.run(produce: { emit in try ITSXMLReader.read(file: file, emit) },
+                                  consume: { dto in try body(try ITSMapper.incident(from: dto, source: source)) })
         case .html, .empty, .other:
             throw BodySniffer.unexpected(kind, head: head, contentType: contentType, provider: name,
                                          expected: "ITS eventInfo JSON or XML")
