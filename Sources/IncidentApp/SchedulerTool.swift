@@ -289,7 +289,7 @@ public enum SchedulerTool {
                                  ValueParsers.durationText(source.intervalSeconds), "\(Int(source.requestTimeoutSeconds))s",
                                  String(source.retryPolicy.maxRetries), options.isEmpty ? "-" : options.joined(separator: " ")])
                 }
-                context.output(TextTable.render(rows, maxWidth: Terminal.width(context.environment)))
+                context.output(TextTable.render(rows, maxWidth: Terminal.width(context.environment), flexible: [2, 7]))
                 context.output("database: \(context.databasePath(option: arguments.value("database"), configured: configuration.database))\n")
                 context.output("deadline: \(ValueParsers.durationText(configuration.deadlineSeconds)); retention: "
                                + (configuration.retentionSeconds.map(ValueParsers.durationText) ?? "keep everything") + "\n")
