@@ -209,3 +209,17 @@ struct GITSHeaderCodeTests {
         #expect(FeedError(.apiError, provider: "gits", message: "x").quotaResumesAt(failedAt: failedAt) == nil)
     }
 }
+
+@Suite("GITS in legacy Korean encodings")
+struct GITSEncodingTests {
+    @Test("a feed declared EUC-KR (or CP949) maps to the same incidents as its UTF-8 twin", arguments: [
+        "xml/gits_multi_euckr.xml", "xml/gits_multi_cp949.xml",
+    ])
+    func legacyEncoding(file: String) throws {
+        let twin = try incidents(GITSProvider.self, TestPaths.fixture("xml/gits_multi.xml"))
+        let legacy = try incidents(GITSProvider.self, TestPaths.fixture(file))
+        #expect(twin.count >= 3)
+        #expect(legacy == twin)
+        #expect(legacy.contains { ($0.description ?? "").unicodeScalars.contains { (0xAC00...0xD7A3).contains($0.value) } })
+    }
+}
