@@ -290,6 +290,40 @@ struct URLSessionHTTPClientTests {
         #expect(leftovers(in: directory).isEmpty)
     }
 
+    @Test("maxBodyBytes hit mid-stream of a fast 16 MiB body (delegate queue full, libcurl waiting): bodyTooLarge promptly, no deadlock")
+    func bodyTooLargeWhileQueueIsFull() async throws {
+        let directory = try TestPaths.temporaryDirectory("net-full")
+        let source = directory.appendingPathComponent("source.bin")
+        try Data(repeating: 0x78, count: 16 << 20).write(to: source)
+        let server = try await LoopbackServer.start(routes: [Self.feedPath: [ResponseSpec(bodyFile: source.path, chunkSize: 65536, chunked: true)]])
+        defer { server.stop() }
+        let bodies = try TestPaths.temporaryDirectory("net")
+        var configuration = testConfiguration(directory: bodies, maxRetries: 0)
+        for limit in [1 << 20, 3 << 20, 7 << 20] {
+            configuration.maxBodyBytes = Int64(limit)
+            let client = URLSessionHTTPClient(configuration: configuration)
+            let target = router(server)
+            // Not awaited directly: were the cancel to wait on libcurl's blocked queue, the call
+            // would never return, and the test must fail rather than hang.
+            let call = Task { await networkError { try await fetchData(client, target) } }
+            let deadline = ContinuousClock.now + .seconds(20)
+            let finished = Locked(false)
+            Task { _ = await call.value; finished.withLock { $0 = true } }
+            while !finished.withLock({ $0 }), ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            guard finished.withLock({ $0 }) else {
+                // Deadlocked: releasing the client would block this thread in its deinit
+                // (finishTasksAndInvalidate waits on the same stuck queue), so it is leaked.
+                _ = Unmanaged.passRetained(client)
+                Issue.record("limit \(limit): the call did not end within 20 s")
+                return
+            }
+            #expect(await call.value?.code == .bodyTooLarge)
+        }
+        #expect(leftovers(in: bodies).isEmpty)
+    }
+
     @Test("An error thrown by the body closure is rethrown unchanged and the file is removed")
     func bodyClosureThrows() async throws {
         struct ParseFailure: Error, Equatable {}
