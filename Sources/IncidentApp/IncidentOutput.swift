@@ -57,8 +57,7 @@ enum IncidentOutput {
     static func render(_ incidents: [StoredIncident], as format: Format, width: Int, utcOffsetSeconds: Int) -> String {
         switch format {
         case .json:
-            guard !incidents.isEmpty else { return "[]\n" }
-            return "[\n" + incidents.map { "  " + object(fields($0)) }.joined(separator: ",\n") + "\n]\n"
+            return JSONText.array(incidents.map { object(fields($0)) })
         case .ndjson:
             return incidents.map { object(fields($0)) + "\n" }.joined()
         case .csv:

@@ -49,15 +49,21 @@ public struct Logger: Sendable {
         }
     }
 
-    /// Bare when the value has no space, quote, `=` or control character; otherwise quoted with
-    /// `\"`, `\\`, `\n` escapes (the logfmt convention of go-logfmt and Heroku).
+    /// Bare when the value has no space, quote, `=` or control character; otherwise a quoted
+    /// string with JSON's escapes (`\"`, `\\`, `\n`, `\u0001`), the convention of go-logfmt.
     static func logfmtValue(_ value: String) -> String {
         let needsQuotes = value.isEmpty || value.unicodeScalars.contains {
             $0 == " " || $0 == "=" || $0 == "\"" || $0 == "\\" || $0.value < 0x20 || $0.value == 0x7F
         }
-        guard needsQuotes else { return value }
+        return needsQuotes ? JSONText.quoted(value) : value
+    }
+}
+
+/// JSON string literals (RFC 8259 §7), for hand-written JSON lines and output formats.
+enum JSONText {
+    static func quoted(_ text: String) -> String {
         var out = "\""
-        for scalar in value.unicodeScalars {
+        for scalar in text.unicodeScalars {
             switch scalar {
             case "\"": out += "\\\""
             case "\\": out += "\\\\"
@@ -74,27 +80,9 @@ public struct Logger: Sendable {
         }
         return out + "\""
     }
-}
 
-/// JSON string literals (RFC 8259 §7), for hand-written JSON lines and output formats.
-enum JSONText {
-    static func quoted(_ text: String) -> String {
-        var out = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            default:
-                if scalar.value < 0x20 {
-                    out += String(format: "\\u%04x", scalar.value)
-                } else {
-                    out.unicodeScalars.append(scalar)
-                }
-            }
-        }
-        return out + "\""
+    /// A JSON array of already-rendered values, one per line.
+    static func array(_ elements: [String]) -> String {
+        elements.isEmpty ? "[]\n" : "[\n" + elements.map { "  " + $0 }.joined(separator: ",\n") + "\n]\n"
     }
 }

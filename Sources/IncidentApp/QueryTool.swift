@@ -70,6 +70,19 @@ public enum QueryTool {
         return (query, tz)
     }
 
+    /// `--format` for commands with a text form and JSON: true for JSON.
+    static func wantsJSON(_ arguments: ParsedArguments, text: String) throws -> Bool {
+        try arguments.value("format", as: "\(text) or json") { [text, "json"].contains($0) ? $0 : nil } == "json"
+    }
+
+    /// Before a `--search`, brings the derived search index up to date (best effort: searches
+    /// are complete without it).
+    static func prepareSearch(_ query: IncidentQuery, _ arguments: ParsedArguments, _ context: Context) {
+        if query.search != nil {
+            _ = SQLiteIncidentStore.updateSearchIndex(path: context.databasePath(option: arguments.value("database")))
+        }
+    }
+
     static func openStore(_ arguments: ParsedArguments, _ context: Context) throws -> SQLiteIncidentStore? {
         let path = context.databasePath(option: arguments.value("database"))
         do {
@@ -111,9 +124,7 @@ public enum QueryTool {
                 if query.order == .distance && query.near == nil { throw UsageError("--order distance needs --near LAT,LON") }
                 query.limit = try arguments.value("limit", as: "a whole number of at least 1") { Int($0).flatMap { $0 >= 1 ? $0 : nil } }
                 guard let store = try openStore(arguments, context) else { return ExitStatus.noInput }
-                if query.search != nil {
-                    _ = SQLiteIncidentStore.updateSearchIndex(path: context.databasePath(option: arguments.value("database")))
-                }
+                prepareSearch(query, arguments, context)
                 let incidents = try QueryIncidents(reader: store, clock: context.clock).list(query)
                 context.output(IncidentOutput.render(incidents, as: format, width: Terminal.width(context.environment),
                                                      utcOffsetSeconds: tz))
@@ -133,7 +144,7 @@ public enum QueryTool {
                 guard let id = Int64(arguments.positionals[0]), id > 0 else {
                     throw UsageError("'\(arguments.positionals[0])' is not an incident id (a positive whole number)")
                 }
-                let json = try arguments.value("format", as: "text or json") { ["text", "json"].contains($0) ? $0 : nil } == "json"
+                let json = try wantsJSON(arguments, text: "text")
                 let tz = try arguments.value("tz", as: "a time zone") { try ValueParsers.timeZone($0) } ?? 0
                 guard let store = try openStore(arguments, context) else { return ExitStatus.noInput }
                 guard let (stored, revisions) = try store.incident(id: id) else {
@@ -181,11 +192,9 @@ public enum QueryTool {
             options: [SchedulerTool.databaseOption] + filterOptions + [formatOption(["table", "json"]), tzOption],
             run: { arguments in
                 let (query, tz) = try query(arguments, context)
-                let json = try arguments.value("format", as: "table or json") { ["table", "json"].contains($0) ? $0 : nil } == "json"
+                let json = try wantsJSON(arguments, text: "table")
                 guard let store = try openStore(arguments, context) else { return ExitStatus.noInput }
-                if query.search != nil {
-                    _ = SQLiteIncidentStore.updateSearchIndex(path: context.databasePath(option: arguments.value("database")))
-                }
+                prepareSearch(query, arguments, context)
                 let stats = try store.statistics(matching: query, utcOffsetSeconds: tz)
                 let groups = [("source", stats.bySource), ("category", stats.byCategory), ("road", stats.byRoad),
                               ("hour", stats.byHour)]
@@ -223,7 +232,7 @@ public enum QueryTool {
             ],
             run: { arguments in
                 let limit = try arguments.value("limit", as: "a whole number of at least 1") { Int($0).flatMap { $0 >= 1 ? $0 : nil } } ?? 20
-                let json = try arguments.value("format", as: "table or json") { ["table", "json"].contains($0) ? $0 : nil } == "json"
+                let json = try wantsJSON(arguments, text: "table")
                 let tz = try arguments.value("tz", as: "a time zone") { try ValueParsers.timeZone($0) } ?? 0
                 guard let store = try openStore(arguments, context) else { return ExitStatus.noInput }
                 let runs = try store.runs(source: arguments.value("source"), limit: limit, failuresFirst: arguments.flag("failures-first"))
@@ -239,7 +248,7 @@ public enum QueryTool {
                             ("error", .text(run.error)),
                         ])
                     }
-                    context.output(objects.isEmpty ? "[]\n" : "[\n" + objects.map { "  " + $0 }.joined(separator: ",\n") + "\n]\n")
+                    context.output(JSONText.array(objects))
                 } else {
                     var rows = [["ID", "SOURCE", "STARTED (\(IncidentOutput.offsetLabel(tz)))", "SECONDS", "STATUS", "FETCHED", "NEW",
                                  "CHANGED", "CLEARED", "ERROR"]]
