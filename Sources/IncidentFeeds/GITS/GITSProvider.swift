@@ -64,17 +64,13 @@ public enum GITSRecordReader {
                     coord_x: record[12], coord_y: record[13], line: record.line)
     }
 
-    /// A reader that checks the envelope before the first record and at the end, and passes each
-    /// record to `body`. Feed it chunks, then call `finish()`.
+    static let format = XMLFeedFormat(provider: GITSProvider.name, schema: schema, dto: dto(from:),
+                                      checkEnvelope: checkEnvelope(_:atEnd:))
+
+    /// A reader that checks the envelope and passes each record to `body`. Feed it chunks,
+    /// then call `finish()`.
     public static func makeReader(_ body: @escaping (AccidentDTO) throws -> Void) -> XMLRecordReader {
-        var checked = false
-        return XMLRecordReader(schema: schema) { record, envelope in
-            if !checked {
-                try checkEnvelope(envelope, atEnd: false)
-                checked = true
-            }
-            try body(dto(from: record))
-        }
+        format.makeReader(body)
     }
 
     /// Reads a whole response file, streaming.
@@ -82,21 +78,7 @@ public enum GITSRecordReader {
     ///   `quotaExceeded` for a gateway envelope, `malformedBody`, `unexpectedResponse`), or what
     ///   `body` throws.
     public static func read(file: URL, _ body: (AccidentDTO) throws -> Void) throws {
-        // The reader keeps its callback only for this call.
-        try withoutActuallyEscaping(body) { body in
-            let reader = makeReader(body)
-            do {
-                try reader.parse(contentsOf: file)
-            } catch let error as XMLParseError {
-                throw malformed(error)
-            }
-            try checkEnvelope(reader.envelope, atEnd: true)
-        }
-    }
-
-    static func malformed(_ error: XMLParseError) -> FeedError {
-        FeedError(.malformedBody, provider: GITSProvider.name,
-                  message: "malformed XML response at line \(error.line), column \(error.column): \(error.message); nothing was stored")
+        try format.read(file: file, body)
     }
 
     /// Checks the envelope: the root is `ServiceResult` and `headerCd` is 0.

@@ -113,29 +113,15 @@ public enum ITSXMLReader {
                      message: record[13], position: record.line)
     }
 
+    static let format = XMLFeedFormat(provider: ITSProvider.name, schema: schema, dto: dto(from:),
+                                      checkEnvelope: { envelope, _ in try checkEnvelope(envelope) })
+
     public static func makeReader(_ body: @escaping (EventInfoDTO) throws -> Void) -> XMLRecordReader {
-        var checked = false
-        return XMLRecordReader(schema: schema) { record, envelope in
-            if !checked {
-                try checkEnvelope(envelope)
-                checked = true
-            }
-            try body(dto(from: record))
-        }
+        format.makeReader(body)
     }
 
     public static func read(file: URL, _ body: (EventInfoDTO) throws -> Void) throws {
-        // The reader keeps its callback only for this call.
-        try withoutActuallyEscaping(body) { body in
-            let reader = makeReader(body)
-            do {
-                try reader.parse(contentsOf: file)
-            } catch let error as XMLParseError {
-                throw FeedError(.malformedBody, provider: ITSProvider.name,
-                                message: "malformed XML response at line \(error.line), column \(error.column): \(error.message); nothing was stored")
-            }
-            try checkEnvelope(reader.envelope)
-        }
+        try format.read(file: file, body)
     }
 
     static func checkEnvelope(_ envelope: XMLEnvelope) throws {
