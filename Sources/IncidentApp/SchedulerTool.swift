@@ -400,6 +400,7 @@ public enum SchedulerTool {
             logger.log(.error, "database.unavailable", ["database": path, "error": describeError(error)])
             return ExitStatus.failure
         }
+        // Swift may release an object after its last use; keep the lock until the work is done.
         defer { withExtendedLifetime(lock) {} }
         let store: SQLiteIncidentStore
         do {
