@@ -50,7 +50,17 @@ public struct Configuration: Sendable {
             var type: String?
             var format: String?
             var timeout: String?
-            var retry: RetryPolicy?
+            var retry: RetrySettings?
+        }
+
+        /// `retry`, as written (seconds as numbers); checked, then turned into a `RetryPolicy`.
+        struct RetrySettings: Decodable {
+            var maxRetries: Int?
+            var baseDelay: Double?
+            var factor: Double?
+            var maxDelay: Double?
+            var jitter: RetryPolicy.Jitter?
+            var maxRetryAfter: Double?
         }
 
         static let fields = ["database", "deadline", "retention", "sources"]
@@ -75,7 +85,7 @@ public struct Configuration: Sendable {
         let file: File
         do {
             file = try JSONDecoder().decode(File.self, from: data)
-        } catch let error as DecodingError {
+        } catch {
             throw ConfigurationError("\(url.path): \(describe(error))")
         }
         var sources: [SourceDefinition] = []
@@ -89,6 +99,17 @@ public struct Configuration: Sendable {
         configuration.retentionSeconds = try file.retention.map { try duration($0, field: "retention", place: url.path) }
         try configuration.validate(place: url.path)
         return configuration
+    }
+
+    /// Only the `database` field of a configuration file (for commands that need no sources).
+    /// - Throws: ``ConfigurationError`` when the file cannot be read or is not JSON.
+    static func databaseSetting(in path: String) throws -> String? {
+        struct DatabaseOnly: Decodable { var database: String? }
+        do {
+            return try JSONDecoder().decode(DatabaseOnly.self, from: Data(contentsOf: URL(fileURLWithPath: path))).database
+        } catch {
+            throw ConfigurationError("cannot read the database setting of \(path): \(describe(error))")
+        }
     }
 
     /// The configuration used without `--config`: one GITS source keyed by `GITS_SERVICE_KEY`
@@ -116,15 +137,22 @@ public struct Configuration: Sendable {
                 if !requireKeys { break }
                 throw ConfigurationError("\(place): the environment variable \(variable) (keyEnv) is not set; export it with the API key")
             }
-            definition.key = APIKey(value.trimmingCharacters(in: .whitespacesAndNewlines))
+            definition.key = try key(value, from: "the environment variable \(variable)", place: place)
         case (nil, let path?):
             let url = URL(fileURLWithPath: path, relativeTo: baseDirectory)
-            guard let text = try? String(contentsOf: url, encoding: .utf8),
-                  !text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
+            let text: String
+            do {
+                text = try String(contentsOf: url, encoding: .utf8)
+            } catch {
                 if !requireKeys { break }
-                throw ConfigurationError("\(place): cannot read the key file \(url.path) (keyFile); create it with the API key on one line")
+                let reason = describe(error)
+                throw ConfigurationError("\(place): cannot read the key file \(url.path) (keyFile): \(reason); put the API key in it on one line, readable by this user")
             }
-            definition.key = APIKey(text.trimmingCharacters(in: .whitespacesAndNewlines))
+            guard !text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
+                if !requireKeys { break }
+                throw ConfigurationError("\(place): the key file \(url.path) (keyFile) is empty; put the API key in it on one line")
+            }
+            definition.key = try key(text, from: "the key file \(url.path)", place: place)
         case (nil, nil):
             break
         case (.some, .some):
@@ -144,7 +172,7 @@ public struct Configuration: Sendable {
             definition.requestTimeoutSeconds = Double(try duration(text, field: "timeout", place: place))
         }
         if let retry = source.retry {
-            definition.retryPolicy = retry
+            definition.retryPolicy = try retryPolicy(retry, place: place)
         }
         definition.options = SourceOptions(bbox: source.bbox, eventType: source.eventType, roadType: source.type,
                                            format: source.format)
@@ -154,6 +182,34 @@ public struct Configuration: Sendable {
             throw ConfigurationError("\(place): \(error)")
         }
         return definition
+    }
+
+    /// An API key: one line without spaces (surrounding whitespace and the final newline of a
+    /// key file are ignored). A key with a space or a second line is a mistake, not a key.
+    static func key(_ text: String, from origin: String, place: String) throws -> APIKey {
+        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !trimmed.contains(where: \.isWhitespace) else {
+            throw ConfigurationError("\(place): \(origin) holds more than one word or line; it must hold just the API key")
+        }
+        return APIKey(trimmed)
+    }
+
+    /// The retry policy of `settings` (defaults for what is not given), each within sane bounds.
+    static func retryPolicy(_ settings: File.RetrySettings, place: String) throws -> RetryPolicy {
+        let d = RetryPolicy.default
+        let policy = (maxRetries: settings.maxRetries ?? d.maxRetries, baseDelay: settings.baseDelay ?? d.baseDelay,
+                      factor: settings.factor ?? d.factor, maxDelay: settings.maxDelay ?? d.maxDelay,
+                      maxRetryAfter: settings.maxRetryAfter ?? d.maxRetryAfter)
+        let problems = [
+            (0...10).contains(policy.maxRetries) ? nil : "maxRetries must be 0 to 10",
+            (0...60).contains(policy.baseDelay) ? nil : "baseDelay must be 0 to 60 (seconds)",
+            (1...10).contains(policy.factor) ? nil : "factor must be 1 to 10",
+            (0...600).contains(policy.maxDelay) ? nil : "maxDelay must be 0 to 600 (seconds)",
+            (0...3600).contains(policy.maxRetryAfter) ? nil : "maxRetryAfter must be 0 to 3600 (seconds)",
+        ].compactMap { $0 }
+        if let problem = problems.first { throw ConfigurationError("\(place): retry: \(problem)") }
+        return RetryPolicy(maxRetries: policy.maxRetries, baseDelay: policy.baseDelay, factor: policy.factor,
+                           maxDelay: policy.maxDelay, jitter: settings.jitter ?? d.jitter, maxRetryAfter: policy.maxRetryAfter)
     }
 
     static func duration(_ text: String, field: String, place: String) throws -> Int64 {
@@ -181,7 +237,7 @@ public struct Configuration: Sendable {
     static func checkFieldNames(_ data: Data, file: String) throws {
         let object: Any
         do { object = try JSONSerialization.jsonObject(with: data) } catch {
-            throw ConfigurationError("\(file) is not valid JSON: \((error as NSError).localizedDescription)")
+            throw ConfigurationError("\(file) is not valid JSON: \(describe(error))")
         }
         guard let root = object as? [String: Any] else { throw ConfigurationError("\(file): the top level must be an object") }
         for key in root.keys where !File.fields.contains(key) {
@@ -198,15 +254,38 @@ public struct Configuration: Sendable {
         }
     }
 
-    static func describe(_ error: DecodingError) -> String {
+    /// A decoding or reading error as one line for an operator: the field's path and what was
+    /// expected, without Swift type names.
+    static func describe(_ error: any Error) -> String {
         func path(_ context: DecodingError.Context) -> String {
-            context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined()
+            let text = context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined()
+            return text.isEmpty ? "the top level" : String(text.drop { $0 == "." })
+        }
+        func kind(_ type: Any.Type) -> String {
+            switch type {
+            case is String.Type: "text"
+            case is Double.Type, is Int.Type, is Int64.Type: "a number"
+            case is Bool.Type: "true or false"
+            case is [Any].Type: "a list"
+            case is RetryPolicy.Jitter.Type: "one of \(RetryPolicy.Jitter.allCases.map(\.rawValue).joined(separator: ", "))"
+            default: "an object"
+            }
         }
         switch error {
-        case .keyNotFound(let key, let context): return "missing field '\(key.stringValue)' at \(path(context).isEmpty ? "top level" : path(context))"
-        case .typeMismatch(_, let context), .valueNotFound(_, let context), .dataCorrupted(let context):
-            return "\(path(context)): \(context.debugDescription)"
-        @unknown default: return "invalid configuration"
+        case DecodingError.keyNotFound(let key, let context):
+            return "missing field '\(key.stringValue)' in \(path(context))"
+        case DecodingError.typeMismatch(let type, let context), DecodingError.valueNotFound(let type, let context):
+            return "\(path(context)): expected \(kind(type))"
+        case DecodingError.dataCorrupted(let context):
+            let detail = (context.underlyingError as NSError?)?.userInfo[NSDebugDescriptionErrorKey] as? String
+            if context.codingPath.last?.stringValue == "jitter" {
+                return "\(path(context)): expected one of \(RetryPolicy.Jitter.allCases.map(\.rawValue).joined(separator: ", "))"
+            }
+            return "\(path(context)): \(detail ?? context.debugDescription)"
+        default:
+            let ns = error as NSError
+            let detail = ns.userInfo[NSDebugDescriptionErrorKey] as? String
+            return detail.map { "\(ns.localizedDescription) (\($0))" } ?? ns.localizedDescription
         }
     }
 }

@@ -22,12 +22,21 @@ public struct Context: Sendable {
     }
 
     /// The database path: `--database`, else `$INCIDENTS_DATABASE`, else the configuration's
-    /// `database`, else `$XDG_DATA_HOME/trafficincidents/incidents.sqlite` (XDG_DATA_HOME
-    /// defaulting to `~/.local/share`). Both executables resolve it the same way.
-    public func databasePath(option: String?, configured: String? = nil) -> String {
-        if let option, !option.isEmpty { return option }
+    /// `database` (`configured`, or read from `--config`), else
+    /// `$XDG_DATA_HOME/trafficincidents/incidents.sqlite` (XDG_DATA_HOME defaulting to
+    /// `~/.local/share`). Every command of both executables resolves it this way.
+    /// - Throws: ``UsageError`` for an empty `--database`; ``ConfigurationError`` for an
+    ///   unreadable `--config`.
+    public func databasePath(_ arguments: ParsedArguments, configured: String? = nil) throws -> String {
+        if let option = arguments.value("database") {
+            guard !option.isEmpty else { throw UsageError("--database needs a path") }
+            return option
+        }
         if let variable = environment["INCIDENTS_DATABASE"], !variable.isEmpty { return variable }
         if let configured, !configured.isEmpty { return configured }
+        if let file = arguments.value("config"), let configured = try Configuration.databaseSetting(in: file), !configured.isEmpty {
+            return configured
+        }
         return Self.defaultDatabasePath(environment)
     }
 

@@ -44,6 +44,9 @@ enum Metrics {
     static func write(_ store: SQLiteIncidentStore, to path: String) throws {
         let text = render(try store.runSummaries())
         let target = URL(fileURLWithPath: path)
+        guard FileManager.default.isWritableFile(atPath: target.deletingLastPathComponent().path) else {
+            throw ConfigurationError("cannot write the metrics file \(path): its directory does not exist or is not writable")
+        }
         // A unique name per write: the loop's source tasks may write at the same moment.
         let temporary = target.deletingLastPathComponent().appendingPathComponent(".\(target.lastPathComponent).\(UUID().uuidString).tmp")
         try Data(text.utf8).write(to: temporary)

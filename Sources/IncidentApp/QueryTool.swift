@@ -19,6 +19,12 @@ public enum QueryTool {
             subcommands: [listCommand(context), showCommand(context), statsCommand(context), runsCommand(context)])
     }
 
+    /// `--database` and `--config` (whose `database` is used), as for the scheduler.
+    static let databaseOptions = [
+        SchedulerTool.databaseOption,
+        Option.value("config", short: "c", placeholder: "file", help: "The scheduler's JSON configuration; its database setting is used."),
+    ]
+
     static let tzOption = Option.value("tz", placeholder: "zone",
         help: "Time zone for local times given and shown: UTC, KST, +09:00 or Asia/Seoul.", default: "UTC")
 
@@ -59,14 +65,14 @@ public enum QueryTool {
         query.startedSince = try instant("since")
         query.startedUntil = try instant("until")
         query.seenSince = try instant("seen-since")
-        query.roadContains = arguments.value("road").flatMap { $0.nonEmptyTrimmed }
+        query.roadContains = try arguments.value("road", as: "a text") { $0.nonEmptyTrimmed }
         query.boundingBox = try arguments.value("bbox", as: "a box") { try ValueParsers.boundingBox($0) }
         query.near = try arguments.value("near", as: "a point") { try ValueParsers.point($0) }
         if let radius = try arguments.value("radius", as: "a distance", { try ValueParsers.distance($0) }) {
             guard query.near != nil else { throw UsageError("--radius needs --near LAT,LON") }
             query.radiusMeters = radius
         }
-        query.search = arguments.value("search").flatMap { $0.nonEmptyTrimmed }
+        query.search = try arguments.value("search", as: "a text") { $0.nonEmptyTrimmed }
         return (query, tz)
     }
 
@@ -79,12 +85,12 @@ public enum QueryTool {
     /// are complete without it).
     static func prepareSearch(_ query: IncidentQuery, _ arguments: ParsedArguments, _ context: Context) {
         if query.search != nil {
-            _ = SQLiteIncidentStore.updateSearchIndex(path: context.databasePath(option: arguments.value("database")))
+            if let path = try? context.databasePath(arguments) { _ = SQLiteIncidentStore.updateSearchIndex(path: path) }
         }
     }
 
     static func openStore(_ arguments: ParsedArguments, _ context: Context) throws -> SQLiteIncidentStore? {
-        let path = context.databasePath(option: arguments.value("database"))
+        let path = try context.databasePath(arguments)
         do {
             return try SQLiteIncidentStore(readingFrom: path, clock: context.clock)
         } catch let error as StoreOpenError {
@@ -107,7 +113,7 @@ public enum QueryTool {
               incidents list --active --road 경부 --near 37.2636,127.0286 --radius 10km
               incidents list --since 2h --category accident --format geojson > accidents.geojson
             """,
-            options: [SchedulerTool.databaseOption] + filterOptions + [
+            options: databaseOptions + filterOptions + [
                 .value("order", placeholder: IncidentOrder.allCases.map(\.rawValue).joined(separator: "|"),
                        help: "Sort order (distance needs --near).", default: "started, or distance with --near"),
                 .value("limit", short: "n", placeholder: "count", help: "At most this many incidents."),
@@ -138,7 +144,7 @@ public enum QueryTool {
         Command(
             name: "show",
             abstract: "Show every field of one incident and its revision history.",
-            options: [SchedulerTool.databaseOption, formatOption(["text", "json"], default: "text"), tzOption],
+            options: databaseOptions + [formatOption(["text", "json"], default: "text"), tzOption],
             positionals: [Positional("id", help: "The incident's id (the ID column of `incidents list`).")],
             run: { arguments in
                 guard let id = Int64(arguments.positionals[0]), id > 0 else {
@@ -166,7 +172,8 @@ public enum QueryTool {
                 } else {
                     var out = ""
                     for (key, value) in IncidentOutput.fields(stored) {
-                        out += key.padding(toLength: 17, withPad: " ", startingAt: 0) + " " + (value.plain.isEmpty ? "-" : value.plain) + "\n"
+                        out += key.padding(toLength: 17, withPad: " ", startingAt: 0) + " "
+                            + (value.plain.isEmpty ? "-" : TextTable.singleLine(value.plain)) + "\n"
                     }
                     out += "\nrevisions (previous values, oldest first):\n"
                     if revisions.isEmpty { out += "  none: unchanged since first seen\n" }
@@ -189,7 +196,7 @@ public enum QueryTool {
         Command(
             name: "stats",
             abstract: "Count incidents by source, category, road and hour of start; active vs cleared.",
-            options: [SchedulerTool.databaseOption] + filterOptions + [formatOption(["table", "json"]), tzOption],
+            options: databaseOptions + filterOptions + [formatOption(["table", "json"]), tzOption],
             run: { arguments in
                 let (query, tz) = try query(arguments, context)
                 let json = try wantsJSON(arguments, text: "table")
@@ -223,8 +230,7 @@ public enum QueryTool {
         Command(
             name: "runs",
             abstract: "List recent ingest runs (the run log), newest first.",
-            options: [
-                SchedulerTool.databaseOption,
+            options: databaseOptions + [
                 .value("source", placeholder: "name", help: "Only this source."),
                 .flag("failures-first", help: "Failed, cancelled and skipped runs before successful ones."),
                 .value("limit", short: "n", placeholder: "count", help: "At most this many runs.", default: "20"),

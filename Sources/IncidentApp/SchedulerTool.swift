@@ -70,7 +70,7 @@ public enum SchedulerTool {
                     return ExitStatus.configuration
                 }
                 let dryRun = arguments.flag("dry-run")
-                let path = context.databasePath(option: arguments.value("database"), configured: configuration.database)
+                let path = try context.databasePath(arguments, configured: configuration.database)
                 return try await withStore(path: path, context: context, logger: logger) { store in
                     if arguments.flag("loop") {
                         let loop = PollingLoop(store: store, context: context, logger: logger, dryRun: dryRun,
@@ -207,11 +207,14 @@ public enum SchedulerTool {
                     let configured = configuration?.sources.map(\.name) ?? []
                     throw UsageError("--source: '\(sourceName)' is neither a configured source\(configured.isEmpty ? "" : " (\(configured.joined(separator: ", ")))") nor a provider (\(ProviderRegistry.names.joined(separator: ", ")))")
                 }
-                guard FileManager.default.isReadableFile(atPath: file) else {
-                    logger.log(.error, "ingest.failed", ["source": sourceName, "error": "cannot read \(file): no such file or not readable"])
+                var isDirectory: ObjCBool = false
+                guard FileManager.default.fileExists(atPath: file, isDirectory: &isDirectory), !isDirectory.boolValue,
+                      FileManager.default.isReadableFile(atPath: file) else {
+                    logger.log(.error, "ingest.failed", ["source": sourceName,
+                                                         "error": "cannot read \(file): no such file, a directory, or not readable"])
                     return ExitStatus.noInput
                 }
-                let path = context.databasePath(option: arguments.value("database"), configured: configuration?.database)
+                let path = try context.databasePath(arguments, configured: configuration?.database)
                 return try await withStore(path: path, context: context, logger: logger) { store in
                     let feed = try ProviderRegistry.fileFeed(source: sourceName, provider: provider,
                                                              file: URL(fileURLWithPath: file))
@@ -232,8 +235,12 @@ public enum SchedulerTool {
     static func sourcesCommand(_ context: Context) -> Command {
         Command(
             name: "sources",
-            abstract: "List the configured sources and their last run (keys are never shown).",
-            options: [configOption, databaseOption],
+            abstract: "List the configured sources, their last run and quota state (keys are never shown).",
+            options: [
+                configOption, databaseOption,
+                .value("clear-quota", placeholder: "source",
+                       help: "Let a source whose quota is exhausted run again at once (after the provider raised or reset it)."),
+            ],
             run: { arguments in
                 let configuration: Configuration
                 do {
@@ -242,20 +249,46 @@ public enum SchedulerTool {
                     StandardError.writeLine("error: \(error.message)")
                     return ExitStatus.configuration
                 }
-                let path = context.databasePath(option: arguments.value("database"), configured: configuration.database)
-                let lastRuns = (try? SQLiteIncidentStore(readingFrom: path, clock: context.clock))
-                    .flatMap { try? $0.lastRuns() } ?? [:]
-                var rows: [[String]] = [["SOURCE", "PROVIDER", "INTERVAL", "KEY", "BASE URL", "LAST RUN", "STATUS", "FETCHED"]]
+                let path = try context.databasePath(arguments, configured: configuration.database)
+                if let name = arguments.value("clear-quota") {
+                    guard configuration.sources.contains(where: { $0.name == name }) else {
+                        throw UsageError("--clear-quota: no configured source is named '\(name)'")
+                    }
+                    guard FileManager.default.fileExists(atPath: path) else {
+                        StandardError.writeLine("error: \(StoreOpenError.missing(path: path))")
+                        return ExitStatus.noInput
+                    }
+                    let cleared = try SQLiteIncidentStore(path: path, clock: context.clock).clearQuota(source: name)
+                    context.output(cleared ? "\(name): quota back-off cleared; the next run polls it\n"
+                                           : "\(name): its quota was not exhausted; nothing to clear\n")
+                    return ExitStatus.success
+                }
+                var lastRuns: [String: IngestRun] = [:]
+                var quotas: [String: UTCInstant] = [:]
+                if FileManager.default.fileExists(atPath: path) {
+                    do {
+                        let store = try SQLiteIncidentStore(readingFrom: path, clock: context.clock)
+                        lastRuns = try store.lastRuns()
+                        quotas = try store.quotaStates()
+                    } catch {
+                        StandardError.writeLine("error: cannot read the run log in \(path): \(describeError(error))")
+                        return ExitStatus.failure
+                    }
+                }
+                let now = context.clock.now()
+                var rows: [[String]] = [["SOURCE", "PROVIDER", "INTERVAL", "KEY", "BASE URL", "LAST RUN", "STATUS", "FETCHED", "QUOTA"]]
                 for source in configuration.sources {
                     let run = lastRuns[source.name]
+                    let quota = quotas[source.name].flatMap { $0 > now ? "exhausted until \($0.rfc3339)" : nil } ?? "ok"
                     rows.append([
                         source.name, source.provider, ValueParsers.durationText(source.intervalSeconds),
                         source.key == nil ? "missing" : "set",
                         source.baseURL.map { Redaction.redact($0.absoluteString) } ?? "(provider default)",
                         run?.finishedAt.rfc3339 ?? "never", run?.status.rawValue ?? "-", run.map { String($0.counts.fetched) } ?? "-",
+                        quota,
                     ])
                 }
-                context.output(TextTable.render(rows, maxWidth: Terminal.width(context.environment)))
+                context.output(TextTable.render(rows, maxWidth: Terminal.width(context.environment), flexible: [4]))
                 return ExitStatus.success
             })
     }
@@ -290,7 +323,7 @@ public enum SchedulerTool {
                                  String(source.retryPolicy.maxRetries), options.isEmpty ? "-" : options.joined(separator: " ")])
                 }
                 context.output(TextTable.render(rows, maxWidth: Terminal.width(context.environment), flexible: [2, 7]))
-                context.output("database: \(context.databasePath(option: arguments.value("database"), configured: configuration.database))\n")
+                context.output("database: \(try context.databasePath(arguments, configured: configuration.database))\n")
                 context.output("deadline: \(ValueParsers.durationText(configuration.deadlineSeconds)); retention: "
                                + (configuration.retentionSeconds.map(ValueParsers.durationText) ?? "keep everything") + "\n")
                 guard missing.isEmpty else {
@@ -307,9 +340,9 @@ public enum SchedulerTool {
         Command(
             name: "migrate",
             abstract: "Apply pending schema migrations (or list them with --status).",
-            options: [databaseOption, .flag("status", help: "List every migration and when it was applied; change nothing.")],
+            options: [databaseOption, configOption, .flag("status", help: "List every migration and when it was applied; change nothing.")],
             run: { arguments in
-                let path = context.databasePath(option: arguments.value("database"))
+                let path = try context.databasePath(arguments)
                 if arguments.flag("status") {
                     guard FileManager.default.fileExists(atPath: path) else {
                         StandardError.writeLine("error: \(StoreOpenError.missing(path: path))")
@@ -340,14 +373,14 @@ public enum SchedulerTool {
             discussion: "Works in small batches so an ingest or a query never waits long. Each source's latest run is kept.",
             options: [
                 .value("older-than", placeholder: "duration", help: "The horizon, e.g. 90d."),
-                databaseOption, logFormatOption,
+                databaseOption, configOption, logFormatOption,
             ],
             run: { arguments in
                 guard let seconds = try arguments.value("older-than", as: "a duration", { try ValueParsers.duration($0) }) else {
                     throw UsageError("missing --older-than (e.g. 90d)")
                 }
                 let logger = try makeLogger(arguments, context)
-                let path = context.databasePath(option: arguments.value("database"))
+                let path = try context.databasePath(arguments)
                 guard FileManager.default.fileExists(atPath: path) else {
                     logger.log(.error, "prune.failed", ["error": StoreOpenError.missing(path: path).description])
                     return ExitStatus.noInput

@@ -54,9 +54,15 @@ enum TextTable {
         return out
     }
 
-    /// Newlines and tabs become spaces so one record stays on one line.
+    /// Control characters (C0, DEL, C1: newlines, tabs, escape sequences) become spaces, so one
+    /// record stays on one line and feed data cannot drive the terminal.
     static func singleLine(_ text: String) -> String {
-        String(text.unicodeScalars.map { $0.value < 0x20 ? " " : Character($0) })
+        guard text.unicodeScalars.contains(where: isControl) else { return text }
+        return String(String.UnicodeScalarView(text.unicodeScalars.map { isControl($0) ? " " : $0 }))
+    }
+
+    static func isControl(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
     }
 
     /// Terminal columns `text` occupies.

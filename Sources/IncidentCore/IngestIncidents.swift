@@ -24,7 +24,7 @@ public struct IngestIncidents: Sendable {
     public func callAsFunction(_ feed: any IncidentFeed, dryRun: Bool = false) async -> IngestRun {
         let startedAt = clock.now()
         do {
-            if let resumesAt = try store.quotaResumesAt(source: feed.source), resumesAt > startedAt {
+            if !feed.isReplay, let resumesAt = try store.quotaResumesAt(source: feed.source), resumesAt > startedAt {
                 let run = IngestRun(source: feed.source, startedAt: startedAt, finishedAt: startedAt, status: .skipped,
                                     error: "the source's request quota is exhausted until \(resumesAt.rfc3339); no request was sent",
                                     resumesAt: resumesAt)
@@ -49,7 +49,8 @@ public struct IngestIncidents: Sendable {
                                 status: cancelled ? .cancelled : .failed,
                                 error: cancelled ? "cancelled before the poll finished; nothing was stored"
                                                  : describe(error),
-                                resumesAt: cancelled ? nil : (error as? any QuotaExhaustion)?.quotaResumesAt(failedAt: finishedAt))
+                                resumesAt: cancelled || feed.isReplay ? nil
+                                    : (error as? any QuotaExhaustion)?.quotaResumesAt(failedAt: finishedAt))
             if !dryRun {
                 do { try store.recordRun(run) } catch {
                     var unrecorded = run

@@ -28,12 +28,20 @@ public protocol IncidentFeed: Sendable {
     /// The configured source name; stored as `incidents.source`.
     var source: String { get }
 
+    /// True for a saved response replayed from a file: it neither waits for nor changes the
+    /// source's quota state, which belongs to the live API.
+    var isReplay: Bool { get }
+
     /// Fetches one response and passes its incidents to `consume` as a stream. The response is
     /// held outside memory (a temporary file) and removed when this returns or throws.
     ///
     /// - Throws: the feed's typed errors (network, HTTP status, provider error envelope,
     ///   malformed body), or whatever `consume` throws.
     func poll<Result>(_ consume: (any IncidentStream) throws -> Result) async throws -> Result
+}
+
+extension IncidentFeed {
+    public var isReplay: Bool { false }
 }
 
 /// Receives the incidents of one poll inside the store's transaction.

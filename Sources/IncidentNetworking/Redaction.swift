@@ -5,8 +5,9 @@ import Foundation
 /// Two passes, both applied by `redact(_:)`:
 /// 1. **Key parameters**: in any URL-ish text, the value of a parameter named in
 ///    `keyParameterNames` (compared case-insensitively, written `name=value` or, inside an
-///    encoded URL, `name%3Dvalue`) is replaced by `REDACTED`. The value runs up to `&`,
-///    whitespace, `"`, `'`, `<` or `#` (and `%26` in the encoded form). A name only counts when
+///    encoded URL, `name%3Dvalue`) is replaced by `REDACTED`. The value is the run of
+///    unreserved characters, `%` escapes and `+ / =` that follows (up to `%26` in the encoded
+///    form). A name only counts when
 ///    it is not the tail of a longer word (`monkey=1` is left alone).
 /// 2. **Registered secrets**: every string given to `register(secret:)` is replaced, in any of
 ///    its encodings (raw, percent-encoded with upper- or lower-case hex and with any mix of its
@@ -117,15 +118,13 @@ public enum Redaction {
         }
     }
 
-    private static func isValueTerminator(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "&"), UInt8(ascii: " "), UInt8(ascii: "\t"), UInt8(ascii: "\n"),
-             UInt8(ascii: "\r"), UInt8(ascii: "\""), UInt8(ascii: "'"), UInt8(ascii: "<"),
-             UInt8(ascii: "#"):
-            true
-        default:
-            false
-        }
+    /// Bytes a key value is made of: RFC 3986 unreserved characters, `%` escapes, the `+ / =`
+    /// of base64 keys (data.go.kr issues base64 keys), and any non-ASCII (a value that was never
+    /// encoded). ASCII punctuation ends the value, so the text around a key (`)`, `;`, a JSON
+    /// `\"`) survives its redaction.
+    private static func isValueByte(_ byte: UInt8) -> Bool {
+        PercentEncoding.isUnreserved(byte) || byte >= 0x80 || byte == UInt8(ascii: "%") || byte == UInt8(ascii: "+")
+            || byte == UInt8(ascii: "/") || byte == UInt8(ascii: "=")
     }
 
     private static func lowercasedASCII(_ byte: UInt8) -> UInt8 {
@@ -206,7 +205,7 @@ public enum Redaction {
                 }
                 if let start = valueStart {
                     var end = start
-                    while end < bytes.count, !isValueTerminator(bytes[end]), !(encoded && hasEscape(bytes, at: end, "26")) {
+                    while end < bytes.count, isValueByte(bytes[end]), !(encoded && hasEscape(bytes, at: end, "26")) {
                         end += 1
                     }
                     out.append(contentsOf: bytes[index..<start])

@@ -14,7 +14,8 @@ public final class Database {
         case readWriteCreate
         /// Read and write an existing file.
         case readWrite
-        /// Queries only (`PRAGMA query_only`), on an existing file. WAL readers never block writers.
+        /// Queries only, on an existing file (`SQLITE_OPEN_READONLY`): works for a user who may
+        /// read the file but not write it. WAL readers never block writers.
         case readOnly
     }
 
@@ -34,7 +35,8 @@ public final class Database {
         var flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE
         switch mode {
         case .readWriteCreate: flags |= SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
-        case .readWrite, .readOnly: flags |= SQLITE_OPEN_READWRITE
+        case .readWrite: flags |= SQLITE_OPEN_READWRITE
+        case .readOnly: flags |= SQLITE_OPEN_READONLY
         }
         let rc = sqlite3_open_v2(path, &db, flags, nil)
         guard let db else { throw SQLiteError(code: .init(rawValue: rc), message: "cannot open \(path)") }
@@ -47,14 +49,14 @@ public final class Database {
         sqlite3_busy_timeout(db, Int32(max(0, busyTimeout) * 1000))
         // Fail early and clearly on a file that is not a database (instead of at the first query).
         try execute("PRAGMA foreign_keys = ON")
-        if path != ":memory:" && !path.isEmpty {
-            if mode != .readOnly {
-                try execute("PRAGMA journal_mode = WAL")
-            }
+        if path != ":memory:" && !path.isEmpty && mode != .readOnly {
+            try execute("PRAGMA journal_mode = WAL")
             try execute("PRAGMA synchronous = NORMAL")
-        }
-        if mode == .readOnly {
-            try execute("PRAGMA query_only = 1")
+            // Keep the -wal and -shm files when the last connection closes, so that a user who
+            // may read the database but not write its directory can still open it
+            // (<https://www.sqlite.org/wal.html#readonly>).
+            var persist: Int32 = 1
+            sqlite3_file_control(db, "main", SQLITE_FCNTL_PERSIST_WAL, &persist)
         }
     }
 

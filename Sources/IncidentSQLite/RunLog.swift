@@ -75,3 +75,33 @@ extension SQLiteIncidentStore {
         }
     }
 }
+
+extension SQLiteIncidentStore {
+    /// Each source's quota back-off, by source name (only sources that were ever exhausted).
+    public func quotaStates() throws -> [String: UTCInstant] {
+        try withDatabase { db in
+            let statement = try db.prepare("SELECT source, exhausted_until FROM source_state WHERE exhausted_until IS NOT NULL")
+            var states: [String: UTCInstant] = [:]
+            while try statement.step() {
+                if let source = statement.string(at: 0), let until = statement.string(at: 1).flatMap({ UTCInstant(rfc3339: $0) }) {
+                    states[source] = until
+                }
+            }
+            return states
+        }
+    }
+
+    /// Lets an exhausted source run again at once (the operator knows the quota was raised or
+    /// reset). Returns whether the source was exhausted.
+    @discardableResult
+    public func clearQuota(source: String) throws -> Bool {
+        try withDatabase { db in
+            try db.writeTransaction {
+                let statement = try db.prepare("UPDATE source_state SET exhausted_until = NULL WHERE source = ? AND exhausted_until IS NOT NULL")
+                try statement.bind(source, at: 1)
+                try statement.run()
+                return db.changes == 1
+            }
+        }
+    }
+}

@@ -420,7 +420,8 @@ enum IncidentRow {
 ///   runs, plus the guard);
 /// - anything else (content changed, or the incident had been cleared) changes no row and takes
 ///   the slow path: the previous values go to `incident_revisions`, the row is updated and
-///   `revision` incremented.
+///   `revision` incremented. An id already seen earlier in the same poll is skipped there: the
+///   first occurrence in a response wins.
 ///
 /// Either of the first two settles most records; which one to try first is guessed from the
 /// record before (a poll is mostly new incidents — a first poll, a backfill — or mostly unchanged
@@ -466,7 +467,7 @@ final class PollWriter: IncidentSink {
                 WHERE content_hash = excluded.content_hash AND cleared_at IS NULL
             """)
         lookup = try db.cachedStatement(
-            "SELECT id, cleared_at IS NOT NULL FROM incidents WHERE source = ? AND external_id = ?")
+            "SELECT id, cleared_at IS NOT NULL, last_seen_run_id FROM incidents WHERE source = ? AND external_id = ?")
         archive = try db.cachedStatement("""
             INSERT INTO incident_revisions (incident_id, revision, \(content.joined(separator: ", ")), cleared_at, superseded_at)
             SELECT id, revision, \(content.joined(separator: ", ")), cleared_at, ? FROM incidents WHERE id = ?
@@ -525,7 +526,12 @@ final class PollWriter: IncidentSink {
             throw SQLiteError(code: .error, message: "incident \(incident.externalID) vanished during its upsert")
         }
         let wasCleared = lookup.int64(at: 1) == 1
+        let seenInThisPoll = lookup.int64(at: 2) == runID
         lookup.reset()
+        // The same id twice in one response with different content: the first occurrence wins
+        // (as for a repeated XML field). Taking each in turn would record two revisions per
+        // poll forever.
+        if seenInThisPoll { return }
         archive.reset()
         try archive.bind(polledAt, at: 1)
         try archive.bind(id, at: 2)

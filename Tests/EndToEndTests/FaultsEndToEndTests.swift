@@ -49,9 +49,9 @@ struct FaultsEndToEndTests {
         }
 
         func lastRunStatus() throws -> String {
-            let sources = try run("incident-scheduler", ["sources", "--config", config], environment: ["GITS_SERVICE_KEY": "x"])
-            let row = sources.stdout.split(separator: "\n").first { $0.hasPrefix("gits ") } ?? ""
-            return row.split(separator: " ", omittingEmptySubsequences: true).dropLast().last.map(String.init) ?? ""
+            let runs = try run("incidents", ["runs", "--database", ws.database, "--limit", "1", "--format", "json"])
+            let rows = try JSONSerialization.jsonObject(with: Data(runs.stdout.utf8)) as? [[String: Any]]
+            return rows?.first?["status"] as? String ?? ""
         }
     }
 

@@ -37,6 +37,7 @@ struct CommandLineTests {
         #expect(p.value("limit") == "5")
         #expect(p.all("source") == ["gits", "its-seoul"])
         #expect(try parsed(["list", "-n", "7"]).value("limit") == "7")
+        #expect(try parsed(["list", "-n7"]).value("limit") == "7")
         #expect(p.commandPath == ["tool", "list"])
     }
 
@@ -104,6 +105,12 @@ struct CommandLineTests {
 
 @Suite("Text tables and logfmt")
 struct FormattingTests {
+    @Test("control characters from feed data cannot reach the terminal")
+    func controlCharacters() {
+        #expect(TextTable.singleLine("a\u{1B}[31mred\u{7}\r\nb\u{9B}c\u{0}") == "a [31mred   b c ")
+        #expect(TextTable.singleLine("강변북로") == "강변북로")
+    }
+
     @Test("Korean text takes two columns and columns line up")
     func wideCharacters() {
         #expect(TextTable.displayWidth("강변북로") == 8)

@@ -223,3 +223,70 @@ struct GITSEncodingTests {
         #expect(legacy.contains { ($0.description ?? "").unicodeScalars.contains { (0xAC00...0xD7A3).contains($0.value) } })
     }
 }
+
+@Suite("Hostile responses and replays")
+struct HostileResponseTests {
+    @Test("a key in a body excerpt never leaks, even where the excerpt is cut through it", arguments: [130, 140, 150, 155, 159, 160])
+    func excerptCutThroughKey(padding: Int) throws {
+        let key = "EXCERPT+secret/key=="
+        _ = APIKey(key)  // configured keys are registered for redaction
+        for form in [key, "EXCERPT%2Bsecret%2Fkey%3D%3D"] {
+            let head = Array(("<html>" + String(repeating: "x", count: padding) + form + " tail</html>").utf8)
+            let excerpt = BodySniffer.excerpt(head)
+            #expect(!excerpt.contains("EXCERPT"), "\(excerpt)")
+            #expect(excerpt.count <= 160)
+        }
+    }
+
+    @Test("a huge Retry-After pauses an exhausted source for a day at most")
+    func quotaPauseIsCapped() throws {
+        let failedAt = try #require(UTCInstant(rfc3339: "2024-01-01T00:00:00Z"))
+        for seconds in [999_999_999.0, 1e30, .infinity] {
+            let error = FeedError(.quotaExceeded, provider: "its", message: "429", retryAfterSeconds: seconds)
+            let resumes = try #require(error.quotaResumesAt(failedAt: failedAt))
+            #expect(resumes.secondsSince1970 - failedAt.secondsSince1970 <= 86_400)
+        }
+    }
+
+    @Test("replaying a saved quota-error response fails the replay but leaves the live source's quota alone")
+    func replayDoesNotTouchQuota() async throws {
+        let feed = try ProviderRegistry.fileFeed(source: "gits", provider: "gits",
+                                                 file: TestPaths.fixture("datagokr/gateway_error_22_quota.xml"))
+        #expect(feed.isReplay)
+        let store = StubbedPollTests.RecordingStore()
+        store.resumesAt = UTCInstant(rfc3339: "2099-01-01T00:00:00Z")  // a replay is not skipped for it either
+        let run = await IngestIncidents(store: store, clock: .fixed(UTCInstant(rfc3339: "2024-01-01T00:00:00Z")!),
+                                        describe: { String(describing: $0) })(feed)
+        #expect(run.status == .failed)
+        #expect(run.resumesAt == nil)
+        #expect(store.runs.first?.resumesAt == nil)
+    }
+
+    @Test("JSON that says nothing is not an empty answer", arguments: ["[]", "{}", "{\"body\":{}}", "{\"response\":{}}"])
+    func emptyJSON(body: String) throws {
+        let (error, _) = feedError(ITSProvider.self, try temporaryFile(body))
+        #expect(error?.kind == .unexpectedResponse || error?.kind == .malformedBody, "\(body): \(String(describing: error))")
+    }
+
+    @Test("a JSON value over 1 MiB is refused like an oversized XML text node")
+    func hugeJSONValue() throws {
+        let body = "{\"header\":{\"resultCode\":0},\"body\":{\"items\":[{\"startDate\":\"20240101000000\",\"linkId\":\"1\",\"message\":\""
+            + String(repeating: "가", count: 400_000) + "\"}]}}"
+        let (error, delivered) = feedError(ITSProvider.self, try temporaryFile(body))
+        #expect(error?.kind == .malformedBody)
+        #expect(error?.message.contains("1 MiB") == true)
+        #expect(delivered == 0)
+    }
+
+    @Test("a file that is not GITS says so, not 'check the base URL'")
+    func fileNotGITS() throws {
+        var error: FeedError?
+        do {
+            try GITSProvider.read(file: try temporaryFile("{\"a\": 1}"), contentType: nil, source: "gits") { _ in }
+        } catch let caught as FeedError {
+            error = caught
+        }
+        #expect(error?.message.contains("the file is not GITS XML") == true, "\(String(describing: error))")
+        #expect(error?.message.contains("base URL") == false)
+    }
+}

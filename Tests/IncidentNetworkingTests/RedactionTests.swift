@@ -23,6 +23,10 @@ struct RedactionTests {
         ("http://h/p?serviceKey=&a=1", "http://h/p?serviceKey=&a=1"),
         ("no secrets here", "no secrets here"),
         ("사고 serviceKey=비밀 끝", "사고 serviceKey=REDACTED 끝"),
+        ("(http://h/p?serviceKey=a%2Bb%3D) next", "(http://h/p?serviceKey=REDACTED) next"),
+        ("see key=abc123); check the base URL", "see key=REDACTED); check the base URL"),
+        (#"{"u":"http://h/p?apiKey=abc\"x"}"#, #"{"u":"http://h/p?apiKey=REDACTED\"x"}"#),
+        ("apiKey=ab+c/d==,next;key=x:y", "apiKey=REDACTED,next;key=REDACTED:y"),
     ])
     func keyParameters(input: String, expected: String) {
         #expect(Redaction.redact(input) == expected)

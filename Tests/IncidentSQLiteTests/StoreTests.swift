@@ -203,3 +203,20 @@ struct StoreTests {
         #expect(nulls == 1)
     }
 }
+
+@Suite("Duplicates within one response")
+struct DuplicateTests {
+    @Test("the same id twice with different content: the first occurrence wins, and later polls add no revisions")
+    func firstWins() throws {
+        let store = try memoryStore()
+        let feed = ListProducer(incidents: [incident("A", description: "first"), incident("A", description: "second")])
+        _ = try store.ingest(source: "gits", startedAt: t0, dryRun: false, feed.callAsFunction)
+        _ = try store.ingest(source: "gits", startedAt: t1, dryRun: false, feed.callAsFunction)
+        _ = try store.ingest(source: "gits", startedAt: t2, dryRun: false, feed.callAsFunction)
+        let rows = try allRows(store)
+        #expect(rows.count == 1)
+        #expect(rows[0].incident.description == "first")
+        #expect(rows[0].revision == 1)
+        #expect(try revisionCount(store) == 0)
+    }
+}

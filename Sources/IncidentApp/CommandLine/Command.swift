@@ -163,11 +163,14 @@ extension Command {
                     name = String(name[..<equals])
                 }
             } else {
-                guard argument.count == 2, let short = argument.last,
-                      let option = command.options.first(where: { $0.short == short }) else {
+                // `-n 5`, or `-n5` for an option that takes a value.
+                let short = argument[argument.index(after: argument.startIndex)]
+                guard let option = command.options.first(where: { $0.short == short }),
+                      argument.count == 2 || option.kind != .flag else {
                     throw CommandLineError(UsageError("unknown option '\(argument)'"), path: path)
                 }
                 name = option.name
+                if argument.count > 2 { inlineValue = String(argument.dropFirst(2)) }
             }
             guard let option = command.options.first(where: { $0.name == name }) else {
                 throw CommandLineError(UsageError("unknown option '--\(name)'\(command.suggestion(for: name))"), path: path)

@@ -41,19 +41,30 @@ public enum BodySniffer {
     }
 
     /// A log-safe excerpt of a body's first bytes: at most 160 characters, control characters
-    /// shown as spaces, keys redacted.
+    /// shown as spaces, keys redacted. The whole head (1 KiB) is redacted *before* it is cut, so
+    /// a key that straddles the cut is still recognised whole and never leaks in part.
     public static func excerpt(_ head: [UInt8]) -> String {
-        let text = String(decoding: head.prefix(480), as: UTF8.self)
-        let cleaned = String(text.unicodeScalars.map { $0.value < 0x20 ? " " : Character($0) }.prefix(160))
-        return Redaction.redact(cleaned)
+        let redacted = Redaction.redact(String(decoding: head, as: UTF8.self))
+        return String(redacted.unicodeScalars.prefix(160).map { $0.value < 0x20 || $0.value == 0x7F ? " " : Character($0) })
     }
 
     /// The error for a body that is not the format a provider sends.
     static func unexpected(_ kind: BodyKind, head: [UInt8], contentType: String?, provider: String,
                            expected: String) -> FeedError {
-        let what = kind == .empty ? "an empty body" : "\(kind == .html ? "an HTML page" : "a \(kind) body")"
+        let what = switch kind {
+        case .empty: "an empty body"
+        case .html: "an HTML page"
+        case .json: "a JSON document"
+        case .xml: "an XML document"
+        case .other: "a body of another kind"
+        }
+        guard let contentType else {
+            // A file given to `ingest --file`.
+            return FeedError(.unexpectedResponse, provider: provider,
+                             message: "the file is not \(expected): it is \(what), starting '\(excerpt(head))'; check the file and --source")
+        }
         return FeedError(.unexpectedResponse, provider: provider,
-                         message: "expected \(expected) but got \(what) (Content-Type: \(contentType ?? "none")): '\(excerpt(head))'; "
+                         message: "expected \(expected) but got \(what) (Content-Type: \(contentType)): '\(excerpt(head))'; "
                             + "the API or a proxy in front of it is failing: check the base URL and try again later")
     }
 }

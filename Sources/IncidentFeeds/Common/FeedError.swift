@@ -49,11 +49,18 @@ public struct FeedError: Error, Equatable, Sendable, CustomStringConvertible {
 }
 
 extension FeedError: QuotaExhaustion {
-    /// For `quotaExceeded`: after the provider's `Retry-After` when it gave one, else at the next
-    /// midnight in Korea, when the daily quotas of Korean public APIs reset.
+    /// The longest a quota error can keep a source from running: a day, which covers a daily
+    /// quota, so that a server's absurd `Retry-After` cannot switch a source off for years.
+    public static let maxQuotaPauseSeconds: Int64 = 86_400
+
+    /// For `quotaExceeded`: after the provider's `Retry-After` when it gave one (at most a day),
+    /// else at the next midnight in Korea, when the daily quotas of Korean public APIs reset.
     public func quotaResumesAt(failedAt: UTCInstant) -> UTCInstant? {
         guard kind == .quotaExceeded else { return nil }
-        if let retryAfterSeconds { return failedAt.adding(seconds: Int64(retryAfterSeconds.rounded(.up))) }
+        if let retryAfterSeconds, retryAfterSeconds.isFinite {
+            let seconds = min(Double(Self.maxQuotaPauseSeconds), max(0, retryAfterSeconds)).rounded(.up)
+            return failedAt.adding(seconds: Int64(seconds))
+        }
         return failedAt.nextKoreaMidnight
     }
 }

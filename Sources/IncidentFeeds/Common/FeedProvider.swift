@@ -106,10 +106,14 @@ struct FileFeed: IncidentFeed {
     var source: String
     var provider: any FeedProvider.Type
     var file: URL
+    var isReplay: Bool { true }
 
     func poll<Result>(_ consume: (any IncidentStream) throws -> Result) async throws -> Result {
-        guard FileManager.default.isReadableFile(atPath: file.path) else {
-            throw FeedError(.unreadableFile, provider: provider.name, message: "cannot read \(file.path): no such file or not readable")
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: file.path, isDirectory: &isDirectory), !isDirectory.boolValue,
+              FileManager.default.isReadableFile(atPath: file.path) else {
+            throw FeedError(.unreadableFile, provider: provider.name,
+                            message: "cannot read \(file.path): no such file, a directory, or not readable")
         }
         return try consume(ProviderStream(provider: provider, file: file, contentType: nil, source: source))
     }

@@ -7,10 +7,14 @@ import IncidentXML
 /// array (as archived by clients). `items`/`data` may be an array, one object, `{"item":…}`,
 /// `""` or absent (``OneOrMany``). `resultCode` `0`, `"0"` or `"00"` is success.
 ///
+/// A document with neither a `resultCode` nor any item (`[]`, `{}`, `{"body":{}}`) is not an
+/// answer: it is refused rather than read as "no incidents", which would clear the source.
+///
 /// JSON bodies are decoded whole with `JSONDecoder` (ITS answers are small: one record per
-/// active event); bodies over ``maxBytes`` are refused rather than loaded.
+/// active event, a few KB); bodies over ``maxBytes`` are refused rather than loaded, which
+/// bounds the memory this path can take (about 12 times the body at its peak).
 public enum ITSJSONReader {
-    public static let maxBytes = 64 << 20
+    public static let maxBytes = 8 << 20
 
     struct Document: Decodable {
         var resultCode: String?
@@ -71,6 +75,10 @@ public enum ITSJSONReader {
             throw FeedError(.malformedBody, provider: ITSProvider.name,
                             message: "malformed eventInfo JSON: \(describe(error)); nothing was stored")
         }
+        guard document.resultCode != nil || !document.items.isEmpty else {
+            throw FeedError(.unexpectedResponse, provider: ITSProvider.name,
+                            message: "the JSON document has no header/resultCode and no items, so it cannot say there are no incidents; check the base URL")
+        }
         try ITSProvider.checkResult(code: document.resultCode, message: document.resultMessage)
         for (index, var item) in document.items.enumerated() {
             item.position = index + 1
@@ -78,17 +86,22 @@ public enum ITSJSONReader {
         }
     }
 
+    /// The error as one line: where in the document, and what was expected there.
     static func describe(_ error: DecodingError) -> String {
         func path(_ context: DecodingError.Context) -> String {
             let text = context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined()
-            return text.isEmpty ? "the document" : text
+            return text.isEmpty ? "the document" : String(text.drop { $0 == "." })
         }
         switch error {
         case .dataCorrupted(let context):
-            let underlying = (context.underlyingError as NSError?)?.userInfo[NSDebugDescriptionErrorKey] as? String
-            return "\(path(context)): \(underlying ?? context.debugDescription)"
+            if context.codingPath.isEmpty {
+                let detail = (context.underlyingError as NSError?)?.userInfo[NSDebugDescriptionErrorKey] as? String
+                return "not valid JSON (\(detail ?? context.debugDescription))"
+            }
+            return "\(path(context)): \(context.debugDescription)"
         case .keyNotFound(let key, let context): return "\(path(context)): missing \(key.stringValue)"
-        case .typeMismatch(_, let context), .valueNotFound(_, let context): return "\(path(context)): \(context.debugDescription)"
+        case .typeMismatch(_, let context), .valueNotFound(_, let context):
+            return "\(path(context)): expected \(context.codingPath.last?.stringValue == "items" || context.codingPath.last?.stringValue == "data" ? "a list of records or one record" : "a text or a number")"
         @unknown default: return "invalid JSON"
         }
     }

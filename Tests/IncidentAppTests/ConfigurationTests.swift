@@ -1,0 +1,74 @@
+import Foundation
+@testable import IncidentApp
+import TestSupport
+import Testing
+
+@Suite("Configuration")
+struct ConfigurationTests {
+    func load(_ json: String, environment: [String: String] = ["K": "key+1/2="], files: [String: String] = [:]) throws -> Configuration {
+        let directory = try TestPaths.temporaryDirectory("config")
+        for (name, text) in files { try text.write(to: directory.appendingPathComponent(name), atomically: true, encoding: .utf8) }
+        let url = directory.appendingPathComponent("config.json")
+        try json.write(to: url, atomically: true, encoding: .utf8)
+        return try Configuration.load(from: url, environment: environment)
+    }
+
+    func message(_ json: String, environment: [String: String] = ["K": "key+1/2="], files: [String: String] = [:]) -> String? {
+        do {
+            _ = try load(json, environment: environment, files: files)
+            return nil
+        } catch let error as ConfigurationError {
+            return error.message
+        } catch {
+            return "unexpected \(error)"
+        }
+    }
+
+    @Test("a full configuration loads with its values")
+    func loads() throws {
+        let c = try load("""
+            {"database": "/tmp/x.sqlite", "deadline": "10m", "retention": "90d", "sources": [
+              {"name": "gits", "provider": "gits", "keyEnv": "K", "interval": "2m", "timeout": "20s",
+               "retry": {"maxRetries": 2, "baseDelay": 0.25, "jitter": "equal"}},
+              {"name": "its-a", "provider": "its", "keyFile": "its.key", "bbox": [126.76, 37.41, 127.18, 37.70]}]}
+            """, files: ["its.key": "its+key==\n"])
+        #expect(c.database == "/tmp/x.sqlite")
+        #expect(c.deadlineSeconds == 600)
+        #expect(c.retentionSeconds == 7_776_000)
+        #expect(c.sources.map(\.name) == ["gits", "its-a"])
+        #expect(c.sources[0].intervalSeconds == 120)
+        #expect(c.sources[0].requestTimeoutSeconds == 20)
+        #expect(c.sources[0].retryPolicy.maxRetries == 2)
+        #expect(c.sources[0].retryPolicy.baseDelay == 0.25)
+        #expect(c.sources[0].retryPolicy.jitter == .equal)
+        #expect(c.sources[1].key?.percentEncoded == "its%2Bkey%3D%3D")
+        #expect(c.sources[1].options.bbox == [126.76, 37.41, 127.18, 37.70])
+    }
+
+    @Test("mistakes are errors that name the place and say what is expected", arguments: [
+        (#"{"sources": [{"name": "g", "provider": "gits", "keyenv": "K"}]}"#, "unknown field 'keyenv'"),
+        (#"{"sources": [{"name": "g", "provider": "gitz", "keyEnv": "K"}]}"#, "unknown provider 'gitz'"),
+        (#"{"sources": [{"name": "g", "provider": "gits", "keyEnv": "MISSING"}]}"#, "MISSING (keyEnv) is not set"),
+        (#"{"sources": [{"name": "g", "provider": "gits", "keyEnv": "TWO"}]}"#, "more than one word or line"),
+        (#"{"sources": [{"name": "g", "provider": "gits", "keyFile": "two.key"}]}"#, "more than one word or line"),
+        (#"{"sources": [{"name": "g", "provider": "gits", "keyFile": "none.key"}]}"#, "cannot read the key file"),
+        (#"{"sources": [{"name": "g", "provider": "gits", "keyFile": "empty.key"}]}"#, "is empty"),
+        (#"{"sources": [{"name": "g", "provider": "gits", "keyEnv": "K", "retry": {"maxRetries": -1}}]}"#, "maxRetries must be 0 to 10"),
+        (#"{"sources": [{"name": "g", "provider": "gits", "keyEnv": "K", "retry": {"factor": 0.5}}]}"#, "factor must be 1 to 10"),
+        (#"{"sources": [{"name": "g", "provider": "gits", "keyEnv": "K", "retry": {"baseDelay": "1s"}}]}"#, "baseDelay: expected a number"),
+        (#"{"sources": [{"name": "g", "provider": "gits", "keyEnv": "K", "retry": {"jitter": "lots"}}]}"#, "expected one of none, full, equal"),
+        (#"{"sources": [{"name": "g", "provider": "gits", "keyEnv": "K", "retry": {"tries": 3}}]}"#, "unknown field 'tries'"),
+        (#"{"sources": [{"name": "g", "provider": "gits", "keyEnv": "K", "interval": "0s"}]}"#, "interval:"),
+        (#"{"sources": [{"name": "g", "provider": "gits", "keyEnv": "K"}, {"name": "g", "provider": "its", "keyEnv": "K"}]}"#, "two sources are named 'g'"),
+        (#"{"sources": [{"name": "i", "provider": "its", "keyEnv": "K", "bbox": [127.2, 37.4, 126.8, 37.7]}]}"#, "bbox must be"),
+        (#"{"sources": [{"name": "g", "provider": "gits", "keyEnv": "K", "bbox": [1, 2, 3, 4]}]}"#, "GITS takes no bbox"),
+        (#"{"sources": [{"name": "g", "provider": "gits", "keyEnv": "K", "baseURL": "ftp://x"}]}"#, "is not an http(s) URL"),
+        (#"{"sources": []}"#, "no sources"),
+        (#"{"sources": [{"name": "g" "provider": "gits"}]}"#, "is not valid JSON"),
+    ])
+    func mistakes(json: String, expected: String) {
+        let text = message(json, environment: ["K": "key", "TWO": "line1\nline2"],
+                           files: ["two.key": "k1\nk2\n", "empty.key": "\n"])
+        #expect(text?.contains(expected) == true, "\(text ?? "no error")")
+    }
+}
