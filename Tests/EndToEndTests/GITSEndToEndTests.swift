@@ -97,14 +97,63 @@ struct GITSEndToEndTests {
     }
 
     @Test("--help on every command prints usage to stdout and exits 0", arguments: [
-        ["incidents"], ["incidents", "list"], ["incident-scheduler"], ["incident-scheduler", "run"],
-        ["incident-scheduler", "ingest"], ["incident-scheduler", "sources"], ["incident-scheduler", "migrate"],
+        ["incidents"], ["incidents", "list"], ["incidents", "show"], ["incidents", "stats"], ["incidents", "runs"],
+        ["incident-scheduler"], ["incident-scheduler", "run"], ["incident-scheduler", "ingest"], ["incident-scheduler", "sources"],
+        ["incident-scheduler", "check-config"], ["incident-scheduler", "migrate"], ["incident-scheduler", "prune"],
     ])
     func help(arguments: [String]) throws {
         let result = try run(arguments[0], Array(arguments.dropFirst()) + ["--help"])
         #expect(result.status == 0)
         #expect(result.stdout.contains("USAGE: \(arguments.joined(separator: " "))"))
         #expect(result.stderr.isEmpty)
+    }
+
+    @Test("--version prints the version", arguments: ["incidents", "incident-scheduler"])
+    func version(tool: String) throws {
+        let result = try run(tool, ["--version"])
+        #expect(result.status == 0)
+        #expect(result.stdout.hasPrefix("\(tool) "))
+    }
+
+    @Test("run --once --dry-run fetches and parses, says what it would write, and writes nothing")
+    func dryRun() throws {
+        let server = try LoopbackServer(routes: ["/api/rest/getIncidentInfo": [ResponseSpec(bodyFile: Self.realFeed)]])
+        let ws = try Workspace()
+        let seed = try run("incident-scheduler", ["ingest", "--source", "gits", "--file", TestPaths.fixture("gits/incidents_3.xml").path,
+                                                   "--database", ws.database])
+        #expect(seed.status == 0)
+        let before = try ws.listJSON()
+        let result = try run("incident-scheduler", ["run", "--once", "--dry-run", "--database", ws.database],
+                             environment: ["GITS_SERVICE_KEY": Self.key, "GITS_BASE_URL": server.url("/api/rest/").absoluteString])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stderr.contains("event=ingest.dry_run source=gits provider=gits status=succeeded fetched=4 inserted=4 updated=0 unchanged=0 reopened=0 cleared=3"))
+        #expect(result.stderr.contains("dry run: nothing was written"))
+        let after = try ws.listJSON()
+        #expect(after.map { $0.text("external_id") } == before.map { $0.text("external_id") })
+        #expect(after.map { $0.text("last_seen_at") } == before.map { $0.text("last_seen_at") })
+        let runs = try run("incidents", ["runs", "--database", ws.database, "--format", "json"]).stdout
+        #expect((try JSONSerialization.jsonObject(with: Data(runs.utf8)) as? [Any])?.count == 1, "the dry run is not recorded")
+    }
+
+    @Test("prune deletes what was cleared before the horizon and reports the counts")
+    func prune() throws {
+        let ws = try Workspace()
+        #expect(try run("incident-scheduler", ["ingest", "--source", "gits", "--file", TestPaths.fixture("gits/incidents_3.xml").path,
+                                                "--database", ws.database]).status == 0)
+        // The later response no longer lists 202312310777: it is cleared now.
+        #expect(try run("incident-scheduler", ["ingest", "--source", "gits", "--file", TestPaths.fixture("gits/incidents_2_later.xml").path,
+                                                "--database", ws.database]).status == 0)
+        let keep = try run("incident-scheduler", ["prune", "--older-than", "1d", "--database", ws.database])
+        #expect(keep.status == 0, "\(keep.stderr)")
+        #expect(keep.stdout.hasPrefix("deleted 0 incidents, 0 revisions and 0 runs older than "))
+        // One second later, a 1 s horizon reaches the cleared incident and the older run (each
+        // source keeps its latest run).
+        sleep(1)
+        let all = try run("incident-scheduler", ["prune", "--older-than", "1s", "--database", ws.database])
+        #expect(all.status == 0, "\(all.stderr)")
+        #expect(all.stdout.hasPrefix("deleted 1 incidents, 0 revisions and 1 runs"), "\(all.stdout)")
+        #expect(try ws.listJSON().map { $0.text("external_id") } == ["202401010002", "202401010001"])
+        #expect(try run("incident-scheduler", ["prune", "--database", ws.database]).status == 64)
     }
 
     @Test("querying a database that does not exist says so and exits 66")
