@@ -146,9 +146,9 @@ struct GITSEndToEndTests {
         let keep = try run("incident-scheduler", ["prune", "--older-than", "1d", "--database", ws.database])
         #expect(keep.status == 0, "\(keep.stderr)")
         #expect(keep.stdout.hasPrefix("deleted 0 incidents, 0 revisions and 0 runs older than "))
-        // One second later, a 1 s horizon reaches the cleared incident and the older run (each
-        // source keeps its latest run).
-        sleep(1)
+        // Two seconds later (instants have one-second resolution), a 1 s horizon reaches the
+        // cleared incident and the older run (each source keeps its latest run).
+        sleep(2)
         let all = try run("incident-scheduler", ["prune", "--older-than", "1s", "--database", ws.database])
         #expect(all.status == 0, "\(all.stderr)")
         #expect(all.stdout.hasPrefix("deleted 1 incidents, 0 revisions and 1 runs"), "\(all.stdout)")
