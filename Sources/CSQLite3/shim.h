@@ -2,3 +2,8 @@
 
 // SQLITE_TRANSIENT is a macro over a cast of -1 that Swift cannot import.
 static inline sqlite3_destructor_type csqlite3_transient(void) { return SQLITE_TRANSIENT; }
+
+// sqlite3_config is variadic, which Swift cannot call. Turning off memory statistics removes a
+// global mutex from every SQLite allocation (https://www.sqlite.org/c3ref/c_config_covering_index_scan.html
+// SQLITE_CONFIG_MEMSTATUS); it must run before SQLite initializes.
+static inline int csqlite3_disable_memstatus(void) { return sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0); }

@@ -28,19 +28,22 @@ struct LoopEndToEndTests {
                                           "--metrics-file", metrics, "--heartbeat", "4s"],
                                          environment: ["LOOP_KEY": "loop+key/secret="])
         try await Task.sleep(nanoseconds: 10_000_000_000)
-        let gits10 = try await server.requests(path: "/gits/getIncidentInfo").count
-        let its10 = try await server.requests(path: "/its/eventInfo").count
-        // 1 s plus up to 10 % jitter, from t = 0: 10 or 11 polls in 10 s (9 when the start is slow);
-        // 3 s: polls at 0, 3…3.3, 6…6.6, 9…9.9 s: 3 or 4.
-        #expect((9...11).contains(gits10), "gits polled \(gits10) times in 10 s at 1 s")
-        #expect((3...4).contains(its10), "its polled \(its10) times in 10 s at 3 s")
+        let gitsBefore = try await server.requests(path: "/gits/getIncidentInfo").map(\.time)
+        let itsBefore = try await server.requests(path: "/its/eventInfo").map(\.time)
+        // Judged on the server's clock, from the gaps between polls, so a slow test machine
+        // cannot skew it: a source is polled every interval plus up to 10 % jitter, never sooner
+        // (never overlapping itself), and not much later.
+        Self.expectSpacing(gitsBefore, interval: 1, "gits")
+        Self.expectSpacing(itsBefore, interval: 3, "its")
+        #expect(gitsBefore.count >= 6 && itsBefore.count >= 2, "polls in 10 s: gits \(gitsBefore.count), its \(itsBefore.count)")
 
         // SIGHUP with ITS now every 1 s.
         _ = try Self.config(ws, server, gitsInterval: "1s", itsInterval: "1s")
         process.send(SIGHUP)
         try await Task.sleep(nanoseconds: 5_000_000_000)
-        let itsAfter = try await server.requests(path: "/its/eventInfo").count - its10
-        #expect((4...6).contains(itsAfter), "its polled \(itsAfter) times in 5 s after the reload to 1 s")
+        let itsAfter = Array(try await server.requests(path: "/its/eventInfo").map(\.time).dropFirst(itsBefore.count))
+        #expect(itsAfter.count >= 3, "its polled \(itsAfter.count) times in 5 s after the reload to 1 s")
+        Self.expectSpacing(Array(itsAfter.dropFirst()), interval: 1, "its after the reload")
 
         let stopping = Date()
         process.send(SIGTERM)
@@ -52,9 +55,19 @@ struct LoopEndToEndTests {
         #expect(result.stderr.contains("event=scheduler.stopped"))
         let runs = try JSONSerialization.jsonObject(with: Data(try run("incidents", ["runs", "--database", ws.database, "--limit", "1000",
                                                                                        "--format", "json"]).stdout.utf8)) as? [[String: Any]] ?? []
-        #expect(runs.count >= gits10 + its10)
+        #expect(runs.count >= gitsBefore.count + itsBefore.count)
         #expect(runs.allSatisfy { ["succeeded", "cancelled"].contains($0["status"] as? String) }, "no run left open or failed")
         #expect(try ws.listJSON().count == 5)
+    }
+
+    /// Every gap between consecutive polls is at least the interval (less 50 ms of timer slack)
+    /// and their median at most the interval plus 10 % jitter plus 0.4 s of poll time.
+    static func expectSpacing(_ times: [Double], interval: Double, _ name: String, sourceLocation: SourceLocation = #_sourceLocation) {
+        let gaps = zip(times.dropFirst(), times).map { $0 - $1 }.sorted()
+        guard !gaps.isEmpty else { return }
+        #expect(gaps.first! >= interval - 0.05, "\(name): a poll came \(gaps.first!) s after the previous one", sourceLocation: sourceLocation)
+        let median = gaps[gaps.count / 2]
+        #expect(median <= interval * 1.1 + 0.4, "\(name): median gap \(median) s for a \(interval) s interval", sourceLocation: sourceLocation)
     }
 
     @Test("the metrics file parses as Prometheus text format and its values match ingest_runs")

@@ -54,7 +54,9 @@ struct URLSessionHTTPClientTests {
         try #require(requests.count == 2)
         let gap = requests[1].time - requests[0].time
         #expect(gap >= 2.0, "gap \(gap) s")
-        #expect(gap < 10, "gap \(gap) s")
+        // The scheduled wait is exactly 2 s (the event says so); the upper bound only catches a
+        // wait of the wrong order, with room for a heavily loaded machine.
+        #expect(gap < 30, "gap \(gap) s")
         #expect(log.events.first?.decision == .retry(afterSeconds: 2))
     }
 

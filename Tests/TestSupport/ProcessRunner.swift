@@ -38,8 +38,8 @@ public final class RunningProcess: @unchecked Sendable {
         let directory = try TestPaths.temporaryDirectory("process")
         stdoutURL = directory.appendingPathComponent("stdout")
         stderrURL = directory.appendingPathComponent("stderr")
-        FileManager.default.createFile(atPath: stdoutURL.path, contents: nil)
-        FileManager.default.createFile(atPath: stderrURL.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: stdoutURL.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: stderrURL.path, contents: nil)
         process = Process()
         process.executableURL = executable
         process.arguments = arguments

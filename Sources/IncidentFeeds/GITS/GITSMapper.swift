@@ -34,9 +34,13 @@ public enum GITSMapper {
     }
 
     /// `차량고장` from `[차량고장] 강변북로 …`; nil without a leading bracket.
+    ///
+    /// Searched in the UTF-8 view: `[` and `]` are ASCII, and walking Characters would run
+    /// grapheme breaking over the Korean text of every record.
     static func bracketedKind(_ description: String?) -> String? {
-        guard let description, description.hasPrefix("["), let close = description.firstIndex(of: "]") else { return nil }
-        return String(description[description.index(after: description.startIndex)..<close]).nonEmptyTrimmed
+        guard let utf8 = description?.utf8, utf8.first == UInt8(ascii: "["),
+              let close = utf8.firstIndex(of: UInt8(ascii: "]")) else { return nil }
+        return Substring(utf8[utf8.index(after: utf8.startIndex)..<close]).description.nonEmptyTrimmed
     }
 
     static func invalid(_ dto: AccidentDTO, _ problem: String) -> FeedError {
