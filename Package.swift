@@ -5,7 +5,7 @@ import PackageDescription
 
 let package = Package(
     name: "TrafficIncidents",
-    platforms: [.macOS(.v14)],
+    platforms: [.macOS(.v15)],  // Synchronization.Mutex; the product targets Linux
     products: [
         .executable(name: "incident-scheduler", targets: ["incident-scheduler"]),
         .executable(name: "incidents", targets: ["incidents"]),
