@@ -3,8 +3,8 @@ import Foundation
 /// A value guarded by a lock, for state shared across threads (delegate queues, cancellation
 /// handlers, the secret registry).
 ///
-/// `NSLock` rather than `Synchronization.Mutex` so the target also builds for the package's
-/// declared macOS 14 floor (Mutex needs macOS 15).
+/// A class (unlike the noncopyable `Synchronization.Mutex`) so closures and delegates can
+/// share it by reference.
 final class Locked<Value>: @unchecked Sendable {
     private let lock = NSLock()
     private var value: Value
