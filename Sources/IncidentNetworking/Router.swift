@@ -35,6 +35,17 @@ public protocol Router: Sendable {
 }
 
 extension Router {
+    /// The request for an `HTTPClient` call labelled `label`: `asURLRequest()`, with a build
+    /// failure as the `NetworkError` (`invalidRequest`, no attempt made) every client throws.
+    func clientRequest(label: String) throws(NetworkError) -> URLRequest {
+        do {
+            return try asURLRequest()
+        } catch {
+            throw NetworkError(code: .invalidRequest, label: label, method: method, url: baseURL.absoluteString,
+                               attempts: 0, detail: error.description)
+        }
+    }
+
     public var method: HTTPMethod { .get }
     public var headers: [String: String] { [:] }
     public var sampleResponse: StubResponse? { nil }

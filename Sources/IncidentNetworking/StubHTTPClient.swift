@@ -29,13 +29,7 @@ public struct StubHTTPClient: HTTPClient {
 
     public func withResponse<R>(for target: any Router, label: String, _ body: (HTTPResponseFile) throws -> R) async throws -> R {
         let method = target.method
-        let request: URLRequest
-        do {
-            request = try target.asURLRequest()
-        } catch {
-            throw NetworkError(code: .invalidRequest, label: label, method: method, url: target.baseURL.absoluteString,
-                               attempts: 0, detail: error.description)
-        }
+        let request = try target.clientRequest(label: label)
         let urlText = request.url?.absoluteString ?? target.baseURL.absoluteString
         if Task.isCancelled {
             throw NetworkError(code: .cancelled, label: label, method: method, url: urlText, attempts: 0)

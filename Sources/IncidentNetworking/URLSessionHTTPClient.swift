@@ -84,13 +84,7 @@ public final class URLSessionHTTPClient: HTTPClient {
 
     public func withResponse<R>(for target: any Router, label: String, _ body: (HTTPResponseFile) throws -> R) async throws -> R {
         let method = target.method
-        var request: URLRequest
-        do {
-            request = try target.asURLRequest()
-        } catch {
-            throw NetworkError(code: .invalidRequest, label: label, method: method, url: target.baseURL.absoluteString,
-                               attempts: 0, detail: error.description)
-        }
+        var request = try target.clientRequest(label: label)
         request.timeoutInterval = configuration.effectiveRequestTimeout
         if let userAgent = configuration.userAgent, request.value(forHTTPHeaderField: "User-Agent") == nil {
             request.setValue(userAgent, forHTTPHeaderField: "User-Agent")
