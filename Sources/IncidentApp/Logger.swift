@@ -34,10 +34,12 @@ public struct Logger: Sendable {
     public func log(_ level: Level, _ event: String, _ fields: KeyValuePairs<String, (any CustomStringConvertible)?> = [:]) {
         if level == .debug && !verbose { return }
         var pairs: [(String, String)] = [("ts", clock.now().rfc3339), ("level", level.rawValue), ("event", event)]
+        // Each value is redacted as raw text, before quoting could change how a key is spelled;
+        // names, time and level are this program's own.
         for (key, value) in fields {
             if let value { pairs.append((key, Redaction.redact(String(describing: value)))) }
         }
-        write(Redaction.redact(render(pairs)))
+        write(render(pairs))
     }
 
     func render(_ pairs: [(String, String)]) -> String {

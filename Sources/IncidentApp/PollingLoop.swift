@@ -81,9 +81,10 @@ struct PollingLoop: Sendable {
     /// Polls `source` until cancelled.
     private func pollForever(_ source: SourceDefinition, counters: Counters) async {
         let ingest = IngestIncidents(store: store, clock: context.clock, describe: SchedulerTool.describeError)
+        let client = SchedulerTool.client(for: source, logger: logger)
         while !Task.isCancelled {
             let began = ContinuousClock.now
-            _ = await SchedulerTool.poll(source, ingest: ingest, context: context, logger: logger, dryRun: dryRun)
+            _ = await SchedulerTool.poll(source, client: client, ingest: ingest, context: context, logger: logger, dryRun: dryRun)
             counters.polls.withLock { $0 += 1 }
             if let metricsFile { SchedulerTool.writeMetrics(store, to: metricsFile, logger: logger) }
             let interval = Double(source.intervalSeconds) * (1 + Double.random(in: 0...0.1))

@@ -100,11 +100,15 @@ public enum SchedulerTool {
         }
     }
 
-    /// Polls one source: a feed over HTTP, then the run logged.
-    static func poll(_ source: SourceDefinition, ingest: IngestIncidents, context: Context, logger: Logger,
-                     dryRun: Bool) async -> IngestRun {
-        let client = URLSessionHTTPClient(configuration: networkConfiguration(for: source),
-                                          onEvent: { logHTTPEvent($0, logger: logger) })
+    /// The HTTP client for one source: its timeout and retry policy, attempts logged. Made
+    /// once per source (per run, or per source task in `--loop`) and reused for its polls.
+    static func client(for source: SourceDefinition, logger: Logger) -> URLSessionHTTPClient {
+        URLSessionHTTPClient(configuration: networkConfiguration(for: source), onEvent: { logHTTPEvent($0, logger: logger) })
+    }
+
+    /// Polls one source over HTTP, then logs the run.
+    static func poll(_ source: SourceDefinition, client: any HTTPClient, ingest: IngestIncidents, context: Context,
+                     logger: Logger, dryRun: Bool) async -> IngestRun {
         let run: IngestRun
         do {
             run = await ingest(try ProviderRegistry.feed(for: source, client: client), dryRun: dryRun)
@@ -124,7 +128,8 @@ public enum SchedulerTool {
         let work = Task { () -> [IngestRun] in
             var runs: [IngestRun] = []
             for source in sources {
-                runs.append(await poll(source, ingest: ingest, context: context, logger: logger, dryRun: dryRun))
+                runs.append(await poll(source, client: client(for: source, logger: logger), ingest: ingest,
+                                       context: context, logger: logger, dryRun: dryRun))
             }
             return runs
         }
@@ -268,7 +273,7 @@ public enum SchedulerTool {
                 if FileManager.default.fileExists(atPath: path) {
                     do {
                         let store = try SQLiteIncidentStore(readingFrom: path, clock: context.clock)
-                        lastRuns = try store.lastRuns()
+                        lastRuns = Dictionary(uniqueKeysWithValues: try store.runSummaries().map { ($0.source, $0.lastRun) })
                         quotas = try store.quotaStates()
                     } catch {
                         StandardError.writeLine("error: cannot read the run log in \(path): \(describeError(error))")
