@@ -51,7 +51,7 @@ public enum QueryTool {
     /// Parses the shared filters (the validate step: nothing is opened before this succeeds).
     static func query(_ arguments: ParsedArguments, _ context: Context) throws -> (IncidentQuery, tz: Int) {
         let now = context.clock.now()
-        let tz = try arguments.value("tz", as: "a time zone") { try ValueParsers.timeZone($0) } ?? 0
+        let tz = try timeZone(arguments)
         func instant(_ name: String) throws -> UTCInstant? {
             try arguments.value(name, as: "an instant") { try ValueParsers.instant($0, now: now, utcOffsetSeconds: tz) }
         }
@@ -89,6 +89,8 @@ public enum QueryTool {
         }
     }
 
+    /// The store, or nil (the message printed) when the database does not exist: exit 66.
+    /// Other failures (not a database, a newer or older schema) are thrown: exit 1.
     static func openStore(_ arguments: ParsedArguments, _ context: Context) throws -> SQLiteIncidentStore? {
         let path = try context.databasePath(arguments)
         do {
@@ -96,10 +98,17 @@ public enum QueryTool {
         } catch let error as StoreOpenError {
             StandardError.writeLine("error: \(error)")
             return nil
-        } catch let error as MigrationError {
-            StandardError.writeLine("error: \(error)")
-            return nil
         }
+    }
+
+    /// `--tz` as seconds east of UTC (0 when absent).
+    static func timeZone(_ arguments: ParsedArguments) throws -> Int {
+        try arguments.value("tz", as: "a time zone") { try ValueParsers.timeZone($0) } ?? 0
+    }
+
+    /// `--limit` (or `-n`), a whole number of at least 1.
+    static func limit(_ arguments: ParsedArguments) throws -> Int? {
+        try arguments.value("limit", as: "a whole number of at least 1") { Int($0).flatMap { $0 >= 1 ? $0 : nil } }
     }
 
     // MARK: list
@@ -128,7 +137,7 @@ public enum QueryTool {
                     IncidentOrder(rawValue: $0)
                 } ?? (query.near == nil ? .started : .distance)
                 if query.order == .distance && query.near == nil { throw UsageError("--order distance needs --near LAT,LON") }
-                query.limit = try arguments.value("limit", as: "a whole number of at least 1") { Int($0).flatMap { $0 >= 1 ? $0 : nil } }
+                query.limit = try limit(arguments)
                 guard let store = try openStore(arguments, context) else { return ExitStatus.noInput }
                 prepareSearch(query, arguments, context)
                 let incidents = try QueryIncidents(reader: store, clock: context.clock).list(query)
@@ -151,7 +160,7 @@ public enum QueryTool {
                     throw UsageError("'\(arguments.positionals[0])' is not an incident id (a positive whole number)")
                 }
                 let json = try wantsJSON(arguments, text: "text")
-                let tz = try arguments.value("tz", as: "a time zone") { try ValueParsers.timeZone($0) } ?? 0
+                let tz = try timeZone(arguments)
                 guard let store = try openStore(arguments, context) else { return ExitStatus.noInput }
                 guard let (stored, revisions) = try store.incident(id: id) else {
                     StandardError.writeLine("error: no incident with id \(id); `incidents list` shows the ids")
@@ -237,9 +246,9 @@ public enum QueryTool {
                 formatOption(["table", "json"]), tzOption,
             ],
             run: { arguments in
-                let limit = try arguments.value("limit", as: "a whole number of at least 1") { Int($0).flatMap { $0 >= 1 ? $0 : nil } } ?? 20
+                let limit = try limit(arguments) ?? 20
                 let json = try wantsJSON(arguments, text: "table")
-                let tz = try arguments.value("tz", as: "a time zone") { try ValueParsers.timeZone($0) } ?? 0
+                let tz = try timeZone(arguments)
                 guard let store = try openStore(arguments, context) else { return ExitStatus.noInput }
                 let runs = try store.runs(source: arguments.value("source"), limit: limit, failuresFirst: arguments.flag("failures-first"))
                 if json {
