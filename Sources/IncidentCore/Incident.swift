@@ -87,14 +87,6 @@ public struct Incident: Hashable, Sendable {
     }
 }
 
-extension Optional where Wrapped == String {
-    /// The value with surrounding whitespace removed, or nil when nothing is left.
-    public var nonEmptyTrimmed: String? {
-        guard let self else { return nil }
-        return self.nonEmptyTrimmed
-    }
-}
-
 extension String {
     /// The value with surrounding whitespace removed, or nil when nothing is left.
     public var nonEmptyTrimmed: String? {

@@ -79,6 +79,10 @@ public struct Migrator: Sendable {
     /// - Throws: ``MigrationError`` (edited or newer schema: nothing is changed), ``SQLiteError``.
     @discardableResult
     public func migrate(_ db: Database, now: UTCInstant) throws -> [Migration] {
+        // The common case (every open of an up-to-date database) reads only: no write lock.
+        let recorded = try recordedMigrations(db)
+        try verify(recorded)
+        guard migrations.contains(where: { recorded[$0.version] == nil }) else { return [] }
         try db.execute("""
             CREATE TABLE IF NOT EXISTS schema_migrations (
                 version INTEGER PRIMARY KEY, name TEXT NOT NULL, checksum TEXT NOT NULL, applied_at TEXT NOT NULL)
@@ -101,7 +105,6 @@ public struct Migrator: Sendable {
             }
             if didApply { applied.append(migration) }
         }
-        if applied.isEmpty { try verify(try recordedMigrations(db)) }
         return applied
     }
 

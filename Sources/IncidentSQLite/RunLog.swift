@@ -1,23 +1,5 @@
 import IncidentCore
 
-extension SQLiteIncidentStore {
-    /// The most recent run of each source, by source name.
-    public func lastRuns() throws -> [String: IngestRun] {
-        try withDatabase { db in
-            let statement = try db.prepare("""
-                SELECT \(RunRow.columns) FROM ingest_runs
-                WHERE id IN (SELECT max(id) FROM ingest_runs GROUP BY source)
-                """)
-            var runs: [String: IngestRun] = [:]
-            while try statement.step() {
-                let run = RunRow.decode(statement)
-                runs[run.source] = run
-            }
-            return runs
-        }
-    }
-}
-
 enum RunRow {
     static let columns = "id, source, started_at, finished_at, status, fetched, inserted, updated, unchanged, reopened, cleared, error"
 

@@ -55,7 +55,7 @@ struct UTCInstantTests {
     func trimming() {
         #expect(" 강변북로\n".nonEmptyTrimmed == "강변북로")
         #expect(" \t\r\n".nonEmptyTrimmed == nil)
-        #expect(Optional<String>.none.nonEmptyTrimmed == nil)
+        #expect(Optional<String>.none?.nonEmptyTrimmed == nil)
         #expect("a b".nonEmptyTrimmed == "a b")
     }
 }

@@ -133,7 +133,7 @@ struct RetentionTests {
         let later = try store.prune(before: t2.adding(seconds: 3600))
         #expect(later == PruneCounts(incidents: 1, revisions: 1, runs: 0))
         #expect(try allRows(store).map(\.incident.externalID) == ["X"])
-        #expect(try store.lastRuns().keys.sorted() == ["gits", "its"])
+        #expect(try store.runSummaries().map(\.source) == ["gits", "its"])
     }
 
     @Test("a run with resumesAt marks the source exhausted until then")
