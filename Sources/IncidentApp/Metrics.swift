@@ -45,7 +45,7 @@ enum Metrics {
         let text = render(try store.runSummaries())
         let target = URL(fileURLWithPath: path)
         guard FileManager.default.isWritableFile(atPath: target.deletingLastPathComponent().path) else {
-            throw ConfigurationError("cannot write the metrics file \(path): its directory does not exist or is not writable")
+            throw FileAccessError("cannot write the metrics file \(path): its directory does not exist or is not writable")
         }
         // A unique name per write: the loop's source tasks may write at the same moment.
         let temporary = target.deletingLastPathComponent().appendingPathComponent(".\(target.lastPathComponent).\(UUID().uuidString).tmp")
@@ -53,7 +53,7 @@ enum Metrics {
         guard rename(temporary.path, target.path) == 0 else {
             let reason = String(cString: strerror(errno))
             try? FileManager.default.removeItem(at: temporary)
-            throw ConfigurationError("cannot write the metrics file \(path): \(reason)")
+            throw FileAccessError("cannot write the metrics file \(path): \(reason)")
         }
     }
 }

@@ -18,7 +18,7 @@ public final class ProcessLock {
     public init?(path: String) throws {
         let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         guard fd >= 0 else {
-            throw ConfigurationError("cannot create the lock file \(path): \(String(cString: strerror(errno))); check the directory's permissions")
+            throw FileAccessError("cannot create the lock file \(path): \(String(cString: strerror(errno))); check the directory's permissions")
         }
         guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
             close(fd)
@@ -41,4 +41,12 @@ public final class ProcessLock {
     public static func holder(of path: String) -> String? {
         (try? String(contentsOfFile: path, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
     }
+}
+
+/// A file this program needs (the lock file, the metrics file) cannot be created or written:
+/// names the file, the reason, and what to check.
+public struct FileAccessError: Error, Equatable, Sendable, CustomStringConvertible {
+    public var message: String
+    public init(_ message: String) { self.message = message }
+    public var description: String { message }
 }

@@ -17,8 +17,8 @@ public struct IngestIncidents: Sendable {
 
     /// Polls `feed` once and stores the result as one transaction.
     ///
-    /// - Parameter dryRun: fetch, parse and count, then roll back; nothing is written except
-    ///   nothing (not even the run log).
+    /// - Parameter dryRun: fetch, parse and count, then roll back; nothing is written, not even
+    ///   the run log.
     /// - Returns: the recorded run. `status` is `.failed` or `.cancelled` with `error` set when
     ///   anything went wrong; the database then holds no part of this poll.
     public func callAsFunction(_ feed: any IncidentFeed, dryRun: Bool = false) async -> IngestRun {
