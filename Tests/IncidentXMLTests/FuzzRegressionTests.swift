@@ -7,39 +7,13 @@ import TestSupport
 /// Tests/Fuzz/IncidentXMLFuzz/FuzzEntry.swift does, and a deterministic mutation fuzzer that
 /// runs with every `swift test`.
 @Suite struct FuzzRegressionTests {
-    static let schemas: [XMLRecordSchema] = [
-        XMLRecordSchema(
-            recordElements: [XMLName("itemList"), XMLName("item"), XMLName("data")],
-            fields: ["routeId", "linkId", "regSeq", "inciDesc", "coord_x", "a", "b", "message"].map { XMLName($0) },
-            envelopeFields: [XMLName("headerCd"), XMLName("headerMsg"), XMLName("resultCode"), XMLName("h")],
-            recordAttributes: [XMLName("id")]),
-        XMLRecordSchema(
-            recordElements: [XMLName("r", namespaceURI: "urn:x"), XMLName("situationRecord")],
-            fields: [XMLName("a", namespaceURI: "urn:x"), XMLName("value"), XMLName("b")],
-            envelopeFields: [XMLName("h", namespaceURI: "urn:x")],
-            recordAttributes: [XMLName("id"), XMLName("type", namespaceURI: "http://www.w3.org/2001/XMLSchema-instance")]),
-    ]
-    static let tinyLimits = XMLLimits(maxTextBytes: 64, maxRecordBytes: 256, maxDepth: 8, maxMarkupBytes: 512,
-                                      maxEntityExpansionBytes: 128)
-
-    /// Runs one fuzz input: first byte = chunk size, limits and schema; returns the error.
+    /// Runs one fuzz input exactly as the libFuzzer entry does; returns the error.
     @discardableResult
     static func replay(_ input: [UInt8]) -> (any Error)? {
-        guard let control = input.first else { return nil }
-        let chunkSize = Int(control & 0x3F) * 4 + 1
-        let limits = control & 0x40 != 0 ? tinyLimits : .default
-        let schema = schemas[Int(control >> 7)]
-        let reader = XMLRecordReader(schema: schema, limits: limits) { record, _ in
-            #expect(record.values.count == schema.fields.count)
-        }
-        let body = Array(input.dropFirst())
-        return caught {
-            var offset = 0
-            while offset < body.count {
-                try reader.parse(Array(body[offset..<min(offset + chunkSize, body.count)]))
-                offset += chunkSize
+        input.withUnsafeBytes { bytes in
+            FuzzInput.run(bytes) { record, schema in
+                #expect(record.values.count == schema.fields.count)
             }
-            try reader.finish()
         }
     }
 
