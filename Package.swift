@@ -31,6 +31,7 @@ let package = Package(
                 .embedInCode("0001_incidents.sql"),
                 .embedInCode("0002_source_state.sql"),
                 .embedInCode("0003_search.sql"),
+                .embedInCode("0004_run_outcomes.sql"),
             ]
         ),
         // SQLite: connection/statement wrappers, migrator, the incident repository.

@@ -12,5 +12,6 @@ public enum BundledMigrations {
         ("0001_incidents.sql", String(decoding: PackageResources._001_incidents_sql, as: UTF8.self)),
         ("0002_source_state.sql", String(decoding: PackageResources._002_source_state_sql, as: UTF8.self)),
         ("0003_search.sql", String(decoding: PackageResources._003_search_sql, as: UTF8.self)),
+        ("0004_run_outcomes.sql", String(decoding: PackageResources._004_run_outcomes_sql, as: UTF8.self)),
     ]
 }

@@ -4,11 +4,11 @@ import IncidentCore
 /// What a command needs from the process: environment, clock, output. Tests build their own.
 public struct Context: Sendable {
     public var environment: [String: String]
-    public var clock: Clock
+    public var clock: UTCClock
     /// Writes data (the command's result) to stdout.
     public var output: @Sendable (String) -> Void
 
-    public init(environment: [String: String], clock: Clock, output: @escaping @Sendable (String) -> Void) {
+    public init(environment: [String: String], clock: UTCClock, output: @escaping @Sendable (String) -> Void) {
         self.environment = environment
         self.clock = clock
         self.output = output
@@ -47,9 +47,9 @@ public struct Context: Sendable {
     }
 }
 
-extension Clock {
+extension UTCClock {
     /// The system clock, to the second.
-    public static let system = Clock {
+    public static let system = UTCClock {
         UTCInstant(secondsSince1970: Int64(Date().timeIntervalSince1970.rounded(.down)))
     }
 }

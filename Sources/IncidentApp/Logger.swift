@@ -18,11 +18,11 @@ public struct Logger: Sendable {
 
     public var format: Format
     public var verbose: Bool
-    public var clock: Clock
+    public var clock: UTCClock
     /// Where finished lines go (stderr in the executables; a buffer in tests).
     public var write: @Sendable (String) -> Void
 
-    public init(format: Format = .logfmt, verbose: Bool = false, clock: Clock,
+    public init(format: Format = .logfmt, verbose: Bool = false, clock: UTCClock,
                 write: @escaping @Sendable (String) -> Void = StandardError.writeLine) {
         self.format = format
         self.verbose = verbose

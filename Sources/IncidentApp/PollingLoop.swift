@@ -2,7 +2,6 @@ import Dispatch
 import Foundation
 import IncidentCore
 import IncidentFeeds
-import IncidentSQLite
 import Synchronization
 
 /// `incident-scheduler run --loop`: every source in its own task, polled every `interval` plus
@@ -12,7 +11,7 @@ import Synchronization
 /// stopped (a poll under way is cancelled and recorded as such), new ones started, unchanged
 /// ones left alone. Cancellation (SIGTERM/SIGINT) stops every task and returns.
 struct PollingLoop: Sendable {
-    let store: SQLiteIncidentStore
+    let store: Stores.Writable
     let context: Context
     let logger: Logger
     let dryRun: Bool

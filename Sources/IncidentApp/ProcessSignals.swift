@@ -56,7 +56,7 @@ public enum ProcessSignals {
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
             source.setEventHandler {
                 guard received.record(number) else { _exit(128 + number) }
-                StandardError.writeLine("ts=\(Clock.system.now().rfc3339) level=warning event=signal.received signal=\(number == SIGINT ? "SIGINT" : "SIGTERM") note=\"stopping: rolling back the open poll; send it again to stop at once\"")
+                StandardError.writeLine("ts=\(UTCClock.system.now().rfc3339) level=warning event=signal.received signal=\(number == SIGINT ? "SIGINT" : "SIGTERM") note=\"stopping: rolling back the open poll; send it again to stop at once\"")
                 task.cancel()
             }
             source.resume()

@@ -1,6 +1,5 @@
 import Foundation
 import IncidentCore
-import IncidentSQLite
 
 /// `incidents`: query the incidents `incident-scheduler` stored. Never changes them (the only
 /// write is bringing the derived search index up to date for `--search`).
@@ -81,21 +80,13 @@ public enum QueryTool {
         try arguments.value("format", as: "\(text) or json") { [text, "json"].contains($0) ? $0 : nil } == "json"
     }
 
-    /// Before a `--search`, brings the derived search index up to date (best effort: searches
-    /// are complete without it).
-    static func prepareSearch(_ query: IncidentQuery, _ arguments: ParsedArguments, _ context: Context) {
-        if query.search != nil {
-            if let path = try? context.databasePath(arguments) { _ = SQLiteIncidentStore.updateSearchIndex(path: path) }
-        }
-    }
-
     /// The store, or nil (the message printed) when the database does not exist: exit 66.
     /// Other failures (not a database, a newer or older schema) are thrown: exit 1.
-    static func openStore(_ arguments: ParsedArguments, _ context: Context) throws -> SQLiteIncidentStore? {
+    static func openStore(_ arguments: ParsedArguments, _ context: Context) throws -> (any IncidentReader)? {
         let path = try context.databasePath(arguments)
         do {
-            return try SQLiteIncidentStore(readingFrom: path, clock: context.clock)
-        } catch let error as StoreOpenError {
+            return try Stores.openForReading(path, clock: context.clock)
+        } catch let error as StoreMissing {
             StandardError.writeLine("error: \(error)")
             return nil
         }
@@ -139,8 +130,7 @@ public enum QueryTool {
                 if query.order == .distance && query.near == nil { throw UsageError("--order distance needs --near LAT,LON") }
                 query.limit = try limit(arguments)
                 guard let store = try openStore(arguments, context) else { return ExitStatus.noInput }
-                prepareSearch(query, arguments, context)
-                let incidents = try QueryIncidents(reader: store, clock: context.clock).list(query)
+                let incidents = try QueryIncidents(reader: store).list(query)
                 context.output(IncidentOutput.render(incidents, as: format, width: Terminal.width(context.environment),
                                                      utcOffsetSeconds: tz))
                 return ExitStatus.success
@@ -162,10 +152,11 @@ public enum QueryTool {
                 let json = try wantsJSON(arguments, text: "text")
                 let tz = try timeZone(arguments)
                 guard let store = try openStore(arguments, context) else { return ExitStatus.noInput }
-                guard let (stored, revisions) = try store.incident(id: id) else {
+                guard let history = try store.history(ofIncident: id) else {
                     StandardError.writeLine("error: no incident with id \(id); `incidents list` shows the ids")
                     return ExitStatus.failure
                 }
+                let (stored, revisions) = (history.current, history.revisions)
                 if json {
                     let history = revisions.map { revision -> String in
                         let snapshot = StoredIncident(id: stored.id, incident: revision.incident, firstSeenAt: stored.firstSeenAt,
@@ -210,7 +201,6 @@ public enum QueryTool {
                 let (query, tz) = try query(arguments, context)
                 let json = try wantsJSON(arguments, text: "table")
                 guard let store = try openStore(arguments, context) else { return ExitStatus.noInput }
-                prepareSearch(query, arguments, context)
                 let stats = try store.statistics(matching: query, utcOffsetSeconds: tz)
                 let groups = [("source", stats.bySource), ("category", stats.byCategory), ("road", stats.byRoad),
                               ("hour", stats.byHour)]

@@ -2,7 +2,6 @@ import Foundation
 import IncidentCore
 import IncidentFeeds
 import IncidentNetworking
-import IncidentSQLite
 import Synchronization
 
 /// `incident-scheduler`: ingests the configured sources into SQLite (from cron, or a loop).
@@ -92,7 +91,7 @@ public enum SchedulerTool {
             })
     }
 
-    static func writeMetrics(_ store: SQLiteIncidentStore, to path: String, logger: Logger) {
+    static func writeMetrics(_ store: any IncidentReader, to path: String, logger: Logger) {
         do {
             try Metrics.write(store, to: path)
         } catch {
@@ -122,7 +121,7 @@ public enum SchedulerTool {
 
     /// Polls each source once, in order, within a deadline: when it passes, the source being
     /// polled and those after it are cancelled (recorded as cancelled; nothing of them stored).
-    static func pollOnce(_ sources: [SourceDefinition], store: SQLiteIncidentStore, context: Context, logger: Logger,
+    static func pollOnce(_ sources: [SourceDefinition], store: Stores.Writable, context: Context, logger: Logger,
                          dryRun: Bool, deadlineSeconds: Int64) async -> (runs: [IngestRun], deadlineExceeded: Bool) {
         let ingest = IngestIncidents(store: store, clock: context.clock, describe: describeError)
         let work = Task { () -> [IngestRun] in
@@ -148,7 +147,7 @@ public enum SchedulerTool {
         return (runs, deadlineExceeded.withLock { $0 })
     }
 
-    static func prune(_ store: SQLiteIncidentStore, olderThan seconds: Int64, context: Context, logger: Logger) {
+    static func prune(_ store: Stores.Writable, olderThan seconds: Int64, context: Context, logger: Logger) {
         let horizon = context.clock.now().adding(seconds: -seconds)
         do {
             let counts = try store.prune(before: horizon)
@@ -188,6 +187,7 @@ public enum SchedulerTool {
                 .value("source", short: "s", placeholder: "name", help: "A configured source name or a provider name."),
                 .value("file", short: "f", placeholder: "path", help: "The saved response."),
                 configOption, databaseOption,
+                .flag("complete", help: "The file is a complete answer of its time: clear the source's incidents it does not list."),
                 .flag("dry-run", help: "Parse and count, then roll back: write nothing."),
                 logFormatOption, verboseOption,
             ],
@@ -222,12 +222,12 @@ public enum SchedulerTool {
                 let path = try context.databasePath(arguments, configured: configuration?.database)
                 return try await withStore(path: path, context: context, logger: logger) { store in
                     let feed = try ProviderRegistry.fileFeed(source: sourceName, provider: provider,
-                                                             file: URL(fileURLWithPath: file))
+                                                             file: URL(fileURLWithPath: file), complete: arguments.flag("complete"))
                     let ingest = IngestIncidents(store: store, clock: context.clock, describe: describeError)
                     let run = await ingest(feed, dryRun: arguments.flag("dry-run"))
                     logRun(run, provider: provider, dryRun: arguments.flag("dry-run"), logger: logger)
                     switch run.status {
-                    case .succeeded: return ExitStatus.success
+                    case .succeeded, .incomplete: return ExitStatus.success
                     case .cancelled: return ExitStatus.interrupted
                     case .failed, .skipped: return ExitStatus.dataError
                     }
@@ -260,10 +260,10 @@ public enum SchedulerTool {
                         throw UsageError("--clear-quota: no configured source is named '\(name)'")
                     }
                     guard FileManager.default.fileExists(atPath: path) else {
-                        StandardError.writeLine("error: \(StoreOpenError.missing(path: path))")
+                        StandardError.writeLine("error: \(StoreMissing(database: path))")
                         return ExitStatus.noInput
                     }
-                    let cleared = try SQLiteIncidentStore(path: path, clock: context.clock).clearQuota(source: name)
+                    let cleared = try Stores.openForWriting(path, clock: context.clock).clearQuota(source: name)
                     context.output(cleared ? "\(name): quota back-off cleared; the next run polls it\n"
                                            : "\(name): its quota was not exhausted; nothing to clear\n")
                     return ExitStatus.success
@@ -272,9 +272,10 @@ public enum SchedulerTool {
                 var quotas: [String: UTCInstant] = [:]
                 if FileManager.default.fileExists(atPath: path) {
                     do {
-                        let store = try SQLiteIncidentStore(readingFrom: path, clock: context.clock)
-                        lastRuns = Dictionary(uniqueKeysWithValues: try store.runSummaries().map { ($0.source, $0.lastRun) })
-                        quotas = try store.quotaStates()
+                        for summary in try Stores.openForReading(path, clock: context.clock).sourceSummaries() {
+                            lastRuns[summary.source] = summary.lastRun
+                            quotas[summary.source] = summary.quotaExhaustedUntil
+                        }
                     } catch {
                         StandardError.writeLine("error: cannot read the run log in \(path): \(describeError(error))")
                         return ExitStatus.failure
@@ -350,21 +351,19 @@ public enum SchedulerTool {
                 let path = try context.databasePath(arguments)
                 if arguments.flag("status") {
                     guard FileManager.default.fileExists(atPath: path) else {
-                        StandardError.writeLine("error: \(StoreOpenError.missing(path: path))")
+                        StandardError.writeLine("error: \(StoreMissing(database: path))")
                         return ExitStatus.noInput
                     }
-                    let db = try Database(path: path, mode: .readOnly)
                     var rows = [["VERSION", "NAME", "APPLIED AT"]]
-                    for status in try Migrator.bundled().status(db) {
-                        rows.append([String(status.migration.version), status.migration.name, status.appliedAt ?? "pending"])
+                    for state in try Stores.openForInspection(path, clock: context.clock).migrationStates() {
+                        rows.append([String(state.version), state.name, state.appliedAt?.rfc3339 ?? "pending"])
                     }
                     context.output(TextTable.render(rows, maxWidth: Terminal.width(context.environment)))
                     return ExitStatus.success
                 }
                 try createParentDirectory(of: path)
-                let db = try Database(path: path, mode: .readWriteCreate)
-                let applied = try Migrator.bundled().migrate(db, now: context.clock.now())
-                context.output(applied.isEmpty ? "up to date\n" : applied.map { "applied \($0.name)\n" }.joined())
+                let applied = try Stores.openForInspection(path, clock: context.clock, create: true).migrate()
+                context.output(applied.isEmpty ? "up to date\n" : applied.map { "applied \($0)\n" }.joined())
                 return ExitStatus.success
             })
     }
@@ -387,7 +386,7 @@ public enum SchedulerTool {
                 let logger = try makeLogger(arguments, context)
                 let path = try context.databasePath(arguments)
                 guard FileManager.default.fileExists(atPath: path) else {
-                    logger.log(.error, "prune.failed", ["error": StoreOpenError.missing(path: path).description])
+                    logger.log(.error, "prune.failed", ["error": StoreMissing(database: path).description])
                     return ExitStatus.noInput
                 }
                 return try await withStore(path: path, context: context, logger: logger) { store in
@@ -414,35 +413,35 @@ public enum SchedulerTool {
         return try Configuration.fromEnvironment(context.environment, requireKeys: requireKeys)
     }
 
-    /// Takes the database's process lock, opens (and migrates) the store, and runs `body`.
+    /// Takes the database's scheduling lock, opens (and migrates) the store, and runs `body`.
     /// Exit 75 when another scheduler holds the lock; 1 when the database cannot be opened.
     static func withStore(path: String, context: Context, logger: Logger,
-                          _ body: (SQLiteIncidentStore) async throws -> Int32) async throws -> Int32 {
+                          _ body: (Stores.Writable) async throws -> Int32) async throws -> Int32 {
         do {
             try createParentDirectory(of: path)
         } catch {
             logger.log(.error, "database.unavailable", ["database": path, "error": describeError(error)])
             return ExitStatus.failure
         }
-        let lock: ProcessLock
+        let locks = Stores.schedulingLocks(path)
+        let lock: any HeldLock
         do {
-            guard let taken = try ProcessLock(path: path + ".lock") else {
+            guard let taken = try locks.tryLock("scheduler") else {
                 logger.log(.warning, "scheduler.locked", [
-                    "database": path, "holder_pid": ProcessLock.holder(of: path + ".lock"),
+                    "database": path, "holder": locks.holder(of: "scheduler"),
                     "detail": "another incident-scheduler is working on this database; this run did nothing",
                 ])
                 return ExitStatus.locked
             }
             lock = taken
         } catch {
-            logger.log(.error, "database.unavailable", ["database": path, "error": describeError(error)])
+            logger.log(.error, "database.unavailable", ["database": path, "error": describeError(error) + "; check the directory's permissions"])
             return ExitStatus.failure
         }
-        // Swift may release an object after its last use; keep the lock until the work is done.
-        defer { withExtendedLifetime(lock) {} }
-        let store: SQLiteIncidentStore
+        defer { lock.release() }
+        let store: Stores.Writable
         do {
-            store = try SQLiteIncidentStore(path: path, clock: context.clock)
+            store = try Stores.openForWriting(path, clock: context.clock)
         } catch {
             logger.log(.error, "database.unavailable", ["database": path, "error": describeError(error)])
             return ExitStatus.failure
@@ -464,12 +463,14 @@ public enum SchedulerTool {
     static func logRun(_ run: IngestRun, provider: String, dryRun: Bool, logger: Logger) {
         let duration = run.finishedAt.secondsSince1970 - run.startedAt.secondsSince1970
         switch run.status {
-        case .succeeded:
-            logger.log(.info, dryRun ? "ingest.dry_run" : "ingest.finished", [
+        case .succeeded, .incomplete:
+            logger.log(run.status == .succeeded ? .info : .warning, dryRun ? "ingest.dry_run" : "ingest.\(run.status == .succeeded ? "finished" : "incomplete")", [
                 "source": run.source, "provider": provider, "status": run.status.rawValue,
                 "fetched": run.counts.fetched, "inserted": run.counts.inserted, "updated": run.counts.updated,
                 "unchanged": run.counts.unchanged, "reopened": run.counts.reopened, "cleared": run.counts.cleared,
-                "duration_s": duration, "note": dryRun ? "dry run: nothing was written" : nil,
+                "rejected": run.counts.rejected, "duplicates": run.counts.duplicates,
+                "duration_s": duration, "warnings": run.warnings.isEmpty ? nil : run.warnings.joined(separator: "; "),
+                "note": dryRun ? "dry run: nothing was written" : nil,
             ])
         case .failed, .cancelled, .skipped:
             logger.log(run.status == .skipped ? .warning : .error, "ingest.\(run.status.rawValue)", [

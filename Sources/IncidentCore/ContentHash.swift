@@ -41,27 +41,3 @@ public struct FNV1a64: Sendable {
         return String(repeating: "0", count: 16 - digits.count) + digits
     }
 }
-
-extension Incident {
-    /// The hash of everything a provider can change about an incident (not its identity, not
-    /// the store's lifecycle columns). Equal hashes mean "unchanged since the last poll".
-    public var contentHash: Int64 {
-        var hasher = FNV1a64()
-        hasher.combine(field: category.rawValue)
-        hasher.combine(field: providerCategory)
-        hasher.combine(field: description)
-        hasher.combine(field: road)
-        hasher.combine(field: location)
-        hasher.combine(field: direction)
-        hasher.combine(field: restriction)
-        // Coordinates by their exact bit patterns: any change in the provider's value counts.
-        hasher.combine(bits: coordinate?.latitude.bitPattern)
-        hasher.combine(bits: coordinate?.longitude.bitPattern)
-        hasher.combine(field: linkID)
-        hasher.combine(bits: startedAt.map { UInt64(bitPattern: $0.secondsSince1970) })
-        hasher.combine(bits: confirmedAt.map { UInt64(bitPattern: $0.secondsSince1970) })
-        hasher.combine(bits: expectedEndAt.map { UInt64(bitPattern: $0.secondsSince1970) })
-        hasher.combine(bits: endedAt.map { UInt64(bitPattern: $0.secondsSince1970) })
-        return hasher.signed
-    }
-}

@@ -1,64 +1,84 @@
-/// Use case: one poll of one source: fetch → parse → map → store, recorded in the run log.
+/// Use case: one poll of one source: fetch → read → map → store, recorded in the run log.
 ///
-/// Never throws: every ending (success, failure, cancellation) is returned as an ``IngestRun``
-/// and recorded in the store, so a failure is never mistaken for "0 incidents".
+/// Never throws: every ending (success, incomplete, failure, cancellation, skip) is returned as
+/// an ``IngestRun`` and recorded in the store, so a failure is never mistaken for "0 incidents".
 public struct IngestIncidents: Sendable {
-    public var store: any IncidentStore
-    public var clock: Clock
-    /// Turns an error into log-safe text (API keys removed). Injected by the composition root.
+    public var store: any IngestStore
+    public var clock: UTCClock
+    /// Turns an error into log-safe text (secrets removed). Injected by the composition root.
     public var describe: @Sendable (any Error) -> String
+    /// The scheduler's host name, recorded with each run.
+    public var host: String?
 
-    public init(store: any IncidentStore, clock: Clock,
+    public init(store: any IngestStore, clock: UTCClock, host: String? = nil,
                 describe: @escaping @Sendable (any Error) -> String) {
         self.store = store
         self.clock = clock
+        self.host = host
         self.describe = describe
     }
 
     /// Polls `feed` once and stores the result as one transaction.
     ///
-    /// - Parameter dryRun: fetch, parse and count, then roll back; nothing is written, not even
-    ///   the run log.
+    /// - Parameters:
+    ///   - observedAt: when the response was fetched, for a saved file (`--as-of`); a live poll
+    ///     is observed when it starts.
+    ///   - dryRun: fetch, read and count, then roll back; nothing is written, not even the run log.
     /// - Returns: the recorded run. `status` is `.failed` or `.cancelled` with `error` set when
     ///   anything went wrong; the database then holds no part of this poll.
-    public func callAsFunction(_ feed: any IncidentFeed, dryRun: Bool = false) async -> IngestRun {
+    public func callAsFunction(_ feed: any IncidentFeed, observedAt: UTCInstant? = nil, dryRun: Bool = false) async -> IngestRun {
         let startedAt = clock.now()
+        let isLive = feed.origin == .live
+        let poll = PollContext(source: feed.source, startedAt: startedAt, observedAt: isLive ? startedAt : observedAt ?? startedAt,
+                               origin: feed.origin, host: host, dryRun: dryRun)
         do {
-            if !feed.isReplay, let resumesAt = try store.quotaResumesAt(source: feed.source), resumesAt > startedAt {
-                let run = IngestRun(source: feed.source, startedAt: startedAt, finishedAt: startedAt, status: .skipped,
-                                    error: "the source's request quota is exhausted until \(resumesAt.rfc3339); no request was sent",
-                                    resumesAt: resumesAt)
-                if !dryRun { try store.recordRun(run) }
-                return run
+            if isLive, let resumesAt = try store.quotaResumesAt(source: feed.source), resumesAt > startedAt {
+                return record(run(poll, status: .skipped, error: "the source's request quota is exhausted until \(resumesAt.rfc3339); no request was sent",
+                                  resumesAt: resumesAt), dryRun: dryRun)
             }
-            let counts = try await feed.poll { stream in
-                try store.ingest(source: feed.source, startedAt: startedAt, dryRun: dryRun) { sink in
-                    try stream.forEach { incident in
-                        // Cheap atomic load; lets SIGTERM stop a long parse promptly.
+            return try await feed.poll { stream in
+                try store.ingest(poll) { sink in
+                    try stream.read { record in
+                        // Cheap atomic load; lets SIGTERM stop a long read promptly.
                         if Task.isCancelled { throw CancellationError() }
-                        try sink.upsert(incident)
+                        switch record {
+                        case .incident(let incident): try sink.upsert(incident)
+                        case .rejected(let rejected): try sink.reject(rejected)
+                        }
                     }
                 }
             }
-            return IngestRun(source: feed.source, startedAt: startedAt, finishedAt: clock.now(),
-                             status: .succeeded, counts: counts)
         } catch {
             let cancelled = Task.isCancelled || error is CancellationError
-            let finishedAt = clock.now()
-            let run = IngestRun(source: feed.source, startedAt: startedAt, finishedAt: finishedAt,
-                                status: cancelled ? .cancelled : .failed,
-                                error: cancelled ? "cancelled before the poll finished; nothing was stored"
-                                                 : describe(error),
-                                resumesAt: cancelled || feed.isReplay ? nil
-                                    : (error as? any QuotaExhaustion)?.quotaResumesAt(failedAt: finishedAt))
-            if !dryRun {
-                do { try store.recordRun(run) } catch {
-                    var unrecorded = run
-                    unrecorded.error = (run.error ?? "") + "; also failed to record the run: " + describe(error)
-                    return unrecorded
-                }
-            }
+            let finished = run(poll, status: cancelled ? .cancelled : .failed,
+                               error: cancelled ? "cancelled before the poll finished; nothing was stored" : describe(error),
+                               resumesAt: cancelled || !isLive ? nil : (error as? any QuotaExhaustion)?.quotaResumesAt(failedAt: clock.now()))
+            return record(finished, dryRun: dryRun)
+        }
+    }
+
+    /// Records that `source` was not polled, and why (the deadline passed or a signal came
+    /// before its turn; another scheduler holds it).
+    public func skip(source: String, reason: String, dryRun: Bool = false) -> IngestRun {
+        let now = clock.now()
+        return record(run(PollContext(source: source, startedAt: now, host: host), status: .skipped, error: reason), dryRun: dryRun)
+    }
+
+    private func run(_ poll: PollContext, status: RunStatus, error: String, resumesAt: UTCInstant? = nil) -> IngestRun {
+        IngestRun(source: poll.source, startedAt: poll.startedAt, finishedAt: clock.now(), status: status, origin: poll.origin,
+                  observedAt: poll.observedAt, error: error, resumesAt: resumesAt, host: poll.host)
+    }
+
+    /// Records a run that stored nothing; a failure to record it is added to its error.
+    private func record(_ run: IngestRun, dryRun: Bool) -> IngestRun {
+        guard !dryRun else { return run }
+        do {
+            try store.recordRun(run)
             return run
+        } catch {
+            var unrecorded = run
+            unrecorded.error = (run.error ?? "") + "; also failed to record the run: " + describe(error)
+            return unrecorded
         }
     }
 }

@@ -24,7 +24,9 @@ public struct StoredIncident: Hashable, Sendable {
         self.revision = revision
     }
 
-    /// Active means not cleared by the store and not ended by the provider at `now`.
+    /// Active means not cleared by the store and not ended by the provider at `now`. This is
+    /// the one definition of "active": each store's `--active` filter and its statistics are
+    /// tested against it.
     public func isActive(at now: UTCInstant) -> Bool {
         clearedAt == nil && (incident.endedAt.map { $0 > now } ?? true)
     }
@@ -135,19 +137,6 @@ public struct IncidentQuery: Sendable {
     }
 }
 
-/// Read access to stored incidents (port).
-public protocol IncidentReader: Sendable {
-    /// The incidents matching `query`, in its order.
-    func incidents(matching query: IncidentQuery) throws -> [StoredIncident]
-    /// One incident and its previous versions (oldest first); nil when there is no such id.
-    func incident(id: Int64) throws -> (StoredIncident, revisions: [IncidentRevision])?
-    /// Counts of the incidents matching `query` (its order and limit are ignored); hours of
-    /// start are counted at `utcOffsetSeconds` east of UTC.
-    func statistics(matching query: IncidentQuery, utcOffsetSeconds: Int) throws -> IncidentStatistics
-    /// The most recent runs, newest first; failures first when `failuresFirst`.
-    func runs(source: String?, limit: Int, failuresFirst: Bool) throws -> [IngestRun]
-}
-
 /// The values an incident had before a change (a row of `incident_revisions`).
 public struct IncidentRevision: Hashable, Sendable {
     public var revision: Int
@@ -188,28 +177,50 @@ public struct IncidentStatistics: Equatable, Sendable {
 /// Use case: list stored incidents for the query CLI.
 public struct QueryIncidents: Sendable {
     public var reader: any IncidentReader
-    public var clock: Clock
 
-    public init(reader: any IncidentReader, clock: Clock) {
+    public init(reader: any IncidentReader) {
         self.reader = reader
-        self.clock = clock
     }
 
-    /// Lists incidents matching `query`. With a ``IncidentQuery/near`` point, only those within
-    /// the radius, by exact great-circle distance (the store prefilters by bounding box).
-    /// - Throws: the reader's errors (e.g. an unreadable database).
-    public func list(_ query: IncidentQuery) throws -> [StoredIncident] {
-        guard let center = query.near else { return try reader.incidents(matching: query) }
+    /// Calls `row` for each incident matching `query`, in its order, as the store reads them.
+    /// With a ``IncidentQuery/near`` point, only those within the radius by exact great-circle
+    /// distance (the store prefilters by bounding box); `--order distance` sorts the
+    /// candidates inside that box, so memory then grows with the incidents in the box only.
+    /// - Throws: the reader's errors (e.g. an unreadable database), ``QueryError``, or what
+    ///   `row` throws.
+    public func forEach(_ query: IncidentQuery, _ row: (StoredIncident) throws -> Void) throws {
+        guard let center = query.near else { return try reader.forEachIncident(matching: query, row) }
         var widened = query
         widened.limit = nil
-        var rows = try reader.incidents(matching: widened).filter {
-            guard let point = $0.incident.coordinate else { return false }
-            return point.distance(to: center) <= query.radiusMeters
+        func distance(_ stored: StoredIncident) -> Double? {
+            stored.incident.coordinate.map { $0.distance(to: center) }
         }
         if query.order == .distance {
-            rows.sort { ($0.incident.coordinate?.distance(to: center) ?? 0) < ($1.incident.coordinate?.distance(to: center) ?? 0) }
+            var candidates: [(Double, StoredIncident)] = []
+            try reader.forEachIncident(matching: widened) { stored in
+                if let d = distance(stored), d <= query.radiusMeters { candidates.append((d, stored)) }
+            }
+            candidates.sort { $0.0 < $1.0 }
+            for (_, stored) in candidates.prefix(query.limit ?? candidates.count) { try row(stored) }
+            return
         }
-        if let limit = query.limit { rows = Array(rows.prefix(limit)) }
+        var remaining = query.limit ?? Int.max
+        do {
+            try reader.forEachIncident(matching: widened) { stored in
+                guard let d = distance(stored), d <= query.radiusMeters else { return }
+                try row(stored)
+                remaining -= 1
+                if remaining == 0 { throw Enough() }
+            }
+        } catch is Enough {}
+    }
+
+    /// Every incident matching `query`, in memory (tests and small results only).
+    public func list(_ query: IncidentQuery) throws -> [StoredIncident] {
+        var rows: [StoredIncident] = []
+        try forEach(query) { rows.append($0) }
         return rows
     }
+
+    private struct Enough: Error {}
 }

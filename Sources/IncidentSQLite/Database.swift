@@ -51,13 +51,28 @@ public final class Database {
         // Fail early and clearly on a file that is not a database (instead of at the first query).
         try execute("PRAGMA foreign_keys = ON")
         if path != ":memory:" && !path.isEmpty && mode != .readOnly {
-            try execute("PRAGMA journal_mode = WAL")
+            // Changing the journal mode needs an exclusive lock, and SQLite answers SQLITE_BUSY
+            // at once instead of calling the busy handler: wait here as for any statement.
+            try retryingWhileBusy(seconds: busyTimeout) { try execute("PRAGMA journal_mode = WAL") }
             try execute("PRAGMA synchronous = NORMAL")
             // Keep the -wal and -shm files when the last connection closes, so that a user who
             // may read the database but not write its directory can still open it
             // (<https://www.sqlite.org/wal.html#readonly>).
             var persist: Int32 = 1
             sqlite3_file_control(db, "main", SQLITE_FCNTL_PERSIST_WAL, &persist)
+        }
+    }
+
+    /// Runs `body` again while it fails with SQLITE_BUSY, for statements that do not use the
+    /// busy handler, up to `seconds`.
+    private func retryingWhileBusy(seconds: Double, _ body: () throws -> Void) throws {
+        let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
+        while true {
+            do {
+                return try body()
+            } catch let error as SQLiteError where error.code.primary == .busy && ContinuousClock.now < deadline {
+                usleep(20_000)
+            }
         }
     }
 
@@ -140,8 +155,9 @@ public final class Database {
     }
 
     /// The first column of the first row of `sql`, as an integer (nil when there is no row or the value is NULL).
-    public func scalarInt(_ sql: String) throws -> Int64? {
+    public func scalarInt(_ sql: String, _ arguments: [String: SQLiteValue] = [:]) throws -> Int64? {
         let statement = try prepare(sql)
+        try statement.bind(arguments)
         guard try statement.step() else { return nil }
         return statement.int64(at: 0)
     }

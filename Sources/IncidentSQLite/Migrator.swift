@@ -94,13 +94,11 @@ public struct Migrator: Sendable {
                 try verify(recorded)
                 guard recorded[migration.version] == nil else { return false }
                 try db.execute(migration.sql)
-                let insert = try db.prepare(
-                    "INSERT INTO schema_migrations (version, name, checksum, applied_at) VALUES (?, ?, ?, ?)")
-                try insert.bind(Int64(migration.version), at: 1)
-                try insert.bind(migration.name, at: 2)
-                try insert.bind(migration.checksum, at: 3)
-                try insert.bind(now.rfc3339, at: 4)
-                try insert.run()
+                try db.run("""
+                    INSERT INTO schema_migrations (version, name, checksum, applied_at)
+                    VALUES (:version, :name, :checksum, :applied_at)
+                    """, ["version": .integer(Int64(migration.version)), "name": .text(migration.name),
+                          "checksum": .text(migration.checksum), "applied_at": .text(now.rfc3339)])
                 return true
             }
             if didApply { applied.append(migration) }
@@ -131,12 +129,10 @@ public struct Migrator: Sendable {
         guard try db.scalarInt("SELECT count(*) FROM sqlite_master WHERE name = 'schema_migrations'") == 1 else {
             return [:]
         }
-        let statement = try db.prepare("SELECT version, name, checksum, applied_at FROM schema_migrations")
         var rows: [Int: Recorded] = [:]
-        while try statement.step() {
-            rows[statement.int(at: 0) ?? 0] = Recorded(name: statement.string(at: 1) ?? "",
-                                                       checksum: statement.string(at: 2) ?? "",
-                                                       appliedAt: statement.string(at: 3) ?? "")
+        try db.query("SELECT version, name, checksum, applied_at FROM schema_migrations") { row in
+            rows[row.int(at: 0) ?? 0] = Recorded(name: row.string(at: 1) ?? "", checksum: row.string(at: 2) ?? "",
+                                                 appliedAt: row.string(at: 3) ?? "")
         }
         return rows
     }

@@ -1,89 +1,69 @@
 import IncidentCore
 
+/// The run log's rows (`ingest_runs`), bound and read by column name.
 enum RunRow {
-    static let columns = "id, source, started_at, finished_at, status, fetched, inserted, updated, unchanged, reopened, cleared, error"
+    static let columns = """
+        id, source, started_at, finished_at, status, fetched, inserted, updated, unchanged, reopened, cleared, \
+        rejected, duplicates, error, origin, file, observed_at, warnings, host
+        """
 
-    static func decode(_ s: Statement) -> IngestRun {
-        let started = s.string(at: 2).flatMap { UTCInstant(rfc3339: $0) } ?? UTCInstant(secondsSince1970: 0)
+    static func arguments(_ run: IngestRun) -> [String: SQLiteValue] {
+        let c = run.counts
+        let file: String? = if case .file(let path, _) = run.origin { path } else { nil }
+        return [
+            "source": .text(run.source), "started_at": .text(run.startedAt.rfc3339), "finished_at": .text(run.finishedAt.rfc3339),
+            "status": .text(run.status.rawValue), "fetched": .integer(Int64(c.fetched)), "inserted": .integer(Int64(c.inserted)),
+            "updated": .integer(Int64(c.updated)), "unchanged": .integer(Int64(c.unchanged)),
+            "reopened": .integer(Int64(c.reopened)), "cleared": .integer(Int64(c.cleared)),
+            "rejected": .integer(Int64(c.rejected)), "duplicates": .integer(Int64(c.duplicates)),
+            "error": .optional(run.error), "origin": .text(file == nil ? "live" : "file"), "file": .optional(file),
+            "observed_at": .text(run.observedAt.rfc3339),
+            "warnings": .optional(run.warnings.isEmpty ? nil : run.warnings.joined(separator: "\n")), "host": .optional(run.host),
+        ]
+    }
+
+    /// Inserts `run`; `running` leaves it `running` with no finish time (a poll under way,
+    /// finished in the same transaction). Returns its id.
+    static func insert(_ run: IngestRun, running: Bool, db: Database) throws -> Int64 {
+        var values = arguments(run)
+        if running {
+            values["status"] = .text("running")
+            values["finished_at"] = .null
+        }
+        let names = values.keys.sorted()
+        try db.run("INSERT INTO ingest_runs (\(names.joined(separator: ", "))) VALUES (\(names.map { ":" + $0 }.joined(separator: ", ")))",
+                   values)
+        return db.lastInsertRowID
+    }
+
+    /// Writes the outcome of a run inserted as `running`.
+    static func finish(_ run: IngestRun, db: Database) throws {
+        guard let id = run.id else { return }
+        var values = arguments(run)
+        values["source"] = nil
+        values["started_at"] = nil
+        let names = values.keys.sorted()
+        values["id"] = .integer(id)
+        try db.run("UPDATE ingest_runs SET \(names.map { "\($0) = :\($0)" }.joined(separator: ", ")) WHERE id = :id", values)
+    }
+
+    /// Reads the current row of a statement that selected ``columns``.
+    static func decode(_ s: Statement) throws -> IngestRun {
+        func text(_ name: String) throws -> String? { s.string(at: try s.column(name)) }
+        func count(_ name: String) throws -> Int { s.int(at: try s.column(name)) ?? 0 }
+        let started = try s.instant(at: s.column("started_at")) ?? UTCInstant(secondsSince1970: 0)
+        let file = try text("file")
         return IngestRun(
-            id: s.int64(at: 0), source: s.string(at: 1) ?? "", startedAt: started,
-            finishedAt: s.string(at: 3).flatMap { UTCInstant(rfc3339: $0) } ?? started,
-            status: RunStatus(rawValue: s.string(at: 4) ?? "") ?? .failed,
-            counts: IngestCounts(fetched: s.int(at: 5) ?? 0, inserted: s.int(at: 6) ?? 0, updated: s.int(at: 7) ?? 0,
-                                 unchanged: s.int(at: 8) ?? 0, reopened: s.int(at: 9) ?? 0, cleared: s.int(at: 10) ?? 0),
-            error: s.string(at: 11))
-    }
-}
-
-/// What the metrics file reports for one source, read from `ingest_runs`.
-public struct SourceRunSummary: Equatable, Sendable {
-    public var source: String
-    /// The most recent run of any status.
-    public var lastRun: IngestRun
-    /// When the most recent successful run finished; nil when none succeeded.
-    public var lastSuccessAt: UTCInstant?
-    /// Failed or cancelled runs since the last success (skipped runs do not count).
-    public var consecutiveFailures: Int
-}
-
-extension SQLiteIncidentStore {
-    /// One summary per source that has runs, by source name, read in one snapshot.
-    public func runSummaries() throws -> [SourceRunSummary] {
-        try withDatabase { db in
-            try db.readTransaction {
-                let last = try db.prepare("""
-                    SELECT \(RunRow.columns) FROM ingest_runs
-                    WHERE id IN (SELECT max(id) FROM ingest_runs GROUP BY source) ORDER BY source
-                    """)
-                var summaries: [SourceRunSummary] = []
-                while try last.step() {
-                    let run = RunRow.decode(last)
-                    summaries.append(SourceRunSummary(source: run.source, lastRun: run, lastSuccessAt: nil, consecutiveFailures: 0))
-                }
-                let details = try db.prepare("""
-                    SELECT (SELECT max(finished_at) FROM ingest_runs WHERE source = ?1 AND status = 'succeeded'),
-                           (SELECT count(*) FROM ingest_runs WHERE source = ?1 AND status IN ('failed', 'cancelled')
-                              AND id > coalesce((SELECT max(id) FROM ingest_runs WHERE source = ?1 AND status = 'succeeded'), 0))
-                    """)
-                for index in summaries.indices {
-                    details.reset()
-                    try details.bind(summaries[index].source, at: 1)
-                    _ = try details.step()
-                    summaries[index].lastSuccessAt = details.string(at: 0).flatMap { UTCInstant(rfc3339: $0) }
-                    summaries[index].consecutiveFailures = details.int(at: 1) ?? 0
-                }
-                return summaries
-            }
-        }
-    }
-}
-
-extension SQLiteIncidentStore {
-    /// Each source's quota back-off, by source name (only sources that were ever exhausted).
-    public func quotaStates() throws -> [String: UTCInstant] {
-        try withDatabase { db in
-            let statement = try db.prepare("SELECT source, exhausted_until FROM source_state WHERE exhausted_until IS NOT NULL")
-            var states: [String: UTCInstant] = [:]
-            while try statement.step() {
-                if let source = statement.string(at: 0), let until = statement.string(at: 1).flatMap({ UTCInstant(rfc3339: $0) }) {
-                    states[source] = until
-                }
-            }
-            return states
-        }
-    }
-
-    /// Lets an exhausted source run again at once (the operator knows the quota was raised or
-    /// reset). Returns whether the source was exhausted.
-    @discardableResult
-    public func clearQuota(source: String) throws -> Bool {
-        try withDatabase { db in
-            try db.writeTransaction {
-                let statement = try db.prepare("UPDATE source_state SET exhausted_until = NULL WHERE source = ? AND exhausted_until IS NOT NULL")
-                try statement.bind(source, at: 1)
-                try statement.run()
-                return db.changes == 1
-            }
-        }
+            id: try s.int64(at: s.column("id")), source: try text("source") ?? "", startedAt: started,
+            finishedAt: try s.instant(at: s.column("finished_at")) ?? started,
+            status: RunStatus(rawValue: try text("status") ?? "") ?? .failed,
+            counts: IngestCounts(fetched: try count("fetched"), inserted: try count("inserted"), updated: try count("updated"),
+                                 unchanged: try count("unchanged"), reopened: try count("reopened"), cleared: try count("cleared"),
+                                 rejected: try count("rejected"), duplicates: try count("duplicates")),
+            origin: try text("origin") == "file" ? .file(path: file ?? "", complete: false) : .live,
+            observedAt: try s.instant(at: s.column("observed_at")),
+            error: try text("error"),
+            warnings: try text("warnings").map { $0.split(separator: "\n").map(String.init) } ?? [],
+            host: try text("host"))
     }
 }

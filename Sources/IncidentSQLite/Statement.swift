@@ -3,12 +3,28 @@ internal import CSQLite3
 
 /// A compiled SQL statement. Owns the `sqlite3_stmt*` and finalizes it in `deinit`.
 ///
-/// Parameters are 1-based, as in SQLite (`?1`, or positional `?` in order).
+/// Parameters are named (`:source`), never numbered: `init` refuses SQL with a `?` or `?NN`
+/// parameter, so no caller counts positions. Values are bound by name, all at once with an
+/// arity check (``bind(_:)``, as GRDB's `StatementArguments`: every parameter bound, no
+/// unknown name), or one by one through a ``Parameter`` resolved once (hot paths).
+/// Result columns are read by name through ``column(_:)``.
 public final class Statement {
     let handle: OpaquePointer
     unowned let database: Database
     /// The SQL text, for error messages.
     public let sql: String
+    /// Parameter names (with their `:`) by 1-based index.
+    private let parameterNames: [String: Int32]
+    private lazy var columnIndexes: [String: Int32] = {
+        var indexes: [String: Int32] = [:]
+        for index in 0..<columnCount where indexes[columnName(at: index)] == nil { indexes[columnName(at: index)] = index }
+        return indexes
+    }()
+
+    /// A named parameter resolved to its index once.
+    public struct Parameter: Sendable {
+        let index: Int32
+    }
 
     init(database: Database, sql: String) throws {
         var statement: OpaquePointer?
@@ -16,9 +32,22 @@ public final class Statement {
         guard rc == SQLITE_OK, let statement else {
             throw database.error(rc, sql: sql)
         }
+        var names: [String: Int32] = [:]
+        let count = sqlite3_bind_parameter_count(statement)
+        if count > 0 {
+            for index in 1...count {
+                guard let name = sqlite3_bind_parameter_name(statement, index).map({ String(cString: $0) }),
+                      name.hasPrefix(":") else {
+                    sqlite3_finalize(statement)
+                    throw SQLiteError(code: .error, message: "parameter \(index) is not named (:name); bind parameters by name", sql: sql)
+                }
+                names[name] = index
+            }
+        }
         self.handle = statement
         self.database = database
         self.sql = sql
+        self.parameterNames = names
     }
 
     deinit {
@@ -33,16 +62,50 @@ public final class Statement {
 
     // MARK: Binding
 
-    public func bind(_ value: String?, at index: Int32) throws {
-        guard var text = value else { return try bindNull(at: index) }
+    /// The parameter `name` (`:source`, or `source`).
+    /// - Throws: ``SQLiteError`` when the statement has no such parameter.
+    public func parameter(_ name: String) throws -> Parameter {
+        let key = name.hasPrefix(":") ? name : ":" + name
+        guard let index = parameterNames[key] else {
+            throw SQLiteError(code: .error, message: "the statement has no parameter \(key)", sql: sql)
+        }
+        return Parameter(index: index)
+    }
+
+    /// Binds every parameter of the statement by name (with or without the `:`).
+    /// - Throws: ``SQLiteError`` when a parameter is left unbound or a name is not a parameter.
+    public func bind(_ arguments: [String: SQLiteValue]) throws {
+        var bound = Set<Int32>()
+        for (name, value) in arguments {
+            let parameter = try parameter(name)
+            try bind(value, to: parameter)
+            bound.insert(parameter.index)
+        }
+        if bound.count != parameterNames.count {
+            let missing = parameterNames.filter { !bound.contains($0.value) }.map(\.key).sorted()
+            throw SQLiteError(code: .error, message: "no value for \(missing.joined(separator: ", "))", sql: sql)
+        }
+    }
+
+    public func bind(_ value: SQLiteValue, to parameter: Parameter) throws {
+        switch value {
+        case .null: try check(sqlite3_bind_null(handle, parameter.index))
+        case .integer(let v): try bind(v, to: parameter)
+        case .real(let v): try bind(v, to: parameter)
+        case .text(let v): try bind(v, to: parameter)
+        }
+    }
+
+    public func bind(_ value: String?, to parameter: Parameter) throws {
+        guard var text = value else { return try check(sqlite3_bind_null(handle, parameter.index)) }
         // Native Swift strings are contiguous UTF-8: bind those bytes with their length,
         // avoiding a C-string copy. SQLITE_TRANSIENT makes SQLite take its own copy.
         let rc = text.withUTF8 { bytes -> Int32 in
             guard let base = bytes.baseAddress else {
-                return sqlite3_bind_text(handle, index, "", 0, csqlite3_transient())
+                return sqlite3_bind_text(handle, parameter.index, "", 0, csqlite3_transient())
             }
             return base.withMemoryRebound(to: CChar.self, capacity: bytes.count) {
-                sqlite3_bind_text(handle, index, $0, Int32(bytes.count), csqlite3_transient())
+                sqlite3_bind_text(handle, parameter.index, $0, Int32(bytes.count), csqlite3_transient())
             }
         }
         try check(rc)
@@ -50,47 +113,30 @@ public final class Statement {
 
     /// Binds an instant as RFC 3339 UTC text (`2023-03-21T05:13:00Z`), formatted on the stack:
     /// ingestion binds four per record, and a String for each cost more than the insert.
-    public func bind(_ value: UTCInstant?, at index: Int32) throws {
-        guard let value else { return try bindNull(at: index) }
+    public func bind(_ value: UTCInstant?, to parameter: Parameter) throws {
+        guard let value else { return try check(sqlite3_bind_null(handle, parameter.index)) }
         var text: (UInt64, UInt64, UInt32) = (0, 0, 0)  // 20 bytes
         let rc = withUnsafeMutableBytes(of: &text) { raw -> Int32 in
             value.writeRFC3339(into: raw.bindMemory(to: UInt8.self))
             // Signed and unsigned bytes may alias (CChar is Int8 here).
-            return sqlite3_bind_text(handle, index, raw.baseAddress?.assumingMemoryBound(to: CChar.self), 20,
+            return sqlite3_bind_text(handle, parameter.index, raw.baseAddress?.assumingMemoryBound(to: CChar.self), 20,
                                      csqlite3_transient())
         }
         try check(rc)
     }
 
-    public func bind(_ value: Int64?, at index: Int32) throws {
-        guard let value else { return try bindNull(at: index) }
-        try check(sqlite3_bind_int64(handle, index, value))
+    public func bind(_ value: Int64?, to parameter: Parameter) throws {
+        guard let value else { return try check(sqlite3_bind_null(handle, parameter.index)) }
+        try check(sqlite3_bind_int64(handle, parameter.index, value))
     }
 
-    public func bind(_ value: Int?, at index: Int32) throws {
-        try bind(value.map(Int64.init), at: index)
+    public func bind(_ value: Int?, to parameter: Parameter) throws {
+        try bind(value.map(Int64.init), to: parameter)
     }
 
-    public func bind(_ value: Double?, at index: Int32) throws {
-        guard let value else { return try bindNull(at: index) }
-        try check(sqlite3_bind_double(handle, index, value))
-    }
-
-    public func bindNull(at index: Int32) throws {
-        try check(sqlite3_bind_null(handle, index))
-    }
-
-    /// Binds `values` to parameters 1...n.
-    public func bind(_ values: [SQLiteValue]) throws {
-        for (offset, value) in values.enumerated() {
-            let index = Int32(offset + 1)
-            switch value {
-            case .null: try bindNull(at: index)
-            case .integer(let v): try bind(v, at: index)
-            case .real(let v): try bind(v, at: index)
-            case .text(let v): try bind(v, at: index)
-            }
-        }
+    public func bind(_ value: Double?, to parameter: Parameter) throws {
+        guard let value else { return try check(sqlite3_bind_null(handle, parameter.index)) }
+        try check(sqlite3_bind_double(handle, parameter.index, value))
     }
 
     private func check(_ rc: Int32) throws {
@@ -119,7 +165,16 @@ public final class Statement {
         while try step() {}
     }
 
-    // MARK: Columns of the current row (0-based)
+    // MARK: Columns of the current row
+
+    /// The index of the result column named `name`.
+    /// - Throws: ``SQLiteError`` when the statement has no such column.
+    public func column(_ name: String) throws -> Int32 {
+        guard let index = columnIndexes[name] else {
+            throw SQLiteError(code: .error, message: "the statement has no result column \(name)", sql: sql)
+        }
+        return index
+    }
 
     public func isNull(at column: Int32) -> Bool {
         sqlite3_column_type(handle, column) == SQLITE_NULL
@@ -129,6 +184,10 @@ public final class Statement {
         guard let text = sqlite3_column_text(handle, column) else { return nil }
         let count = Int(sqlite3_column_bytes(handle, column))
         return String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self)
+    }
+
+    public func instant(at column: Int32) -> UTCInstant? {
+        string(at: column).flatMap { UTCInstant(rfc3339: $0) }
     }
 
     public func int64(at column: Int32) -> Int64? {
@@ -157,4 +216,30 @@ public enum SQLiteValue: Sendable, Equatable {
     case integer(Int64)
     case real(Double)
     case text(String)
+
+    /// An instant as RFC 3339 UTC text, or NULL.
+    public static func instant(_ value: UTCInstant?) -> SQLiteValue {
+        value.map { .text($0.rfc3339) } ?? .null
+    }
+
+    /// Text, or NULL.
+    public static func optional(_ value: String?) -> SQLiteValue {
+        value.map(SQLiteValue.text) ?? .null
+    }
+}
+
+extension Database {
+    /// Prepares `sql`, binds `arguments` by name, and runs it (statements that return no rows).
+    public func run(_ sql: String, _ arguments: [String: SQLiteValue] = [:]) throws {
+        let statement = try cachedStatement(sql)
+        try statement.bind(arguments)
+        try statement.run()
+    }
+
+    /// Prepares `sql`, binds `arguments` by name, and calls `row` for each result row.
+    public func query(_ sql: String, _ arguments: [String: SQLiteValue] = [:], _ row: (Statement) throws -> Void) throws {
+        let statement = try prepare(sql)
+        try statement.bind(arguments)
+        while try statement.step() { try row(statement) }
+    }
 }

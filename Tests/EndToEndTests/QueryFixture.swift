@@ -40,22 +40,25 @@ enum QueryFixture {
 
     struct Producer {
         let incidents: [Incident]
-        func callAsFunction(_ sink: any IncidentSink) throws { for i in incidents { try sink.upsert(i) } }
+        func callAsFunction(_ sink: any PollSink) throws -> ResponseVerdict {
+            for i in incidents { try sink.upsert(i) }
+            return .complete
+        }
     }
 
     /// Writes the fixture database at `path`.
     static func build(at path: String) throws {
-        let store = try SQLiteIncidentStore(path: path, clock: .fixed(t0))
+        let store = try SQLiteStore(path: path, clock: .fixed(t0))
         let gits = first.filter { $0.source == "gits" }
-        _ = try store.ingest(source: "gits", startedAt: t0, dryRun: false, Producer(incidents: gits).callAsFunction)
-        _ = try store.ingest(source: "its-seoul", startedAt: t0, dryRun: false,
+        _ = try store.ingest(PollContext(source: "gits", startedAt: t0), Producer(incidents: gits).callAsFunction)
+        _ = try store.ingest(PollContext(source: "its-seoul", startedAt: t0),
                              Producer(incidents: first.filter { $0.source == "its-seoul" }).callAsFunction)
         var changed = gits[0]
         changed.restriction = "1,2차로"
         changed.description = "[사고] 경부고속도로 (서울방향) 수원IC → 신갈JC  1,2차로 통제, 추돌사고"
         let later = [changed, gits[1], gits[3]]  // 0003 (잠실) is no longer listed: cleared at t1
-        let laterStore = try SQLiteIncidentStore(path: path, clock: .fixed(t1))
-        _ = try laterStore.ingest(source: "gits", startedAt: t1, dryRun: false, Producer(incidents: later).callAsFunction)
+        let laterStore = try SQLiteStore(path: path, clock: .fixed(t1))
+        _ = try laterStore.ingest(PollContext(source: "gits", startedAt: t1), Producer(incidents: later).callAsFunction)
         try laterStore.recordRun(IngestRun(source: "its-seoul", startedAt: t1, finishedAt: t1, status: .failed,
                                            error: "its: data.go.kr gateway error 30 (SERVICE_KEY_IS_NOT_REGISTERED_ERROR)"))
     }

@@ -252,7 +252,7 @@ struct HostileResponseTests {
     func replayDoesNotTouchQuota() async throws {
         let feed = try ProviderRegistry.fileFeed(source: "gits", provider: "gits",
                                                  file: TestPaths.fixture("datagokr/gateway_error_22_quota.xml"))
-        #expect(feed.isReplay)
+        #expect(feed.origin == .file(path: TestPaths.fixture("datagokr/gateway_error_22_quota.xml").path, complete: false))
         let store = StubbedPollTests.RecordingStore()
         store.resumesAt = UTCInstant(rfc3339: "2099-01-01T00:00:00Z")  // a replay is not skipped for it either
         let run = await IngestIncidents(store: store, clock: .fixed(UTCInstant(rfc3339: "2024-01-01T00:00:00Z")!),

@@ -9,23 +9,27 @@ import Testing
 @Suite("Polling through the stub client")
 struct StubbedPollTests {
     /// A store double that keeps what it is given, to test the use case alone.
-    final class RecordingStore: IncidentStore, @unchecked Sendable {
+    final class RecordingStore: IngestStore, @unchecked Sendable {
         var stored: [Incident] = []
         var runs: [IngestRun] = []
         var resumesAt: UTCInstant?
 
-        struct Sink: IncidentSink {
+        struct Sink: PollSink {
             let store: RecordingStore
             func upsert(_ incident: Incident) throws { store.pending.append(incident) }
+            func reject(_ record: RejectedRecord) throws { store.rejected.append(record) }
         }
         var pending: [Incident] = []
+        var rejected: [RejectedRecord] = []
 
-        func ingest(source: String, startedAt: UTCInstant, dryRun: Bool,
-                    _ produce: (any IncidentSink) throws -> Void) throws -> IngestCounts {
+        func ingest(_ poll: PollContext, _ produce: (any PollSink) throws -> ResponseVerdict) throws -> IngestRun {
             pending = []
-            try produce(Sink(store: self))  // a throw discards `pending`, like a rollback
-            if !dryRun { stored += pending }
-            return IngestCounts(fetched: pending.count, inserted: pending.count)
+            let verdict = try produce(Sink(store: self))  // a throw discards `pending`, like a rollback
+            if !poll.dryRun { stored += pending }
+            return IngestRun(source: poll.source, startedAt: poll.startedAt, finishedAt: poll.startedAt,
+                             status: verdict.isComplete ? .succeeded : .incomplete,
+                             counts: IngestCounts(fetched: pending.count, inserted: pending.count), origin: poll.origin,
+                             warnings: verdict.incompleteBecause + verdict.warnings)
         }
 
         func recordRun(_ run: IngestRun) throws { runs.append(run) }

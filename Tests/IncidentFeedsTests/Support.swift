@@ -6,7 +6,9 @@ import TestSupport
 /// Reads `file` with `provider` and returns every incident it yields.
 func incidents(_ provider: any FeedProvider.Type, _ file: URL, source: String = "test") throws -> [Incident] {
     var out: [Incident] = []
-    try provider.read(file: file, contentType: nil, source: source) { out.append($0) }
+    _ = try provider.read(file: file, contentType: nil, source: source) { record in
+        if case .incident(let incident) = record { out.append(incident) }
+    }
     return out
 }
 
@@ -14,7 +16,7 @@ func incidents(_ provider: any FeedProvider.Type, _ file: URL, source: String = 
 func feedError(_ provider: any FeedProvider.Type, _ file: URL) -> (error: FeedError?, delivered: Int) {
     var delivered = 0
     do {
-        try provider.read(file: file, contentType: "text/html", source: "test") { _ in delivered += 1 }
+        _ = try provider.read(file: file, contentType: "text/html", source: "test") { _ in delivered += 1 }
         return (nil, delivered)
     } catch let error as FeedError {
         return (error, delivered)

@@ -88,7 +88,7 @@ struct MigrationTests {
         try await withThrowingTaskGroup(of: Void.self) { group in
             for _ in 0..<4 {
                 group.addTask {
-                    _ = try SQLiteIncidentStore(path: path, clock: .fixed(now))
+                    _ = try SQLiteStore(path: path, clock: .fixed(now))
                 }
             }
             try await group.waitForAll()
@@ -105,7 +105,7 @@ struct MigrationTests {
         let url = try TestPaths.temporaryDirectory("garbage").appendingPathComponent("db.sqlite")
         try Data(repeating: 0x41, count: 8192).write(to: url)
         #expect {
-            _ = try SQLiteIncidentStore(path: url.path, clock: .fixed(now))
+            _ = try SQLiteStore(path: url.path, clock: .fixed(now))
         } throws: { error in
             (error as? SQLiteError)?.code.primary == .notADatabase
                 && String(describing: error).contains("not an incidents database")
@@ -133,7 +133,7 @@ struct RetentionTests {
         let later = try store.prune(before: t2.adding(seconds: 3600))
         #expect(later == PruneCounts(incidents: 1, revisions: 1, runs: 0))
         #expect(try allRows(store).map(\.incident.externalID) == ["X"])
-        #expect(try store.runSummaries().map(\.source) == ["gits", "its"])
+        #expect(try store.sourceSummaries().map(\.source) == ["gits", "its"])
     }
 
     @Test("a run with resumesAt marks the source exhausted until then")

@@ -2,18 +2,47 @@ import IncidentCore
 @testable import IncidentSQLite
 import Testing
 
-/// Feeds a fixed list of incidents to the store's sink, optionally failing after some.
+/// Feeds a fixed list of records to the store's sink, optionally failing after some, and
+/// returns a fixed verdict.
 struct ListProducer {
-    var incidents: [Incident]
+    var records: [FeedRecord]
     var failAfter: Int? = nil
+    var verdict: ResponseVerdict = .complete
+
+    init(incidents: [Incident], failAfter: Int? = nil, verdict: ResponseVerdict = .complete) {
+        self.records = incidents.map(FeedRecord.incident)
+        self.failAfter = failAfter
+        self.verdict = verdict
+    }
+
+    init(records: [FeedRecord], verdict: ResponseVerdict = .complete) {
+        self.records = records
+        self.verdict = verdict
+    }
 
     struct Boom: Error {}
 
-    func callAsFunction(_ sink: any IncidentSink) throws {
-        for (index, incident) in incidents.enumerated() {
+    func callAsFunction(_ sink: any PollSink) throws -> ResponseVerdict {
+        for (index, record) in records.enumerated() {
             if let failAfter, index == failAfter { throw Boom() }
-            try sink.upsert(incident)
+            switch record {
+            case .incident(let incident): try sink.upsert(incident)
+            case .rejected(let rejected): try sink.reject(rejected)
+            }
         }
+        return verdict
+    }
+}
+
+extension SQLiteStore {
+    /// One live poll of `source` at `startedAt` (the old test shape), returning its counts.
+    func ingest(source: String, startedAt: UTCInstant, dryRun: Bool, _ produce: (any PollSink) throws -> ResponseVerdict) throws -> IngestCounts {
+        try ingest(PollContext(source: source, startedAt: startedAt, dryRun: dryRun), produce).counts
+    }
+
+    /// Every stored incident, by source and id.
+    func incidents(matching query: IncidentQuery) throws -> [StoredIncident] {
+        try QueryIncidents(reader: self).list(query)
     }
 }
 
@@ -29,15 +58,15 @@ let t0 = UTCInstant(rfc3339: "2023-03-21T06:00:00Z")!
 let t1 = t0.adding(seconds: 300)
 let t2 = t1.adding(seconds: 300)
 
-func memoryStore() throws -> SQLiteIncidentStore {
-    try SQLiteIncidentStore(path: ":memory:", clock: .fixed(t0))
+func memoryStore() throws -> SQLiteStore {
+    try SQLiteStore(path: ":memory:", clock: .fixed(t0))
 }
 
-func allRows(_ store: SQLiteIncidentStore) throws -> [StoredIncident] {
+func allRows(_ store: SQLiteStore) throws -> [StoredIncident] {
     try store.incidents(matching: IncidentQuery(now: t2, order: .source))
 }
 
-func runs(_ store: SQLiteIncidentStore) throws -> [(status: String, fetched: Int, error: String?)] {
+func runs(_ store: SQLiteStore) throws -> [(status: String, fetched: Int, error: String?)] {
     try store.withDatabase { db in
         let s = try db.prepare("SELECT status, fetched, error FROM ingest_runs ORDER BY id")
         var out: [(String, Int, String?)] = []
@@ -46,7 +75,7 @@ func runs(_ store: SQLiteIncidentStore) throws -> [(status: String, fetched: Int
     }
 }
 
-func revisionCount(_ store: SQLiteIncidentStore) throws -> Int64 {
+func revisionCount(_ store: SQLiteStore) throws -> Int64 {
     try store.withDatabase { try $0.scalarInt("SELECT count(*) FROM incident_revisions") ?? -1 }
 }
 

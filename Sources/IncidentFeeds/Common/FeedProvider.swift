@@ -16,15 +16,16 @@ public protocol FeedProvider: Sendable {
     /// The request for one poll of `source`.
     static func router(for source: SourceDefinition) throws -> any Router
 
-    /// Reads a response body from `file`, passing each mapped incident to `body` while reading.
+    /// Reads a response body from `file`, passing each mapped record to `body` while reading,
+    /// and returns the verdict on the response as a whole (see ``ResponseVerdict``).
     ///
     /// - Parameters:
     ///   - source: the source name to stamp on incidents.
-    ///   - contentType: the HTTP Content-Type, when the body came over HTTP (for messages only:
-    ///     the reader is chosen by sniffing the body).
+    ///   - contentType: the HTTP Content-Type, when the body came over HTTP (its charset is
+    ///     used when the document does not declare one; the reader is chosen by sniffing).
     /// - Throws: ``FeedError`` (provider error envelope, gateway error, unexpected or malformed
-    ///   body, unusable record), or what `body` throws.
-    static func read(file: URL, contentType: String?, source: String, _ body: (Incident) throws -> Void) throws
+    ///   body), or what `body` throws.
+    static func read(file: URL, contentType: String?, source: String, _ body: (FeedRecord) throws -> Void) throws -> ResponseVerdict
 
     /// Turns a network error into this provider's typed error where the body says more (e.g.
     /// HTTP 401 carrying an "invalid key" result code). Default: ``classifyQuota(_:provider:)``.
@@ -72,11 +73,11 @@ public enum ProviderRegistry {
     }
 
     /// A feed that replays a saved response file as one poll of `source`.
-    public static func fileFeed(source: String, provider name: String, file: URL) throws -> any IncidentFeed {
+    public static func fileFeed(source: String, provider name: String, file: URL, complete: Bool = false) throws -> any IncidentFeed {
         guard let provider = provider(named: name) else {
             throw FeedError(.configuration, provider: name, message: "unknown provider '\(name)' (known: \(names.joined(separator: ", ")))")
         }
-        return FileFeed(source: source, provider: provider, file: file)
+        return FileFeed(source: source, provider: provider, file: file, complete: complete)
     }
 }
 
@@ -87,6 +88,7 @@ struct HTTPFeed: IncidentFeed {
     var client: any HTTPClient
 
     var source: String { definition.name }
+    var origin: FeedOrigin { .live }
 
     func poll<Result>(_ consume: (any IncidentStream) throws -> Result) async throws -> Result {
         let router = try provider.router(for: definition)
@@ -106,7 +108,9 @@ struct FileFeed: IncidentFeed {
     var source: String
     var provider: any FeedProvider.Type
     var file: URL
-    var isReplay: Bool { true }
+    /// The file is a complete answer of its time (`--complete`): it may clear.
+    var complete: Bool
+    var origin: FeedOrigin { .file(path: file.path, complete: complete) }
 
     func poll<Result>(_ consume: (any IncidentStream) throws -> Result) async throws -> Result {
         var isDirectory: ObjCBool = false
@@ -125,7 +129,7 @@ struct ProviderStream: IncidentStream {
     var contentType: String?
     var source: String
 
-    func forEach(_ body: (Incident) throws -> Void) throws {
+    func read(_ body: (FeedRecord) throws -> Void) throws -> ResponseVerdict {
         try provider.read(file: file, contentType: contentType, source: source, body)
     }
 }

@@ -33,14 +33,15 @@ public enum GITSProvider: FeedProvider {
         return GITSRouter.getIncidentInfo(key: key, baseURL: source.baseURL)
     }
 
-    public static func read(file: URL, contentType: String?, source: String, _ body: (Incident) throws -> Void) throws {
+    public static func read(file: URL, contentType: String?, source: String, _ body: (FeedRecord) throws -> Void) throws -> ResponseVerdict {
         let (kind, head) = try BodySniffer.sniff(file)
         guard kind == .xml else {
             throw BodySniffer.unexpected(kind, head: head, contentType: contentType, provider: name,
                                          expected: "GITS XML (ServiceResult)")
         }
         try ParsePipeline.run(produce: { emit in try GITSRecordReader.read(file: file, emit) },
-                              consume: { dto in try body(try GITSMapper.incident(from: dto, source: source)) })
+                              consume: { dto in try body(.incident(try GITSMapper.incident(from: dto, source: source))) })
+        return .complete
     }
 }
 

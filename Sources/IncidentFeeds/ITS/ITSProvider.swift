@@ -58,18 +58,19 @@ public enum ITSProvider: FeedProvider {
         return ITSRouter.eventInfo(key: key, parameters: try parameters(for: source), baseURL: source.baseURL)
     }
 
-    public static func read(file: URL, contentType: String?, source: String, _ body: (Incident) throws -> Void) throws {
+    public static func read(file: URL, contentType: String?, source: String, _ body: (FeedRecord) throws -> Void) throws -> ResponseVerdict {
         let (kind, head) = try BodySniffer.sniff(file)
         switch kind {
         case .json:
-            try ITSJSONReader.read(file: file, head: head) { try body(try ITSMapper.incident(from: $0, source: source)) }
+            try ITSJSONReader.read(file: file, head: head) { try body(.incident(try ITSMapper.incident(from: $0, source: source))) }
         case .xml:
             try ParsePipeline.run(produce: { emit in try ITSXMLReader.read(file: file, emit) },
-                                  consume: { dto in try body(try ITSMapper.incident(from: dto, source: source)) })
+                                  consume: { dto in try body(.incident(try ITSMapper.incident(from: dto, source: source))) })
         case .html, .empty, .other:
             throw BodySniffer.unexpected(kind, head: head, contentType: contentType, provider: name,
                                          expected: "ITS eventInfo JSON or XML")
         }
+        return .complete
     }
 
     /// HTTP 401 is ITS's answer to a bad key (resultCode 4005): a typed invalid-key error.

@@ -1,0 +1,119 @@
+/// The content fields of an incident as stores hold them: one list that drives every store's
+/// insert, update, revision archive, row decoding and the content hash, so a new content
+/// column is one entry here plus a migration per store, and cannot be forgotten in the hash.
+
+/// One stored value of a content field.
+public enum IncidentValue: Equatable, Sendable {
+    case null
+    case text(String)
+    /// Stored as RFC 3339 UTC text.
+    case instant(UTCInstant)
+    /// Stored as two real columns, WGS84 decimal degrees.
+    case coordinate(Coordinate)
+}
+
+/// One content field: its column names, how it is stored, and how it is read from and written
+/// to an ``Incident``.
+public struct IncidentField: Sendable {
+    public enum Storage: Sendable, Equatable {
+        /// One text column.
+        case text
+        /// One RFC 3339 UTC text column.
+        case instant
+        /// Two real columns: latitude, then longitude.
+        case coordinate
+    }
+
+    /// The column names in every store, in order (`provider_category`; `latitude`, `longitude`
+    /// for a coordinate), also the output field names.
+    public let columns: [String]
+    public let storage: Storage
+    /// The field's value in an incident.
+    public let value: @Sendable (Incident) -> IncidentValue
+    /// Sets the field of an incident from a stored value (decoding a row).
+    public let assign: @Sendable (inout Incident, IncidentValue) -> Void
+
+    public init(columns: [String], storage: Storage, value: @escaping @Sendable (Incident) -> IncidentValue,
+                assign: @escaping @Sendable (inout Incident, IncidentValue) -> Void) {
+        self.columns = columns
+        self.storage = storage
+        self.value = value
+        self.assign = assign
+    }
+
+    /// A text field at `path`.
+    public static func text(_ column: String, _ path: WritableKeyPath<Incident, String?> & Sendable) -> IncidentField {
+        IncidentField(columns: [column], storage: .text,
+                      value: { $0[keyPath: path].map(IncidentValue.text) ?? .null },
+                      assign: { incident, value in if case .text(let text) = value { incident[keyPath: path] = text } else { incident[keyPath: path] = nil } })
+    }
+
+    /// An instant field at `path`.
+    public static func instant(_ column: String, _ path: WritableKeyPath<Incident, UTCInstant?> & Sendable) -> IncidentField {
+        IncidentField(columns: [column], storage: .instant,
+                      value: { $0[keyPath: path].map(IncidentValue.instant) ?? .null },
+                      assign: { incident, value in if case .instant(let instant) = value { incident[keyPath: path] = instant } else { incident[keyPath: path] = nil } })
+    }
+}
+
+extension IncidentField {
+    /// Every content field, in column order. The identity (`source`, `external_id`) and the
+    /// store's lifecycle columns (`first_seen_at`, `cleared_at`, …) are not content.
+    public static let content: [IncidentField] = [
+        IncidentField(columns: ["category"], storage: .text, value: { .text($0.category.rawValue) },
+                      assign: { incident, value in
+                          if case .text(let text) = value { incident.category = IncidentCategory(rawValue: text) ?? .other }
+                      }),
+        .text("provider_category", \.providerCategory),
+        .text("description", \.description),
+        .text("road", \.road),
+        .text("location", \.location),
+        .text("direction", \.direction),
+        .text("restriction", \.restriction),
+        IncidentField(columns: ["latitude", "longitude"], storage: .coordinate,
+                      value: { $0.coordinate.map(IncidentValue.coordinate) ?? .null },
+                      assign: { incident, value in
+                          if case .coordinate(let coordinate) = value { incident.coordinate = coordinate } else { incident.coordinate = nil }
+                      }),
+        .text("link_id", \.linkID),
+        .instant("started_at", \.startedAt),
+        .instant("confirmed_at", \.confirmedAt),
+        .instant("expected_end_at", \.expectedEndAt),
+        .instant("ended_at", \.endedAt),
+    ]
+}
+
+extension Incident {
+    /// Builds an incident from stored values, one per field of `fields`, in that order.
+    public init(source: String, externalID: String, values: [IncidentValue], fields: [IncidentField] = IncidentField.content) {
+        self.init(source: source, externalID: externalID, category: .other)
+        for (field, value) in zip(fields, values) { field.assign(&self, value) }
+    }
+
+    /// The hash of everything a provider can change about an incident: every field of
+    /// `fields` (not its identity, not the store's lifecycle columns). Equal hashes mean
+    /// "unchanged since the last poll". FNV-1a 64 over each value: text as its UTF-8 bytes
+    /// plus a 0x1F separator; instants (seconds since 1970) and each degree of a coordinate
+    /// as 0x01 plus 8 little-endian bytes; an absent value as 0x00 per column.
+    public func contentHash(fields: [IncidentField] = IncidentField.content) -> Int64 {
+        var hasher = FNV1a64()
+        for field in fields { hasher.combine(value: field.value(self), storage: field.storage) }
+        return hasher.signed
+    }
+}
+
+extension FNV1a64 {
+    /// Adds one stored value (see ``Incident/contentHash(fields:)`` for the encoding).
+    public mutating func combine(value: IncidentValue, storage: IncidentField.Storage) {
+        switch value {
+        case .null:
+            combine(field: nil)
+            if storage == .coordinate { combine(field: nil) }
+        case .text(let text): combine(field: text)
+        case .coordinate(let coordinate):
+            combine(bits: coordinate.latitude.bitPattern)
+            combine(bits: coordinate.longitude.bitPattern)
+        case .instant(let instant): combine(bits: UInt64(bitPattern: instant.secondsSince1970))
+        }
+    }
+}

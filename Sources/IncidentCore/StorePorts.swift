@@ -1,0 +1,199 @@
+/// Ports between the use cases / commands and the stores (`IncidentSQLite`, later others).
+/// Commands reach storage only through these protocols; one composition-root function in
+/// `IncidentApp` turns the configured `database` value into them.
+
+/// What the store needs to know about one poll.
+public struct PollContext: Equatable, Sendable {
+    /// The configured source name.
+    public var source: String
+    /// When the poll began (the run's `started_at`).
+    public var startedAt: UTCInstant
+    /// When the response was fetched; incidents are stamped seen at this instant.
+    public var observedAt: UTCInstant
+    /// Live poll or file replay. A file replay clears nothing unless its origin says complete.
+    public var origin: FeedOrigin
+    /// The scheduler's host name, recorded in the run log.
+    public var host: String?
+    /// Do everything, then roll back: the returned run says what would have been written.
+    public var dryRun: Bool
+
+    public init(source: String, startedAt: UTCInstant, observedAt: UTCInstant? = nil, origin: FeedOrigin = .live,
+                host: String? = nil, dryRun: Bool = false) {
+        self.source = source
+        self.startedAt = startedAt
+        self.observedAt = observedAt ?? startedAt
+        self.origin = origin
+        self.host = host
+        self.dryRun = dryRun
+    }
+
+    /// Whether a complete response of this poll may clear the incidents it no longer lists.
+    public var mayClear: Bool {
+        switch origin {
+        case .live: true
+        case .file(_, let complete): complete
+        }
+    }
+}
+
+/// Receives the records of one poll inside the store's transaction.
+public protocol PollSink {
+    /// Inserts or updates one incident by `(source, externalID)`. An id already listed earlier
+    /// in the same poll is counted as a duplicate and changes nothing.
+    func upsert(_ incident: Incident) throws
+    /// Quarantines one record with its reason. When its id is known, the incident with that id
+    /// is kept from being cleared by this poll.
+    func reject(_ record: RejectedRecord) throws
+}
+
+/// Writing polls and the run log.
+public protocol IngestStore: Sendable {
+    /// Stores one poll as one transaction: every record `produce` passes to the sink, then, when
+    /// the verdict `produce` returns is complete and `poll.mayClear`, marks cleared the source's
+    /// active incidents this poll did not list (nor reject); then records the run
+    /// (`succeeded`, or `incomplete` with the verdict's reasons as warnings). When `produce`
+    /// throws, the transaction is rolled back (nothing of this poll remains) and the error is
+    /// rethrown.
+    func ingest(_ poll: PollContext, _ produce: (any PollSink) throws -> ResponseVerdict) throws -> IngestRun
+
+    /// Records a run that stored nothing (failed, cancelled or skipped). When `run.resumesAt`
+    /// is set, the source is also marked exhausted until then, in the same transaction.
+    func recordRun(_ run: IngestRun) throws
+
+    /// When the source's exhausted quota lets it run again; nil when it may run now or never
+    /// was exhausted.
+    func quotaResumesAt(source: String) throws -> UTCInstant?
+}
+
+/// An incident, its previous versions and the records of it that were set aside.
+public struct IncidentHistory: Equatable, Sendable {
+    public var current: StoredIncident
+    /// Previous values, oldest first.
+    public var revisions: [IncidentRevision]
+    /// Records with this incident's id that polls quarantined, newest first.
+    public var rejections: [StoredRejection]
+
+    public init(current: StoredIncident, revisions: [IncidentRevision], rejections: [StoredRejection] = []) {
+        self.current = current
+        self.revisions = revisions
+        self.rejections = rejections
+    }
+}
+
+/// A quarantined record as stored, with the run that set it aside.
+public struct StoredRejection: Equatable, Sendable {
+    public var runID: Int64
+    public var source: String
+    public var rejectedAt: UTCInstant
+    public var record: RejectedRecord
+
+    public init(runID: Int64, source: String, rejectedAt: UTCInstant, record: RejectedRecord) {
+        self.runID = runID
+        self.source = source
+        self.rejectedAt = rejectedAt
+        self.record = record
+    }
+}
+
+/// What the run log says about one source: for `sources`, health views and metrics.
+public struct SourceSummary: Equatable, Sendable {
+    public var source: String
+    /// The most recent run of any status; nil when the source never ran.
+    public var lastRun: IngestRun?
+    /// When the most recent run that stored records finished.
+    public var lastSuccessAt: UTCInstant?
+    /// Failed or cancelled runs since the last run that stored records (skipped ones do not count).
+    public var consecutiveFailures: Int
+    /// The quota pause, when one is in force or was last set.
+    public var quotaExhaustedUntil: UTCInstant?
+
+    public init(source: String, lastRun: IngestRun? = nil, lastSuccessAt: UTCInstant? = nil,
+                consecutiveFailures: Int = 0, quotaExhaustedUntil: UTCInstant? = nil) {
+        self.source = source
+        self.lastRun = lastRun
+        self.lastSuccessAt = lastSuccessAt
+        self.consecutiveFailures = consecutiveFailures
+        self.quotaExhaustedUntil = quotaExhaustedUntil
+    }
+}
+
+/// Reading stored incidents and runs (the query CLI, metrics, `sources`).
+public protocol IncidentReader: Sendable {
+    /// Calls `row` for each incident matching `query`, in its order, while the store reads them:
+    /// memory does not depend on the number of rows. `--search` text that the store cannot
+    /// use is a ``QueryError``, never a store error.
+    func forEachIncident(matching query: IncidentQuery, _ row: (StoredIncident) throws -> Void) throws
+    /// One incident, its revisions and its quarantined records; nil when there is no such id.
+    func history(ofIncident id: Int64) throws -> IncidentHistory?
+    /// Counts of the incidents matching `query` (its order and limit are ignored); hours of
+    /// start are counted at `utcOffsetSeconds` east of UTC.
+    func statistics(matching query: IncidentQuery, utcOffsetSeconds: Int) throws -> IncidentStatistics
+    /// The most recent runs, newest first; failures first when `failuresFirst`.
+    func runs(source: String?, limit: Int, failuresFirst: Bool) throws -> [IngestRun]
+    /// The records a run quarantined, in response order.
+    func rejections(runID: Int64) throws -> [StoredRejection]
+    /// One summary per source that has runs or quota state, by source name.
+    func sourceSummaries() throws -> [SourceSummary]
+}
+
+/// What a prune removed.
+public struct PruneCounts: Equatable, Sendable {
+    public var incidents = 0
+    public var revisions = 0
+    public var runs = 0
+
+    public init(incidents: Int = 0, revisions: Int = 0, runs: Int = 0) {
+        self.incidents = incidents
+        self.revisions = revisions
+        self.runs = runs
+    }
+}
+
+/// One schema migration and when it was applied.
+public struct MigrationState: Equatable, Sendable {
+    public var version: Int
+    public var name: String
+    /// RFC 3339 UTC; nil while pending.
+    public var appliedAt: UTCInstant?
+
+    public init(version: Int, name: String, appliedAt: UTCInstant?) {
+        self.version = version
+        self.name = name
+        self.appliedAt = appliedAt
+    }
+}
+
+/// Schema, retention and quota administration.
+public protocol StoreAdministration: Sendable {
+    /// Applies pending migrations; returns the names applied (empty when up to date).
+    func migrate() throws -> [String]
+    /// Every migration this build knows and when each was applied.
+    func migrationStates() throws -> [MigrationState]
+    /// Deletes incidents cleared, and runs finished, before `horizon` (each source's latest run
+    /// is kept), in small transactions.
+    func prune(before horizon: UTCInstant) throws -> PruneCounts
+    /// Lets an exhausted source run again at once. Returns whether it was exhausted.
+    func clearQuota(source: String) throws -> Bool
+}
+
+/// A lock held until released (or until its process dies).
+public protocol HeldLock: AnyObject, Sendable {
+    /// Releases the lock; also done when the value is deinitialized.
+    func release()
+}
+
+/// Keeps two schedulers from polling the same source at the same time.
+public protocol SchedulingLocks: Sendable {
+    /// Takes the lock named `name` if nobody holds it; nil when someone does.
+    /// - Throws: when the lock cannot be taken or checked at all (e.g. a read-only directory).
+    func tryLock(_ name: String) throws -> (any HeldLock)?
+    /// Who holds `name` (e.g. `pid 1234`), for messages; nil when unknown.
+    func holder(of name: String) -> String?
+}
+
+/// A query that cannot be run as given (e.g. search text with nothing searchable in it).
+public struct QueryError: Error, Equatable, Sendable, CustomStringConvertible {
+    public var message: String
+    public init(_ message: String) { self.message = message }
+    public var description: String { message }
+}

@@ -1,0 +1,164 @@
+import Foundation
+import IncidentCore
+
+/// The incident store on SQLite, one file per host (or `:memory:` in tests): it implements
+/// every store port (``IngestStore``, ``IncidentReader``, ``StoreAdministration``).
+///
+/// One instance owns one connection; calls are serialized by a lock, so the store may be shared
+/// between tasks. Processes are serialized by SQLite's file locks and the busy timeout.
+public final class SQLiteStore: @unchecked Sendable {  // all state is behind `lock`
+    let db: Database
+    private let lock = NSLock()
+    let clock: UTCClock
+    let columns: ContentColumns
+    let migrator: Migrator
+
+    /// Opens the database for ingestion, creating it and applying pending migrations.
+    ///
+    /// - Parameters:
+    ///   - path: a file path, or `:memory:`.
+    ///   - busyTimeout: seconds to wait for another process's lock.
+    ///   - fields: the content fields (tests add one to prove the list drives every statement).
+    /// - Throws: ``SQLiteError`` (cannot open, not a database), ``MigrationError``.
+    public init(path: String, clock: UTCClock, busyTimeout: Double = 10,
+                fields: [IncidentField] = IncidentField.content, migrator: Migrator? = nil) throws {
+        let migrator = try migrator ?? Migrator.bundled()
+        // The migration lock is taken before the file is created, so a reader that finds the
+        // file also finds the lock while the schema is being made.
+        db = try MigrationLock.whileMigrating(path) {
+            let db = try Database(path: path, mode: .readWriteCreate, busyTimeout: busyTimeout)
+            _ = try migrator.migrate(db, now: clock.now())
+            return db
+        }
+        self.clock = clock
+        self.columns = ContentColumns(fields)
+        self.migrator = migrator
+    }
+
+    /// Opens an existing database for queries only. Never creates or migrates it; when a
+    /// migration is under way in another process, waits for it (up to `busyTimeout`).
+    ///
+    /// - Throws: ``StoreOpenError/missing(path:)`` when there is no file,
+    ///   ``MigrationError/pending(names:)`` when `incident-scheduler migrate` must run first,
+    ///   ``MigrationError/newerSchema(databaseVersion:knownVersion:)``, ``SQLiteError``.
+    public init(readingFrom path: String, clock: UTCClock, busyTimeout: Double = 10) throws {
+        if path != ":memory:" && !FileManager.default.fileExists(atPath: path) {
+            throw StoreOpenError.missing(path: path)
+        }
+        db = try Database(path: path, mode: .readOnly, busyTimeout: busyTimeout)
+        self.clock = clock
+        self.columns = ContentColumns()
+        self.migrator = try Migrator.bundled()
+        try MigrationLock.waitWhileMigrating(path, seconds: busyTimeout) {
+            try migrator.verifyUpToDate(db)
+        }
+    }
+
+    /// Opens the database for schema administration: neither applies nor requires
+    /// migrations (``StoreAdministration/migrationStates()`` reads, ``StoreAdministration/migrate()``
+    /// applies). `create` makes the file when missing; otherwise it is opened read-only.
+    public init(inspecting path: String, clock: UTCClock, create: Bool, busyTimeout: Double = 10) throws {
+        db = try Database(path: path, mode: create ? .readWriteCreate : .readOnly, busyTimeout: busyTimeout)
+        self.clock = clock
+        self.columns = ContentColumns()
+        self.migrator = try Migrator.bundled()
+    }
+
+    /// Runs `body` with exclusive use of the connection.
+    public func withDatabase<T>(_ body: (Database) throws -> T) rethrows -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body(db)
+    }
+}
+
+/// Why a database could not be opened for reading.
+public enum StoreOpenError: Error, Equatable, Sendable, CustomStringConvertible {
+    case missing(path: String)
+
+    public var description: String {
+        switch self {
+        case .missing(let path):
+            return "no incidents database at \(path)"
+        }
+    }
+}
+
+// MARK: - StoreAdministration
+
+extension SQLiteStore: StoreAdministration {
+    public func migrate() throws -> [String] {
+        try withDatabase { db in
+            try MigrationLock.whileMigrating(db.path) { try migrator.migrate(db, now: clock.now()).map(\.name) }
+        }
+    }
+
+    public func migrationStates() throws -> [MigrationState] {
+        try withDatabase { db in
+            try migrator.status(db).map {
+                MigrationState(version: $0.migration.version, name: $0.migration.name,
+                               appliedAt: $0.appliedAt.flatMap { UTCInstant(rfc3339: $0) })
+            }
+        }
+    }
+
+    /// Deletes what is older than `horizon`: incidents cleared before it (with their revisions)
+    /// and runs finished before it (with their rejected records), except each source's latest
+    /// run. Works in batches of `batchSize` rows, each its own short transaction, so an ingest or
+    /// a reader never waits long behind a large prune.
+    public func prune(before horizon: UTCInstant) throws -> PruneCounts {
+        try prune(before: horizon, batchSize: 1000)
+    }
+
+    func prune(before horizon: UTCInstant, batchSize: Int) throws -> PruneCounts {
+        var counts = PruneCounts()
+        let arguments: [String: SQLiteValue] = ["cutoff": .text(horizon.rfc3339), "batch": .integer(Int64(batchSize))]
+        while true {
+            let (incidents, revisions) = try withDatabase { db in
+                try db.writeTransaction { () throws -> (Int, Int) in
+                    try db.run("""
+                        CREATE TEMP TABLE IF NOT EXISTS prune_batch (id INTEGER PRIMARY KEY);
+                        """)
+                    try db.run("DELETE FROM temp.prune_batch")
+                    try db.run("""
+                        INSERT INTO temp.prune_batch (id)
+                        SELECT id FROM incidents WHERE cleared_at IS NOT NULL AND cleared_at < :cutoff LIMIT :batch
+                        """, arguments)
+                    try db.run("DELETE FROM incident_revisions WHERE incident_id IN (SELECT id FROM temp.prune_batch)")
+                    let removedRevisions = db.changes
+                    try db.run("DELETE FROM incidents WHERE id IN (SELECT id FROM temp.prune_batch)")
+                    return (db.changes, removedRevisions)
+                }
+            }
+            counts.incidents += incidents
+            counts.revisions += revisions
+            if incidents < batchSize { break }
+        }
+        while true {
+            let runs = try withDatabase { db in
+                try db.writeTransaction { () throws -> Int in
+                    try db.run("""
+                        DELETE FROM ingest_runs WHERE id IN (
+                            SELECT id FROM ingest_runs WHERE finished_at < :cutoff
+                              AND id NOT IN (SELECT max(id) FROM ingest_runs GROUP BY source)
+                            LIMIT :batch)
+                        """, arguments)
+                    return db.changes
+                }
+            }
+            counts.runs += runs
+            if runs < batchSize { break }
+        }
+        return counts
+    }
+
+    public func clearQuota(source: String) throws -> Bool {
+        try withDatabase { db in
+            try db.writeTransaction {
+                try db.run("UPDATE source_state SET exhausted_until = NULL WHERE source = :source AND exhausted_until IS NOT NULL",
+                           ["source": .text(source)])
+                return db.changes == 1
+            }
+        }
+    }
+}
