@@ -28,13 +28,11 @@ public struct Context: Sendable {
     /// - Throws: ``UsageError`` for an empty `--database`; ``ConfigurationError`` for an
     ///   unreadable `--config`.
     public func databasePath(_ arguments: ParsedArguments, configured: String? = nil) throws -> String {
-        if let option = arguments.value("database") {
-            guard !option.isEmpty else { throw UsageError("--database needs a path") }
-            return option
-        }
+        if let option = try arguments.value(CommonOptions.database) { return option }
         if let variable = environment["INCIDENTS_DATABASE"], !variable.isEmpty { return variable }
         if let configured, !configured.isEmpty { return configured }
-        if let file = arguments.value("config"), let configured = try Configuration.databaseSetting(in: file), !configured.isEmpty {
+        if let file = try arguments.value(CommonOptions.config), let configured = try Configuration.databaseSetting(in: file),
+           !configured.isEmpty {
             return configured
         }
         return Self.defaultDatabasePath(environment)

@@ -145,18 +145,46 @@ struct ITSTests {
     @Test("golden URLs: bounding box and both key forms", arguments: ["K+ey/1=", "K%2Bey%2F1%3D"])
     func router(key: String) throws {
         var source = SourceDefinition(name: "its-seoul", provider: "its", key: APIKey(key))
-        source.options = SourceOptions(bbox: [126.76, 37.41, 127.18, 37.70], eventType: "all", format: "json")
+        source.options[ITSProvider.bbox] = [126.76, 37.41, 127.18, 37.70]
+        source.options[ITSProvider.format] = "xml"
         let url = try ITSProvider.router(for: source).asURLRequest().url?.absoluteString
-        #expect(url == "https://openapi.its.go.kr:9443/eventInfo?apiKey=K%2Bey%2F1%3D&type=all&eventType=all&minX=126.76&maxX=127.18&minY=37.41&maxY=37.7&getType=json")
+        #expect(url == "https://openapi.its.go.kr:9443/eventInfo?apiKey=K%2Bey%2F1%3D&type=all&eventType=all&minX=126.76&maxX=127.18&minY=37.41&maxY=37.7&getType=xml")
     }
 
-    @Test("bad options are configuration errors", arguments: [
-        SourceOptions(bbox: [127.18, 37.41, 126.76, 37.70]), SourceOptions(bbox: [1, 2, 3]),
-        SourceOptions(eventType: "crash"), SourceOptions(format: "csv"), SourceOptions(roadType: "highway"),
+    @Test("without options, the declared defaults: all of Korea, every road class and kind, JSON")
+    func defaults() throws {
+        let source = SourceDefinition(name: "its", provider: "its", key: APIKey("k"))
+        let url = try ITSProvider.router(for: source).asURLRequest().url?.absoluteString
+        #expect(url == "https://openapi.its.go.kr:9443/eventInfo?apiKey=k&type=all&eventType=all&minX=124&maxX=132&minY=33&maxY=39&getType=json")
+        #expect(ProviderRegistry.describeOptions(of: source).isEmpty)
+    }
+
+    @Test("each option checks its values and names what it accepts", arguments: [
+        ("bbox", ConfigValue.list([.number(127.18), .number(37.41), .number(126.76), .number(37.70)]), "must be [minX, minY, maxX, maxY] in WGS84 degrees (longitude, latitude) with min < max, e.g. [126.76, 37.41, 127.18, 37.70]"),
+        ("bbox", .list([.number(1), .number(2), .number(3)]), "must be [minX, minY, maxX, maxY] in WGS84 degrees (longitude, latitude) with min < max, e.g. [126.76, 37.41, 127.18, 37.70]"),
+        ("bbox", .text("126,37,127,38"), "must be 4 numbers"),
+        ("bbox", .list([.number(126), .text("37"), .number(127), .number(38)]), "must be 4 numbers"),
+        ("eventType", .text("crash"), "must be one of all, cor, acc, wea, ete, dis, etc"),
+        ("format", .text("csv"), "must be one of json, xml"),
+        ("type", .text("highway"), "must be one of all, ex, its, loc, sgg, etc"),
+        ("type", .number(1), "must be one of all, ex, its, loc, sgg, etc"),
     ])
-    func badOptions(options: SourceOptions) {
+    func badOptions(name: String, value: ConfigValue, problem: String) throws {
+        let option = try #require(ITSProvider.options.first { $0.name == name })
+        var values = ProviderOptionValues()
+        #expect(throws: ProviderOptionProblem(problem)) { try values.set(option, from: value) }
+        #expect(values.configured(name) == nil)
+    }
+
+    @Test("a good value is kept as written and shown by check-config in declaration order")
+    func goodOptions() throws {
         var source = SourceDefinition(name: "its", provider: "its", key: APIKey("k"))
-        source.options = options
-        #expect(throws: FeedError.self) { try ITSProvider.validate(source) }
+        for (name, value) in [("format", ConfigValue.text("xml")), ("bbox", .list([.number(126.76), .number(37.41), .number(127.18), .number(37.7)]))] {
+            try source.options.set(try #require(ITSProvider.options.first { $0.name == name }), from: value)
+        }
+        #expect(source.options[ITSProvider.bbox] == [126.76, 37.41, 127.18, 37.7])
+        #expect(source.options[ITSProvider.format] == "xml")
+        #expect(source.options[ITSProvider.eventType] == "all")
+        #expect(ProviderRegistry.describeOptions(of: source) == ["bbox=126.76,37.41,127.18,37.7", "format=xml"])
     }
 }

@@ -1,3 +1,5 @@
+import IncidentCore
+
 /// A small command-line parser in the shape of swift-argument-parser: a root command with
 /// nested subcommands, typed options with defaults shown in `--help`, validation before running,
 /// `--version`, and usage errors as one line plus a hint (exit 64, `EX_USAGE` of sysexits.h).
@@ -52,24 +54,119 @@ public struct Positional: Sendable {
     }
 }
 
-/// The values given on the command line for one command.
+/// An option declared once and read through its declaration, so a misspelt name does not
+/// compile: `arguments[RunCommand.once]`, `try arguments.value(CommonOptions.database)`.
+public protocol OptionDeclaration: Sendable {
+    /// The option as the parser and `--help` see it.
+    var option: Option { get }
+}
+
+extension Option: OptionDeclaration {
+    public var option: Option { self }
+}
+
+/// A flag: present or not.
+public struct Flag: OptionDeclaration {
+    public let option: Option
+
+    public init(_ name: String, short: Character? = nil, help: String) {
+        option = .flag(name, short: short, help: help)
+    }
+}
+
+/// An option with a value, and how its text becomes a `Value`.
+public struct ValueOption<Value: Sendable>: OptionDeclaration {
+    public let option: Option
+    /// What a value must be, for "'x' is not a duration".
+    let what: String
+    /// The value of the text, nil when it is not one (or a ``UsageError`` saying why).
+    let convert: @Sendable (String) throws -> Value?
+
+    public init(_ name: String, short: Character? = nil, placeholder: String, help: String, default defaultDescription: String? = nil,
+                what: String, convert: @escaping @Sendable (String) throws -> Value?) {
+        option = .value(name, short: short, placeholder: placeholder, help: help, default: defaultDescription)
+        self.what = what
+        self.convert = convert
+    }
+}
+
+extension ValueOption where Value == String {
+    /// An option whose value is any non-empty text, trimmed.
+    public init(_ name: String, short: Character? = nil, placeholder: String, help: String, default defaultDescription: String? = nil) {
+        self.init(name, short: short, placeholder: placeholder, help: help, default: defaultDescription, what: "a text") { $0.nonEmptyTrimmed }
+    }
+}
+
+extension ValueOption where Value: RawRepresentable & CaseIterable, Value.RawValue == String {
+    /// An option whose value is one of the cases of `Value`, spelled as their raw values.
+    public init(choice name: String, help: String, default defaultDescription: String? = nil) {
+        let names = Value.allCases.map(\.rawValue)
+        self.init(name, placeholder: names.joined(separator: "|"), help: help, default: defaultDescription,
+                  what: "one of \(names.joined(separator: ", "))") { Value(rawValue: $0) }
+    }
+}
+
+/// A repeatable option; every value is kept, in order.
+public struct RepeatingOption<Value: Sendable>: OptionDeclaration {
+    public let option: Option
+    let what: String
+    let convert: @Sendable (String) throws -> Value?
+
+    public init(_ name: String, placeholder: String, help: String, what: String,
+                convert: @escaping @Sendable (String) throws -> Value?) {
+        option = .repeating(name, placeholder: placeholder, help: help)
+        self.what = what
+        self.convert = convert
+    }
+}
+
+/// The values given on the command line for one command, read through their declarations.
 public struct ParsedArguments: Sendable {
     /// Every option occurrence by name (without dashes), in order.
-    public var values: [String: [String]] = [:]
-    public var flags: Set<String> = []
-    public var positionals: [String] = []
+    var values: [String: [String]] = [:]
+    var flags: Set<String> = []
+    public internal(set) var positionals: [String] = []
     /// The command path, e.g. `["incidents", "list"]`, for messages.
-    public var commandPath: [String] = []
+    public internal(set) var commandPath: [String] = []
 
-    public func flag(_ name: String) -> Bool { flags.contains(name) }
-    /// The last value given for `name`, or nil.
-    public func value(_ name: String) -> String? { values[name]?.last }
-    public func all(_ name: String) -> [String] { values[name] ?? [] }
+    public init() {}
 
-    /// The value of `name` converted by `convert`, or nil when absent.
-    /// - Throws: ``UsageError`` naming the option when `convert` fails.
-    public func value<T>(_ name: String, as what: String, _ convert: (String) throws -> T?) throws -> T? {
-        guard let text = value(name) else { return nil }
+    /// Whether the flag was given.
+    public subscript(flag: Flag) -> Bool { flags.contains(flag.option.name) }
+
+    /// The last value given for `option`, converted; nil when absent.
+    /// - Throws: ``UsageError`` naming the option when the text is not a value.
+    public func value<Value>(_ option: ValueOption<Value>) throws -> Value? {
+        guard let text = values[option.option.name]?.last else { return nil }
+        return try Self.convert(text, name: option.option.name, what: option.what, option.convert)
+    }
+
+    /// The value of `option` passed through `transform` (which may need other settings, such as
+    /// the time zone to read a local time in); nil when absent.
+    /// - Throws: ``UsageError`` naming the option when either step fails.
+    public func value<Value, Result>(_ option: ValueOption<Value>, _ transform: (Value) throws -> Result) throws -> Result? {
+        guard let value = try value(option) else { return nil }
+        do {
+            return try transform(value)
+        } catch let error as UsageError {
+            throw UsageError("--\(option.option.name): \(error.message)")
+        }
+    }
+
+    /// The value of an option the command cannot run without.
+    /// - Throws: ``UsageError`` `missing --NAME (what)` when absent.
+    public func required<Value>(_ option: ValueOption<Value>, _ what: String) throws -> Value {
+        guard let value = try value(option) else { throw UsageError("missing --\(option.option.name) (\(what))") }
+        return value
+    }
+
+    /// Every value given for `option`, converted, in order.
+    public func values<Value>(_ option: RepeatingOption<Value>) throws -> [Value] {
+        try (values[option.option.name] ?? []).map { try Self.convert($0, name: option.option.name, what: option.what, option.convert) }
+    }
+
+    private static func convert<Value>(_ text: String, name: String, what: String,
+                                       _ convert: (String) throws -> Value?) throws -> Value {
         do {
             if let converted = try convert(text) { return converted }
         } catch let error as UsageError {
@@ -94,16 +191,18 @@ public struct Command: Sendable {
     public var options: [Option]
     public var positionals: [Positional]
     public var subcommands: [Command]
-    /// Runs the command and returns the process exit status. Throw ``UsageError`` for a bad value.
-    public var run: (@Sendable (ParsedArguments) async throws -> Int32)?
+    /// Runs the command. Returning is success (exit 0); every other ending is a typed error
+    /// (``UsageError`` for a bad value, the error of what failed otherwise), turned into the
+    /// exit status and message in one place (``Failure/init(_:)``).
+    public var run: (@Sendable (ParsedArguments) async throws -> Void)?
 
-    public init(name: String, abstract: String, discussion: String? = nil, options: [Option] = [],
+    public init(name: String, abstract: String, discussion: String? = nil, options: [any OptionDeclaration] = [],
                 positionals: [Positional] = [], subcommands: [Command] = [],
-                run: (@Sendable (ParsedArguments) async throws -> Int32)? = nil) {
+                run: (@Sendable (ParsedArguments) async throws -> Void)? = nil) {
         self.name = name
         self.abstract = abstract
         self.discussion = discussion
-        self.options = options
+        self.options = options.map(\.option)
         self.positionals = positionals
         self.subcommands = subcommands
         self.run = run

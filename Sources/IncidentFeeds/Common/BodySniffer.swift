@@ -61,7 +61,7 @@ public enum BodySniffer {
         guard let contentType else {
             // A file given to `ingest --file`.
             return FeedError(.unexpectedResponse, provider: provider,
-                             message: "the file is not \(expected): it is \(what), starting '\(excerpt(head))'; check the file and --source")
+                             message: "the file is not \(expected): it is \(what), starting '\(excerpt(head))'")
         }
         return FeedError(.unexpectedResponse, provider: provider,
                          message: "expected \(expected) but got \(what) (Content-Type: \(contentType)): '\(excerpt(head))'; "

@@ -18,7 +18,7 @@ public enum DataGoKrGateway {
         let label = authMessage ?? "no message"
         let (kind, advice): (FeedError.Kind, String) = switch number {
         case 22: (.quotaExceeded, "the daily request quota is used up; it resets at midnight Korea time (or raise the quota on data.go.kr)")
-        case 30: (.invalidKey, "the service key is not registered: check the key in keyEnv/keyFile and that it is approved for this API")
+        case 30: (.invalidKey, "the service key is not registered: it must be registered and approved for this API")
         case 31: (.invalidKey, "the service key's usage period has expired: renew it on data.go.kr")
         case 32: (.invalidKey, "this server's IP address is not registered for the key: register it on data.go.kr")
         case 20: (.invalidKey, "access to this service is denied for the key: apply for this API on data.go.kr")

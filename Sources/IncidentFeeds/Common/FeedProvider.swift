@@ -2,18 +2,20 @@ import Foundation
 import IncidentCore
 import IncidentNetworking
 
-/// A provider: how to ask for its feed and how to read what it answers. Adding a provider means
-/// adding one folder with a type conforming to this protocol and listing it in
-/// ``ProviderRegistry/all``; the pipeline does not change.
+/// A provider: its options, how to ask for its feed and how to read what it answers. Adding a
+/// provider means adding one folder (router, DTO, reader, mapper, provider) with a type
+/// conforming to this protocol and listing it in ``ProviderRegistry/all``; the configuration
+/// reader, `check-config`, the README's option table and the pipeline do not change.
 public protocol FeedProvider: Sendable {
     /// The name used in configuration (`"provider": "gits"`).
     static var name: String { get }
 
-    /// Checks the source's options for this provider.
-    /// - Throws: a message naming the bad option and what is accepted.
-    static func validate(_ source: SourceDefinition) throws
+    /// The options a source of this provider may set in the configuration, each with its type,
+    /// default, check and help (``ProviderOption``). Any other field is refused.
+    static var options: [any ProviderOptionDeclaration] { get }
 
-    /// The request for one poll of `source`.
+    /// The request for one poll of `source`, built from its key and options.
+    /// - Throws: ``FeedError`` `missingKey` when the source has no key.
     static func router(for source: SourceDefinition) throws -> any Router
 
     /// Reads a response body from `file`, passing each mapped record to `body` while reading,
@@ -55,13 +57,13 @@ public enum ProviderRegistry {
         all.first { $0.name == name }
     }
 
-    /// Validates a source against its provider.
-    public static func validate(_ source: SourceDefinition) throws {
-        guard let provider = provider(named: source.provider) else {
-            throw FeedError(.configuration, provider: source.provider,
-                            message: "unknown provider '\(source.provider)' (known: \(names.joined(separator: ", ")))")
+    /// The options `source` sets, as `check-config` shows them (`bbox=126.76,37.41,127.18,37.7`),
+    /// in the order the provider declares them.
+    public static func describeOptions(of source: SourceDefinition) -> [String] {
+        guard let provider = provider(named: source.provider) else { return [] }
+        return provider.options.compactMap { option in
+            source.options.configured(option.name).map { "\(option.name)=\(option.displayText($0))" }
         }
-        try provider.validate(source)
     }
 
     /// A feed that polls `source` over HTTP with `client`.

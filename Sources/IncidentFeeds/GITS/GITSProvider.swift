@@ -15,20 +15,12 @@ import IncidentXML
 public enum GITSProvider: FeedProvider {
     public static let name = "gits"
 
-    public static func validate(_ source: SourceDefinition) throws {
-        let unused = [("bbox", source.options.bbox != nil), ("eventType", source.options.eventType != nil),
-                      ("type", source.options.roadType != nil), ("format", source.options.format != nil)]
-            .filter(\.1).map(\.0)
-        guard unused.isEmpty else {
-            throw FeedError(.configuration, provider: name,
-                            message: "GITS takes no \(unused.joined(separator: ", ")) option (it always answers the whole province, in XML)")
-        }
-    }
+    /// GITS always answers the whole province, in XML: it takes no options.
+    public static let options: [any ProviderOptionDeclaration] = []
 
     public static func router(for source: SourceDefinition) throws -> any Router {
         guard let key = source.key else {
-            throw FeedError(.configuration, provider: name,
-                            message: "source '\(source.name)' has no API key: set keyEnv or keyFile")
+            throw FeedError(.missingKey, provider: name, message: "source '\(source.name)' has no API key")
         }
         return GITSRouter.getIncidentInfo(key: key, baseURL: source.baseURL)
     }

@@ -59,7 +59,7 @@ public enum GITSRecordReader {
             return  // 4: "결과가 존재하지 않습니다" — no incident right now, a complete empty answer
         case 5, 6, 7:
             throw FeedError(.invalidKey, provider: provider, code: code,
-                            message: "GITS refused the service key: headerCd=\(code) (\(envelope[1] ?? "no message")); check the key in keyEnv/keyFile and its approval for getIncidentInfo")
+                            message: "GITS refused the service key: headerCd=\(code) (\(envelope[1] ?? "no message")); the key must be registered and approved for getIncidentInfo")
         case 8:
             throw FeedError(.quotaExceeded, provider: provider, code: code,
                             message: "GITS request limit exceeded: headerCd=\(code) (\(envelope[1] ?? "no message")); the daily quota resets at midnight Korea time")

@@ -10,52 +10,39 @@ import IncidentNetworking
 /// `resultCode` 4005. The reader is chosen by sniffing the body, not by `getType`.
 public enum ITSProvider: FeedProvider {
     public static let name = "its"
-    static let roadTypes = ["all", "ex", "its", "loc", "sgg", "etc"]
-    static let eventTypes = ["all", "cor", "acc", "wea", "ete", "dis", "etc"]
 
-    public static func validate(_ source: SourceDefinition) throws {
-        _ = try parameters(for: source)
-    }
+    /// `bbox`: the area asked for, WGS84 `[minX, minY, maxX, maxY]` (longitude, latitude).
+    public static let bbox = ProviderOption<[Double]>(
+        "bbox", default: [124.0, 33.0, 132.0, 39.0],
+        help: "the area asked for: `[minX, minY, maxX, maxY]`, WGS84 longitude/latitude degrees (default: all of Korea)",
+        accepted: "4 numbers") { box in
+            guard box.count == 4, (-180...180).contains(box[0]), (-180...180).contains(box[2]),
+                  (-90...90).contains(box[1]), (-90...90).contains(box[3]), box[0] < box[2], box[1] < box[3] else {
+                return "must be [minX, minY, maxX, maxY] in WGS84 degrees (longitude, latitude) with min < max, e.g. [126.76, 37.41, 127.18, 37.70]"
+            }
+            return nil
+        }
+    /// `type`: the road class.
+    public static let roadType = ProviderOption.choice(
+        "type", ["all", "ex", "its", "loc", "sgg", "etc"], default: "all",
+        help: "road class: all, ex (expressways), its (national roads), loc, sgg, etc")
+    /// `eventType`: the kind of event.
+    public static let eventType = ProviderOption.choice(
+        "eventType", ["all", "cor", "acc", "wea", "ete", "dis", "etc"], default: "all",
+        help: "kind of event: all, cor (construction), acc (accident), wea (weather), ete, dis, etc")
+    /// `format`: the response format asked for (`getType`); the answer is read by sniffing.
+    public static let format = ProviderOption.choice(
+        "format", ["json", "xml"], default: "json", help: "response format asked for (`getType`)")
 
-    static func parameters(for source: SourceDefinition) throws -> ITSRouter.EventInfoParameters {
-        var p = ITSRouter.EventInfoParameters()
-        let o = source.options
-        if let bbox = o.bbox {
-            guard bbox.count == 4, bbox.allSatisfy(\.isFinite),
-                  (-180...180).contains(bbox[0]), (-180...180).contains(bbox[2]),
-                  (-90...90).contains(bbox[1]), (-90...90).contains(bbox[3]),
-                  bbox[0] < bbox[2], bbox[1] < bbox[3] else {
-                throw FeedError(.configuration, provider: name,
-                                message: "bbox must be [minX, minY, maxX, maxY] in WGS84 degrees (longitude, latitude) with min < max, e.g. [126.76, 37.41, 127.18, 37.70]")
-            }
-            p.bbox = bbox
-        }
-        if let value = o.roadType {
-            guard roadTypes.contains(value) else {
-                throw FeedError(.configuration, provider: name, message: "type must be one of \(roadTypes.joined(separator: ", "))")
-            }
-            p.type = value
-        }
-        if let value = o.eventType {
-            guard eventTypes.contains(value) else {
-                throw FeedError(.configuration, provider: name, message: "eventType must be one of \(eventTypes.joined(separator: ", "))")
-            }
-            p.eventType = value
-        }
-        if let value = o.format {
-            guard ["json", "xml"].contains(value) else {
-                throw FeedError(.configuration, provider: name, message: "format must be json or xml")
-            }
-            p.getType = value
-        }
-        return p
-    }
+    public static let options: [any ProviderOptionDeclaration] = [bbox, roadType, eventType, format]
 
     public static func router(for source: SourceDefinition) throws -> any Router {
         guard let key = source.key else {
-            throw FeedError(.configuration, provider: name, message: "source '\(source.name)' has no API key: set keyEnv or keyFile")
+            throw FeedError(.missingKey, provider: name, message: "source '\(source.name)' has no API key")
         }
-        return ITSRouter.eventInfo(key: key, parameters: try parameters(for: source), baseURL: source.baseURL)
+        let o = source.options
+        let parameters = ITSRouter.EventInfoParameters(type: o[roadType], eventType: o[eventType], bbox: o[bbox], getType: o[format])
+        return ITSRouter.eventInfo(key: key, parameters: parameters, baseURL: source.baseURL)
     }
 
     public static func read(file: URL, contentType: String?, source: String, _ body: (FeedRecord) throws -> Void) throws -> ResponseVerdict {
@@ -78,7 +65,7 @@ public enum ITSProvider: FeedProvider {
         guard error.statusCode == 401 else { return classifyQuota(error, provider: name) }
         let code = (error.bodyExcerpt?.contains("4005") ?? false) ? "4005" : nil
         return FeedError(.invalidKey, provider: name, code: code,
-                         message: "the ITS API refused the key (HTTP 401\(code.map { ", resultCode \($0)" } ?? "")): check the apiKey in keyEnv/keyFile")
+                         message: "the ITS API refused the key (HTTP 401\(code.map { ", resultCode \($0)" } ?? ""))")
     }
 
     /// `resultCode` absent, `0`, `"0"` or `"00"` is success; 4005 is an invalid key; any other
@@ -87,7 +74,7 @@ public enum ITSProvider: FeedProvider {
         guard let code, Int(code) != 0 else { return }
         if code == "4005" {
             throw FeedError(.invalidKey, provider: name, code: code,
-                            message: "the ITS API refused the key (resultCode 4005, \(message ?? "no message")): check the apiKey in keyEnv/keyFile")
+                            message: "the ITS API refused the key (resultCode 4005, \(message ?? "no message"))")
         }
         throw FeedError(.apiError, provider: name, code: code,
                         message: "ITS API error resultCode=\(code) (\(message ?? "no message")); nothing was stored")
