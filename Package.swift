@@ -51,7 +51,7 @@ let package = Package(
         .testTarget(name: "IncidentXMLTests", dependencies: ["IncidentXML", "TestSupport"]),
         .testTarget(name: "IncidentSQLiteTests", dependencies: ["IncidentSQLite", "IncidentCore", "TestSupport"]),
         .testTarget(name: "IncidentFeedsTests", dependencies: ["IncidentFeeds", "IncidentCore", "IncidentXML", "IncidentNetworking", "TestSupport"]),
-        .testTarget(name: "IncidentAppTests", dependencies: ["IncidentApp", "IncidentCore", "IncidentSQLite", "TestSupport"]),
+        .testTarget(name: "IncidentAppTests", dependencies: ["IncidentApp", "IncidentCore", "IncidentFeeds", "IncidentNetworking", "IncidentSQLite", "TestSupport"]),
         .testTarget(name: "EndToEndTests", dependencies: ["TestSupport", "IncidentSQLite", "IncidentCore"]),
     ],
     swiftLanguageModes: [.v6]

@@ -123,6 +123,12 @@ struct SchedulerService: Sendable {
     private func pollWhenFree(_ source: SourceDefinition, deadlineSeconds: Int64, deadline: Deadline) async -> IngestRun {
         do {
             try await permits.acquire()
+            // A slot freed by a poll that the deadline or a signal cancelled may be handed on
+            // before this task's own cancellation is seen: it still never started.
+            if Task.isCancelled {
+                await permits.release()
+                throw CancellationError()
+            }
         } catch {
             let reason = deadline.passed.withLock { $0 }
                 ? "not polled: the run's deadline (\(ValueParsers.durationText(deadlineSeconds))) passed before its turn"
