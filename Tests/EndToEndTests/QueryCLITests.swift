@@ -65,6 +65,10 @@ struct QueryCLITests {
         (["--seen-since", "2024-01-01T00:30:00Z"], [accident, roadwork, other]),
         (["--road", "경부"], [accident, itsAccident]),
         (["--road", "고속도로"], [accident, roadwork]),
+        // Decomposed Hangul (NFD, as some clipboards give it) finds what it looks like.
+        (["--road", "경부".decomposedStringWithCanonicalMapping], [accident, itsAccident]),
+        (["--search", "추돌사고".decomposedStringWithCanonicalMapping], [accident, itsAccident]),
+        (["--search", "신갈JC 추돌사고".decomposedStringWithCanonicalMapping], [accident]),
         (["--bbox", "127.0,37.2,127.1,37.3"], [accident, itsAccident]),
         (["--near", "37.2636,127.0286", "--radius", "10km"], [accident, itsAccident]),
         (["--near", "37.2636,127.0286", "--radius", "500m"], [accident]),
