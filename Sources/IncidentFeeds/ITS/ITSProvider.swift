@@ -25,14 +25,15 @@ public enum ITSProvider: FeedProvider {
     /// `type`: the road class.
     public static let roadType = ProviderOption.choice(
         "type", ["all", "ex", "its", "loc", "sgg", "etc"], default: "all",
-        help: "road class: all, ex (expressways), its (national roads), loc, sgg, etc")
+        help: "road class (ex: expressways, its: national roads)")
     /// `eventType`: the kind of event.
     public static let eventType = ProviderOption.choice(
         "eventType", ["all", "cor", "acc", "wea", "ete", "dis", "etc"], default: "all",
-        help: "kind of event: all, cor (construction), acc (accident), wea (weather), ete, dis, etc")
+        help: "kind of event (cor: construction, acc: accident, wea: weather)")
     /// `format`: the response format asked for (`getType`); the answer is read by sniffing.
     public static let format = ProviderOption.choice(
-        "format", ["json", "xml"], default: "json", help: "response format asked for (`getType`)")
+        "format", ["json", "xml"], default: "json",
+        help: "response format asked for (`getType`); the answer is read whatever format it comes in")
 
     public static let options: [any ProviderOptionDeclaration] = [bbox, roadType, eventType, format]
 
