@@ -27,7 +27,7 @@ public struct Context: Sendable {
     /// `~/.local/share`). Every command of both executables resolves it this way.
     /// - Throws: ``UsageError`` for an empty `--database`; ``ConfigurationError`` for an
     ///   unreadable `--config`.
-    public func databasePath(_ arguments: ParsedArguments, configured: String? = nil) throws -> String {
+    func databasePath(_ arguments: ParsedArguments, configured: String? = nil) throws -> String {
         if let option = try arguments.value(CommonOptions.database) { return option }
         if let variable = environment["INCIDENTS_DATABASE"], !variable.isEmpty { return variable }
         if let configured, !configured.isEmpty { return configured }
@@ -47,7 +47,7 @@ public struct Context: Sendable {
 
 extension UTCClock {
     /// The system clock, to the second.
-    public static let system = UTCClock {
+    static let system = UTCClock {
         UTCInstant(secondsSince1970: Int64(Date().timeIntervalSince1970.rounded(.down)))
     }
 }

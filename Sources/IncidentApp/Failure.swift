@@ -6,29 +6,29 @@ import IncidentNetworking
 /// Process exit statuses, shared by both executables (README.md, "Exit statuses"). Values above
 /// 63 follow sysexits.h so that cron and systemd users recognise them. Commands never return
 /// these: they throw, and ``Failure/init(_:commandPath:)`` chooses the status.
-public enum ExitStatus {
+enum ExitStatus {
     /// Everything asked for succeeded.
-    public static let success: Int32 = 0
+    static let success: Int32 = 0
     /// Something failed (a source's poll, the database, a query); the message says what.
-    public static let failure: Int32 = 1
+    static let failure: Int32 = 1
     /// `run --once`: nothing failed, but some source's data is not complete or fresh (skipped
     /// because its quota is exhausted, or an incomplete response that cleared nothing).
-    public static let notFresh: Int32 = 3
+    static let notFresh: Int32 = 3
     /// Bad command line (EX_USAGE).
-    public static let usage: Int32 = 64
+    static let usage: Int32 = 64
     /// The input file is malformed or a provider error envelope (EX_DATAERR).
-    public static let dataError: Int32 = 65
+    static let dataError: Int32 = 65
     /// An input file or the database does not exist (EX_NOINPUT).
-    public static let noInput: Int32 = 66
+    static let noInput: Int32 = 66
     /// Another incident-scheduler holds the database's lock; try later (EX_TEMPFAIL).
-    public static let locked: Int32 = 75
+    static let locked: Int32 = 75
     /// The configuration is invalid or missing, or a key is missing (EX_CONFIG).
-    public static let configuration: Int32 = 78
+    static let configuration: Int32 = 78
     /// Stopped by SIGINT (128 + 2) before finishing; ``ProcessSignals`` turns it into 128 + the
     /// signal actually received (143 for SIGTERM). Nothing is half-written.
-    public static let interrupted: Int32 = 130
+    static let interrupted: Int32 = 130
     /// Stopped by SIGTERM (128 + 15).
-    public static let terminated: Int32 = 143
+    static let terminated: Int32 = 143
 }
 
 /// How an error ends the process: its exit status and what is reported.
@@ -36,18 +36,18 @@ public enum ExitStatus {
 /// This is the one mapping from error types to exit statuses, used by every command of both
 /// executables (``CommandLineTool/main(_:version:arguments:context:style:)``): the same kind of
 /// failure exits the same way whichever command met it.
-public struct Failure: Equatable, Sendable {
-    public var status: Int32
-    public var level: Logger.Level
+struct Failure: Equatable, Sendable {
+    var status: Int32
+    var level: Logger.Level
     /// The log event (`incident-scheduler` reports failures as log lines).
-    public var event: String
+    var event: String
     /// One line saying what failed and what to do, keys redacted; nil when it was already
     /// logged (each failed source has its own `ingest.failed` line).
-    public var message: String?
+    var message: String?
     /// For a usage error: the command path for the hint line.
-    public var usagePath: [String]?
+    var usagePath: [String]?
 
-    public init(status: Int32, level: Logger.Level = .error, event: String, message: String?, usagePath: [String]? = nil) {
+    init(status: Int32, level: Logger.Level = .error, event: String, message: String?, usagePath: [String]? = nil) {
         self.status = status
         self.level = level
         self.event = event
@@ -56,7 +56,7 @@ public struct Failure: Equatable, Sendable {
     }
 
     /// The failure for `error`, thrown by the command at `commandPath`.
-    public init(_ error: any Error, commandPath: [String]) {
+    init(_ error: any Error, commandPath: [String]) {
         switch error {
         case let error as CommandLineError:
             self.init(status: ExitStatus.usage, event: "usage", message: error.usage.message, usagePath: error.path)

@@ -62,8 +62,8 @@ enum Metrics {
 
 /// A file this program needs (the metrics file) cannot be created or written: names the file,
 /// the reason, and what to check.
-public struct FileAccessError: Error, Equatable, Sendable, CustomStringConvertible {
-    public var message: String
-    public init(_ message: String) { self.message = message }
-    public var description: String { message }
+struct FileAccessError: Error, Equatable, Sendable, CustomStringConvertible {
+    var message: String
+    init(_ message: String) { self.message = message }
+    var description: String { message }
 }

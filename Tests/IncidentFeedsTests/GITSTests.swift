@@ -59,7 +59,7 @@ struct GITSTests {
         let bytes = [UInt8](try Data(contentsOf: url))
         func read(chunkSize: Int) throws -> [AccidentDTO] {
             var out: [AccidentDTO] = []
-            let reader = GITSRecordReader.makeReader { out.append($0) }
+            let reader = GITSRecordReader.format.makeReader { out.append($0) }
             var offset = 0
             while offset < bytes.count {
                 try reader.parse(Array(bytes[offset..<min(offset + chunkSize, bytes.count)]))
@@ -282,7 +282,7 @@ struct HostileResponseTests {
     func fileNotGITS() throws {
         var error: FeedError?
         do {
-            try GITSProvider.read(file: try temporaryFile("{\"a\": 1}"), contentType: nil, source: "gits") { _ in }
+            _ = try GITSProvider.read(file: try temporaryFile("{\"a\": 1}"), contentType: nil, source: "gits") { _ in }
         } catch let caught as FeedError {
             error = caught
         }

@@ -124,7 +124,7 @@ struct ITSTests {
         let bytes = [UInt8](try Data(contentsOf: TestPaths.fixture("its/\(file)")))
         func read(_ size: Int) throws -> [EventInfoDTO] {
             var out: [EventInfoDTO] = []
-            let reader = ITSXMLReader.makeReader { out.append($0) }
+            let reader = ITSXMLReader.format.makeReader { out.append($0) }
             for start in stride(from: 0, to: bytes.count, by: size) {
                 try reader.parse(Array(bytes[start..<min(start + size, bytes.count)]))
             }

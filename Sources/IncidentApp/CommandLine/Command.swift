@@ -9,8 +9,8 @@ import IncidentCore
 /// (throwing ``UsageError`` on a bad value: the "validate" step), then does its work.
 
 /// A named option or flag of a command.
-public struct Option: Sendable {
-    public enum Kind: Sendable, Equatable {
+struct Option: Sendable {
+    enum Kind: Sendable, Equatable {
         /// `--name` alone; present or not.
         case flag
         /// `--name VALUE` or `--name=VALUE`; the last occurrence wins.
@@ -19,35 +19,35 @@ public struct Option: Sendable {
         case repeating(placeholder: String)
     }
 
-    public var name: String
-    public var short: Character?
-    public var kind: Kind
-    public var help: String
+    var name: String
+    var short: Character?
+    var kind: Kind
+    var help: String
     /// Shown in `--help` as `(default: …)`.
-    public var defaultDescription: String?
+    var defaultDescription: String?
 
-    public static func flag(_ name: String, short: Character? = nil, help: String) -> Option {
+    static func flag(_ name: String, short: Character? = nil, help: String) -> Option {
         Option(name: name, short: short, kind: .flag, help: help)
     }
 
-    public static func value(_ name: String, short: Character? = nil, placeholder: String, help: String,
+    static func value(_ name: String, short: Character? = nil, placeholder: String, help: String,
                              default defaultDescription: String? = nil) -> Option {
         Option(name: name, short: short, kind: .value(placeholder: placeholder), help: help,
                defaultDescription: defaultDescription)
     }
 
-    public static func repeating(_ name: String, placeholder: String, help: String) -> Option {
+    static func repeating(_ name: String, placeholder: String, help: String) -> Option {
         Option(name: name, short: nil, kind: .repeating(placeholder: placeholder), help: help)
     }
 }
 
 /// A positional argument.
-public struct Positional: Sendable {
-    public var name: String
-    public var help: String
-    public var isOptional: Bool
+struct Positional: Sendable {
+    var name: String
+    var help: String
+    var isOptional: Bool
 
-    public init(_ name: String, help: String, optional: Bool = false) {
+    init(_ name: String, help: String, optional: Bool = false) {
         self.name = name
         self.help = help
         self.isOptional = optional
@@ -56,33 +56,33 @@ public struct Positional: Sendable {
 
 /// An option declared once and read through its declaration, so a misspelt name does not
 /// compile: `arguments[RunCommand.once]`, `try arguments.value(CommonOptions.database)`.
-public protocol OptionDeclaration: Sendable {
+protocol OptionDeclaration: Sendable {
     /// The option as the parser and `--help` see it.
     var option: Option { get }
 }
 
 extension Option: OptionDeclaration {
-    public var option: Option { self }
+    var option: Option { self }
 }
 
 /// A flag: present or not.
-public struct Flag: OptionDeclaration {
-    public let option: Option
+struct Flag: OptionDeclaration {
+    let option: Option
 
-    public init(_ name: String, short: Character? = nil, help: String) {
+    init(_ name: String, short: Character? = nil, help: String) {
         option = .flag(name, short: short, help: help)
     }
 }
 
 /// An option with a value, and how its text becomes a `Value`.
-public struct ValueOption<Value: Sendable>: OptionDeclaration {
-    public let option: Option
+struct ValueOption<Value: Sendable>: OptionDeclaration {
+    let option: Option
     /// What a value must be, for "'x' is not a duration".
     let what: String
     /// The value of the text, nil when it is not one (or a ``UsageError`` saying why).
     let convert: @Sendable (String) throws -> Value?
 
-    public init(_ name: String, short: Character? = nil, placeholder: String, help: String, default defaultDescription: String? = nil,
+    init(_ name: String, short: Character? = nil, placeholder: String, help: String, default defaultDescription: String? = nil,
                 what: String, convert: @escaping @Sendable (String) throws -> Value?) {
         option = .value(name, short: short, placeholder: placeholder, help: help, default: defaultDescription)
         self.what = what
@@ -92,14 +92,14 @@ public struct ValueOption<Value: Sendable>: OptionDeclaration {
 
 extension ValueOption where Value == String {
     /// An option whose value is any non-empty text, trimmed.
-    public init(_ name: String, short: Character? = nil, placeholder: String, help: String, default defaultDescription: String? = nil) {
+    init(_ name: String, short: Character? = nil, placeholder: String, help: String, default defaultDescription: String? = nil) {
         self.init(name, short: short, placeholder: placeholder, help: help, default: defaultDescription, what: "a text") { $0.nonEmptyTrimmed }
     }
 }
 
 extension ValueOption where Value: RawRepresentable & CaseIterable, Value.RawValue == String {
     /// An option whose value is one of the cases of `Value`, spelled as their raw values.
-    public init(choice name: String, help: String, default defaultDescription: String? = nil) {
+    init(choice name: String, help: String, default defaultDescription: String? = nil) {
         let names = Value.allCases.map(\.rawValue)
         self.init(name, placeholder: names.joined(separator: "|"), help: help, default: defaultDescription,
                   what: "one of \(names.joined(separator: ", "))") { Value(rawValue: $0) }
@@ -107,12 +107,12 @@ extension ValueOption where Value: RawRepresentable & CaseIterable, Value.RawVal
 }
 
 /// A repeatable option; every value is kept, in order.
-public struct RepeatingOption<Value: Sendable>: OptionDeclaration {
-    public let option: Option
+struct RepeatingOption<Value: Sendable>: OptionDeclaration {
+    let option: Option
     let what: String
     let convert: @Sendable (String) throws -> Value?
 
-    public init(_ name: String, placeholder: String, help: String, what: String,
+    init(_ name: String, placeholder: String, help: String, what: String,
                 convert: @escaping @Sendable (String) throws -> Value?) {
         option = .repeating(name, placeholder: placeholder, help: help)
         self.what = what
@@ -121,22 +121,22 @@ public struct RepeatingOption<Value: Sendable>: OptionDeclaration {
 }
 
 /// The values given on the command line for one command, read through their declarations.
-public struct ParsedArguments: Sendable {
+struct ParsedArguments: Sendable {
     /// Every option occurrence by name (without dashes), in order.
     var values: [String: [String]] = [:]
     var flags: Set<String> = []
-    public internal(set) var positionals: [String] = []
+    var positionals: [String] = []
     /// The command path, e.g. `["incidents", "list"]`, for messages.
-    public internal(set) var commandPath: [String] = []
+    var commandPath: [String] = []
 
-    public init() {}
+    init() {}
 
     /// Whether the flag was given.
-    public subscript(flag: Flag) -> Bool { flags.contains(flag.option.name) }
+    subscript(flag: Flag) -> Bool { flags.contains(flag.option.name) }
 
     /// The last value given for `option`, converted; nil when absent.
     /// - Throws: ``UsageError`` naming the option when the text is not a value.
-    public func value<Value>(_ option: ValueOption<Value>) throws -> Value? {
+    func value<Value>(_ option: ValueOption<Value>) throws -> Value? {
         guard let text = values[option.option.name]?.last else { return nil }
         return try Self.convert(text, name: option.option.name, what: option.what, option.convert)
     }
@@ -144,7 +144,7 @@ public struct ParsedArguments: Sendable {
     /// The value of `option` passed through `transform` (which may need other settings, such as
     /// the time zone to read a local time in); nil when absent.
     /// - Throws: ``UsageError`` naming the option when either step fails.
-    public func value<Value, Result>(_ option: ValueOption<Value>, _ transform: (Value) throws -> Result) throws -> Result? {
+    func value<Value, Result>(_ option: ValueOption<Value>, _ transform: (Value) throws -> Result) throws -> Result? {
         guard let value = try value(option) else { return nil }
         do {
             return try transform(value)
@@ -155,13 +155,13 @@ public struct ParsedArguments: Sendable {
 
     /// The value of an option the command cannot run without.
     /// - Throws: ``UsageError`` `missing --NAME (what)` when absent.
-    public func required<Value>(_ option: ValueOption<Value>, _ what: String) throws -> Value {
+    func required<Value>(_ option: ValueOption<Value>, _ what: String) throws -> Value {
         guard let value = try value(option) else { throw UsageError("missing --\(option.option.name) (\(what))") }
         return value
     }
 
     /// Every value given for `option`, converted, in order.
-    public func values<Value>(_ option: RepeatingOption<Value>) throws -> [Value] {
+    func values<Value>(_ option: RepeatingOption<Value>) throws -> [Value] {
         try (values[option.option.name] ?? []).map { try Self.convert($0, name: option.option.name, what: option.what, option.convert) }
     }
 
@@ -177,26 +177,26 @@ public struct ParsedArguments: Sendable {
 }
 
 /// A usage mistake: one line for the user; the tool adds a hint and exits 64.
-public struct UsageError: Error, Equatable, Sendable, CustomStringConvertible {
-    public var message: String
-    public init(_ message: String) { self.message = message }
-    public var description: String { message }
+struct UsageError: Error, Equatable, Sendable, CustomStringConvertible {
+    var message: String
+    init(_ message: String) { self.message = message }
+    var description: String { message }
 }
 
 /// One command: its help text, options, positionals, and either subcommands or a `run`.
 public struct Command: Sendable {
-    public var name: String
-    public var abstract: String
-    public var discussion: String?
-    public var options: [Option]
-    public var positionals: [Positional]
-    public var subcommands: [Command]
+    var name: String
+    var abstract: String
+    var discussion: String?
+    var options: [Option]
+    var positionals: [Positional]
+    var subcommands: [Command]
     /// Runs the command. Returning is success (exit 0); every other ending is a typed error
     /// (``UsageError`` for a bad value, the error of what failed otherwise), turned into the
     /// exit status and message in one place (``Failure/init(_:)``).
-    public var run: (@Sendable (ParsedArguments) async throws -> Void)?
+    var run: (@Sendable (ParsedArguments) async throws -> Void)?
 
-    public init(name: String, abstract: String, discussion: String? = nil, options: [any OptionDeclaration] = [],
+    init(name: String, abstract: String, discussion: String? = nil, options: [any OptionDeclaration] = [],
                 positionals: [Positional] = [], subcommands: [Command] = [],
                 run: (@Sendable (ParsedArguments) async throws -> Void)? = nil) {
         self.name = name
@@ -210,7 +210,7 @@ public struct Command: Sendable {
 }
 
 /// What the command line asked for.
-public enum Invocation: Sendable {
+enum Invocation: Sendable {
     case run(Command, ParsedArguments)
     case help(String)
     case version
@@ -221,7 +221,7 @@ extension Command {
     ///
     /// - Parameter arguments: without the program name.
     /// - Throws: ``UsageError`` (with the command path for the hint).
-    public func parse(_ arguments: [String]) throws(CommandLineError) -> Invocation {
+    func parse(_ arguments: [String]) throws(CommandLineError) -> Invocation {
         var command = self
         var path = [name]
         var rest = arguments[...]
@@ -304,7 +304,7 @@ extension Command {
     }
 
     /// The `--help` text: usage line, abstract, discussion, options with defaults, subcommands.
-    public func helpText(path: [String]) -> String {
+    func helpText(path: [String]) -> String {
         var lines: [String] = []
         lines.append("OVERVIEW: \(abstract)")
         if let discussion { lines.append(""); lines.append(discussion) }
@@ -352,10 +352,10 @@ extension Command {
 }
 
 /// A usage error with the command it happened in (for the hint).
-public struct CommandLineError: Error, Sendable {
-    public var usage: UsageError
-    public var path: [String]
-    public init(_ usage: UsageError, path: [String]) {
+struct CommandLineError: Error, Sendable {
+    var usage: UsageError
+    var path: [String]
+    init(_ usage: UsageError, path: [String]) {
         self.usage = usage
         self.path = path
     }

@@ -61,10 +61,10 @@ public enum CommandLineTool {
 }
 
 /// Whole-line writes to stderr, so lines from concurrent tasks never interleave.
-public enum StandardError {
+enum StandardError {
     private static let lock = NSLock()
 
-    public static func writeLine(_ line: String) {
+    static func writeLine(_ line: String) {
         lock.lock()
         defer { lock.unlock() }
         FileHandle.standardError.write(Data((line + "\n").utf8))

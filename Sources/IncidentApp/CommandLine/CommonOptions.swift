@@ -2,48 +2,48 @@ import Foundation
 import IncidentCore
 
 /// Options that several commands of both executables share, declared once.
-public enum CommonOptions {
-    public static let database = ValueOption<String>(
+enum CommonOptions {
+    static let database = ValueOption<String>(
         "database", placeholder: "path", help: "SQLite database file. Also $INCIDENTS_DATABASE.",
         default: "$XDG_DATA_HOME/trafficincidents/incidents.sqlite", what: "a path") { $0.isEmpty ? nil : $0 }
 
-    public static let config = ValueOption<String>(
+    static let config = ValueOption<String>(
         "config", short: "c", placeholder: "file",
         help: "JSON configuration (sources, database). Without it, GITS is configured from $GITS_SERVICE_KEY.",
         what: "a path") { $0.isEmpty ? nil : $0 }
 
     /// `--config` for the query commands, which use only its `database`: the same option as
     /// ``config`` (one name, one value) with the help these commands need.
-    public static let queryConfig = ValueOption<String>(
+    static let queryConfig = ValueOption<String>(
         "config", short: "c", placeholder: "file", help: "The scheduler's JSON configuration; its database setting is used.",
         what: "a path") { $0.isEmpty ? nil : $0 }
 
-    public static let logFormat = ValueOption<Logger.Format>(choice: "log-format", help: "Format of the log lines on stderr.",
+    static let logFormat = ValueOption<Logger.Format>(choice: "log-format", help: "Format of the log lines on stderr.",
                                                              default: "logfmt")
 
-    public static let verbose = Flag("verbose", short: "v",
+    static let verbose = Flag("verbose", short: "v",
                                      help: "Also log HTTP attempts that succeeded at once (retries and failures are always logged).")
 
-    public static let dryRun = Flag("dry-run", help: "Fetch and parse, then roll back: report what would be written, write nothing.")
+    static let dryRun = Flag("dry-run", help: "Fetch and parse, then roll back: report what would be written, write nothing.")
 
-    public static let timeZone = ValueOption<DisplayZone>(
+    static let timeZone = ValueOption<DisplayZone>(
         "tz", placeholder: "zone",
         help: "Time zone for local times given and shown: UTC, KST, +09:00, or a name such as America/New_York (daylight saving applied per instant).",
         default: "UTC", what: "a time zone") { try ValueParsers.timeZone($0) }
 
     /// `--limit N`, a whole number of at least 1.
-    public static func limit(help: String, default defaultDescription: String? = nil) -> ValueOption<Int> {
+    static func limit(help: String, default defaultDescription: String? = nil) -> ValueOption<Int> {
         ValueOption("limit", short: "n", placeholder: "count", help: help, default: defaultDescription,
                     what: "a whole number of at least 1") { Int($0).flatMap { $0 >= 1 ? $0 : nil } }
     }
 }
 
 /// The two forms of `--format` with one text form and JSON.
-public enum TextOrJSON: String, CaseIterable, Sendable {
+enum TextOrJSON: String, CaseIterable, Sendable {
     case text, json
 }
 
-public enum TableOrJSON: String, CaseIterable, Sendable {
+enum TableOrJSON: String, CaseIterable, Sendable {
     case table, json
 }
 

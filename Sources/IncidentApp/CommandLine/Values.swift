@@ -4,11 +4,11 @@ import IncidentFeeds
 
 /// Parsers for the value types that options and the configuration file share, so a duration or
 /// an instant is spelled the same way everywhere.
-public enum ValueParsers {
+enum ValueParsers {
     /// A duration: a positive whole number followed by `s`, `m`, `h` or `d` (`90s`, `15m`, `2h`,
     /// `7d`). Returns seconds.
     /// - Throws: ``UsageError`` saying what is accepted.
-    public static func duration(_ text: String) throws -> Int64 {
+    static func duration(_ text: String) throws -> Int64 {
         let units: [Character: Int64] = ["s": 1, "m": 60, "h": 3600, "d": 86_400]
         guard let unit = text.last, let factor = units[unit], let count = Int64(text.dropLast()), count > 0,
               count <= Int64.max / factor / 1000
@@ -19,7 +19,7 @@ public enum ValueParsers {
     }
 
     /// Formats seconds the way ``duration(_:)`` reads them (largest exact unit).
-    public static func durationText(_ seconds: Int64) -> String {
+    static func durationText(_ seconds: Int64) -> String {
         for (unit, factor) in [("d", Int64(86_400)), ("h", 3600), ("m", 60)] where seconds % factor == 0 && seconds >= factor {
             return "\(seconds / factor)\(unit)"
         }
@@ -30,26 +30,26 @@ public enum ValueParsers {
 /// The time zone of `--tz`: local times given on the command line are read in it, and instants
 /// are shown in it, each with the offset in force at that instant (a New York time in July is
 /// shown at EDT, -04:00, one in January at EST, -05:00), from the system's tz database.
-public struct DisplayZone: Sendable, Equatable {
-    public let zone: TimeZone
+struct DisplayZone: Sendable, Equatable {
+    let zone: TimeZone
     /// For column headers: `UTC`, a fixed offset (`+09:00`), or the zone's name.
-    public let label: String
+    let label: String
     /// The offset in seconds east of UTC when it never changes (UTC, KST, `+09:00`); nil for a
     /// named zone, whose offset depends on the instant.
-    public let fixedOffsetSeconds: Int?
+    let fixedOffsetSeconds: Int?
 
     /// UTC.
-    public static let utc = DisplayZone(fixedOffsetSeconds: 0)
+    static let utc = DisplayZone(fixedOffsetSeconds: 0)
 
     /// A zone at a fixed offset east of UTC.
-    public init(fixedOffsetSeconds seconds: Int) {
+    init(fixedOffsetSeconds seconds: Int) {
         zone = TimeZone(secondsFromGMT: seconds) ?? TimeZone(identifier: "UTC") ?? .current
         fixedOffsetSeconds = seconds
         label = Self.offsetLabel(seconds)
     }
 
     /// A zone of the tz database (`America/New_York`); nil when the name is unknown.
-    public init?(identifier: String) {
+    init?(identifier: String) {
         guard let zone = TimeZone(identifier: identifier) else { return nil }
         self.zone = zone
         fixedOffsetSeconds = nil
@@ -57,12 +57,12 @@ public struct DisplayZone: Sendable, Equatable {
     }
 
     /// Seconds east of UTC at `instant`.
-    public func offsetSeconds(at instant: UTCInstant) -> Int {
+    func offsetSeconds(at instant: UTCInstant) -> Int {
         fixedOffsetSeconds ?? zone.secondsFromGMT(for: Date(timeIntervalSince1970: TimeInterval(instant.secondsSince1970)))
     }
 
     /// `instant` as `2023-03-21 14:13` in this zone.
-    public func shortTime(_ instant: UTCInstant) -> String {
+    func shortTime(_ instant: UTCInstant) -> String {
         let local = instant.adding(seconds: Int64(offsetSeconds(at: instant))).rfc3339
         return String(local.prefix(16)).replacingOccurrences(of: "T", with: " ")
     }
@@ -93,7 +93,7 @@ public struct DisplayZone: Sendable, Equatable {
 extension ValueParsers {
     /// A time zone: `UTC`/`Z`/`GMT`, `KST` (+09:00, Korea has no daylight saving time),
     /// `±HH:MM`, or a name of the tz database such as `Asia/Seoul` or `America/New_York`.
-    public static func timeZone(_ text: String) throws -> DisplayZone {
+    static func timeZone(_ text: String) throws -> DisplayZone {
         switch text.uppercased() {
         case "UTC", "Z", "GMT": return .utc
         case "KST": return DisplayZone(fixedOffsetSeconds: UTCInstant.koreaUTCOffsetSeconds)
@@ -114,7 +114,7 @@ extension ValueParsers {
     /// An instant: RFC 3339 (`2023-03-21T05:13:00Z`), a date (`2023-03-21`, midnight), a local
     /// time `2023-03-21 14:13` or `2023-03-21 14:13:00`, or a duration ago (`2h`, `7d`). Dates
     /// and local times are read in `zone` (`--tz`, default UTC), with the offset in force then.
-    public static func instant(_ text: String, now: UTCInstant, zone: DisplayZone) throws -> UTCInstant {
+    static func instant(_ text: String, now: UTCInstant, zone: DisplayZone) throws -> UTCInstant {
         if let instant = UTCInstant(rfc3339: text) { return instant }
         if let ago = try? duration(text) { return now.adding(seconds: -ago) }
         let normalized: String
@@ -142,7 +142,7 @@ extension ValueParsers {
     }
 
     /// `minLon,minLat,maxLon,maxLat` in WGS84 degrees.
-    public static func boundingBox(_ text: String) throws -> BoundingBox {
+    static func boundingBox(_ text: String) throws -> BoundingBox {
         let n = try numbers(text, count: 4, what: "minLon,minLat,maxLon,maxLat (e.g. 126.9,37.2,127.1,37.4)")
         guard let box = BoundingBox(minLongitude: n[0], minLatitude: n[1], maxLongitude: n[2], maxLatitude: n[3]) else {
             throw UsageError("'\(text)' is not a WGS84 box with min < max (minLon,minLat,maxLon,maxLat)")
@@ -151,7 +151,7 @@ extension ValueParsers {
     }
 
     /// `LAT,LON` in WGS84 degrees.
-    public static func point(_ text: String) throws -> Coordinate {
+    static func point(_ text: String) throws -> Coordinate {
         let n = try numbers(text, count: 2, what: "LAT,LON (e.g. 37.2636,127.0286)")
         guard let point = Coordinate(latitude: n[0], longitude: n[1]) else {
             throw UsageError("'\(text)' is outside WGS84 ranges (latitude -90…90, longitude -180…180)")
@@ -160,7 +160,7 @@ extension ValueParsers {
     }
 
     /// A distance: a positive number with `m` or `km` (`500m`, `5km`, `2.5km`). Returns meters.
-    public static func distance(_ text: String) throws -> Double {
+    static func distance(_ text: String) throws -> Double {
         let lower = text.lowercased()
         let (number, factor): (Substring, Double) = lower.hasSuffix("km") ? (lower.dropLast(2), 1000)
             : lower.hasSuffix("m") ? (lower.dropLast(1), 1) : ("", 0)

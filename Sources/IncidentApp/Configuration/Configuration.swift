@@ -16,23 +16,23 @@ import IncidentNetworking
 /// `keyFile` a file that holds the key. A source's fields are the common ones
 /// (``sourceFields``) and its provider's options (``FeedProvider/options``); any other field is
 /// an error.
-public struct Configuration: Sendable {
+struct Configuration: Sendable {
     /// From the file's `database`; nil when not given.
-    public var database: String?
-    public var sources: [SourceDefinition]
+    var database: String?
+    var sources: [SourceDefinition]
     /// `deadline`: seconds a whole `run --once` may take; sources still running then are
     /// cancelled and those not started skipped (nothing of theirs is stored). Default 15 minutes.
-    public var deadlineSeconds: Int64 = 900
+    var deadlineSeconds: Int64 = 900
     /// `retention`: after each run, prune incidents cleared and runs finished longer ago than
     /// this many seconds. nil (the default) keeps everything.
-    public var retentionSeconds: Int64?
+    var retentionSeconds: Int64?
     /// `concurrency`: at most this many sources are polled at a time. Default 4.
-    public var concurrency = Configuration.defaultConcurrency
+    var concurrency = Configuration.defaultConcurrency
 
-    public static let defaultConcurrency = 4
-    public static let maxConcurrency = 64
+    static let defaultConcurrency = 4
+    static let maxConcurrency = 64
 
-    public init(database: String? = nil, sources: [SourceDefinition]) {
+    init(database: String? = nil, sources: [SourceDefinition]) {
         self.database = database
         self.sources = sources
     }
@@ -49,7 +49,7 @@ public struct Configuration: Sendable {
     ///
     /// - Parameter requireKeys: when false (file replays, listings), a key variable or file that
     ///   is missing leaves the source without a key instead of failing.
-    public static func load(from url: URL, environment: [String: String], requireKeys: Bool = true) throws -> Configuration {
+    static func load(from url: URL, environment: [String: String], requireKeys: Bool = true) throws -> Configuration {
         let file = try read(url)
         try file.refuseUnknownFields(known: fields)
         var sources: [SourceDefinition] = []
@@ -97,7 +97,7 @@ public struct Configuration: Sendable {
     /// The configuration used without `--config`: one GITS source keyed by `GITS_SERVICE_KEY`
     /// (and `GITS_BASE_URL`, when set, overriding the provider's URL).
     /// - Throws: ``ConfigurationError`` when the variable is not set.
-    public static func fromEnvironment(_ environment: [String: String], requireKeys: Bool = true) throws -> Configuration {
+    static func fromEnvironment(_ environment: [String: String], requireKeys: Bool = true) throws -> Configuration {
         guard environment["GITS_SERVICE_KEY"]?.isEmpty == false || !requireKeys else {
             throw ConfigurationError("no sources configured: set GITS_SERVICE_KEY to your GITS service key, or pass --config FILE (see README.md, \"Configuration\")")
         }
@@ -218,8 +218,8 @@ public struct Configuration: Sendable {
 
 /// An invalid or unreadable configuration: says which file and field, and what to do. Exit
 /// status 78.
-public struct ConfigurationError: Error, Equatable, Sendable, CustomStringConvertible {
-    public var message: String
-    public init(_ message: String) { self.message = message }
-    public var description: String { message }
+struct ConfigurationError: Error, Equatable, Sendable, CustomStringConvertible {
+    var message: String
+    init(_ message: String) { self.message = message }
+    var description: String { message }
 }

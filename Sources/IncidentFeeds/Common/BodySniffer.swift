@@ -4,7 +4,7 @@ import IncidentNetworking
 /// What a response body is, judged from its first bytes rather than from what was asked for:
 /// Korean gateways answer XML when JSON was requested, and proxies answer HTML error pages
 /// with HTTP 200.
-public enum BodyKind: Equatable, Sendable {
+enum BodyKind: Equatable, Sendable {
     case xml
     case json
     case html
@@ -12,9 +12,9 @@ public enum BodyKind: Equatable, Sendable {
     case other
 }
 
-public enum BodySniffer {
+enum BodySniffer {
     /// Sniffs the first significant bytes (after a UTF-8 BOM and whitespace) of `file`.
-    public static func sniff(_ file: URL) throws -> (kind: BodyKind, head: [UInt8]) {
+    static func sniff(_ file: URL) throws -> (kind: BodyKind, head: [UInt8]) {
         guard let handle = FileHandle(forReadingAtPath: file.path) else {
             throw FeedError(.unreadableFile, provider: "-", message: "cannot read \(file.path)")
         }
@@ -23,7 +23,7 @@ public enum BodySniffer {
         return (kind(of: head), head)
     }
 
-    public static func kind(of head: [UInt8]) -> BodyKind {
+    static func kind(of head: [UInt8]) -> BodyKind {
         var bytes = head[...]
         if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { bytes = bytes.dropFirst(3) }
         bytes = bytes.drop { $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }
@@ -43,7 +43,7 @@ public enum BodySniffer {
     /// A log-safe excerpt of a body's first bytes: at most 160 characters, control characters
     /// shown as spaces, keys redacted. The whole head (1 KiB) is redacted *before* it is cut, so
     /// a key that straddles the cut is still recognised whole and never leaks in part.
-    public static func excerpt(_ head: [UInt8]) -> String {
+    static func excerpt(_ head: [UInt8]) -> String {
         let redacted = Redaction.redact(String(decoding: head, as: UTF8.self))
         return String(redacted.unicodeScalars.prefix(160).map { $0.value < 0x20 || $0.value == 0x7F ? " " : Character($0) })
     }

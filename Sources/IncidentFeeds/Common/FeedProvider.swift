@@ -39,7 +39,7 @@ extension FeedProvider {
 
     /// HTTP 429 still answered after the retries is an exhausted quota (RFC 6585 §4): a typed
     /// `quotaExceeded` carrying the server's `Retry-After`. Other errors are returned unchanged.
-    public static func classifyQuota(_ error: NetworkError, provider: String) -> any Error {
+    static func classifyQuota(_ error: NetworkError, provider: String) -> any Error {
         guard error.statusCode == 429 else { return error }
         return FeedError(.quotaExceeded, provider: provider, code: "HTTP 429",
                          message: "the API kept answering HTTP 429 Too Many Requests after \(error.attempts) attempts: the request quota is used up",

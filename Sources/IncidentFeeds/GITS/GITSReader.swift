@@ -24,12 +24,6 @@ public enum GITSRecordReader {
     static let format = XMLFeedFormat(provider: GITSProvider.name, schema: schema, dto: dto(from:),
                                       checkEnvelope: checkEnvelope(_:atEnd:))
 
-    /// A reader that checks the envelope and passes each record to `body`. Feed it chunks,
-    /// then call `finish()`.
-    public static func makeReader(_ body: @escaping (AccidentDTO) throws -> Void) -> XMLRecordReader {
-        format.makeReader(body)
-    }
-
     /// Reads a whole response file, streaming.
     /// - Throws: ``FeedError`` (`apiError` for headerCd ≠ 0, `gatewayError`/`invalidKey`/
     ///   `quotaExceeded` for a gateway envelope, `malformedBody`, `unexpectedResponse`), or what

@@ -129,10 +129,6 @@ public enum ITSXMLReader {
     static let format = XMLFeedFormat(provider: ITSProvider.name, schema: schema, dto: dto(from:),
                                       checkEnvelope: { envelope, _ in try checkEnvelope(envelope) })
 
-    public static func makeReader(_ body: @escaping (EventInfoDTO) throws -> Void) -> XMLRecordReader {
-        format.makeReader(body)
-    }
-
     public static func read(file: URL, _ body: (EventInfoDTO) throws -> Void) throws {
         try format.read(file: file, body)
     }
