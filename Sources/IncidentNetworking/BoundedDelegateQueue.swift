@@ -46,4 +46,3 @@ final class BoundedDelegateQueue: OperationQueue, @unchecked Sendable {
         }
     }
 }
-

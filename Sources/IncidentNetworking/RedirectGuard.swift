@@ -67,4 +67,3 @@ enum RedirectGuard {
         return (String(text[..<index]), String(text[text.index(after: index)...]))
     }
 }
-

@@ -318,4 +318,3 @@ final class Transfer: @unchecked Sendable {
         }
     }
 }
-
