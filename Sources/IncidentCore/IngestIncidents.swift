@@ -42,7 +42,7 @@ public struct IngestIncidents: Sendable {
                         // Cheap atomic load; lets SIGTERM stop a long read promptly.
                         if Task.isCancelled { throw CancellationError() }
                         switch record {
-                        case .incident(let incident): try sink.upsert(incident)
+                        case .incident(let incident): try sink.upsert(incident.normalizedToNFC())
                         case .rejected(let rejected): try sink.reject(rejected)
                         }
                     }

@@ -55,7 +55,7 @@ extension SQLiteStore: IncidentReader {
         }
         if let road = query.roadContains {
             conditions.append("instr(road, :road) > 0")
-            arguments["road"] = .text(road)
+            arguments["road"] = .text(road.nfc)
         }
         for (name, box) in [("bbox", query.boundingBox), ("near", query.near.map { BoundingBox.around($0, meters: query.radiusMeters) })] {
             guard let box else { continue }
@@ -67,7 +67,7 @@ extension SQLiteStore: IncidentReader {
         }
         if let search = query.search {
             let indexedThrough = try db.scalarInt("SELECT indexed_through FROM search_index_state") ?? 0
-            for (index, term) in search.split(whereSeparator: \.isWhitespace).map(String.init).enumerated() {
+            for (index, term) in search.nfc.split(whereSeparator: \.isWhitespace).map(String.init).enumerated() {
                 // Each term must occur in the description or the location (LIKE: ASCII letters
                 // match either case). Terms of 3+ characters first narrow the rows through the
                 // trigram index; rows the index has not reached yet are checked directly.
@@ -87,17 +87,18 @@ extension SQLiteStore: IncidentReader {
         return (conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND "), arguments)
     }
 
-    /// An FTS5 query that every row containing `term` matches: its 3-character windows
-    /// ANDed (the index keeps no positions, so a multi-token phrase cannot be asked for; the
-    /// LIKE that follows checks the exact substring). Nil for terms shorter than a trigram.
+    /// An FTS5 query that every row containing `term` matches: its 3-code-point windows
+    /// ANDed (the trigram tokenizer works on Unicode code points, not on user-perceived
+    /// characters; the index keeps no positions, so a multi-token phrase cannot be asked for;
+    /// the LIKE that follows checks the exact substring). Nil for terms shorter than a trigram.
     static func trigramQuery(_ term: String) -> String? {
-        let characters = Array(term)
+        let characters = Array(term.unicodeScalars).map(String.init)
         guard characters.count >= 3 else { return nil }
         // Windows that do not overlap, plus the last one, are enough to narrow the candidates.
         var starts = Array(stride(from: 0, through: characters.count - 3, by: 3))
         if starts.last != characters.count - 3 { starts.append(characters.count - 3) }
         return starts.map { start in
-            "\"" + String(characters[start..<start + 3]).replacingOccurrences(of: "\"", with: "\"\"") + "\""
+            "\"" + characters[start..<start + 3].joined().replacingOccurrences(of: "\"", with: "\"\"") + "\""
         }.joined(separator: " AND ")
     }
 
