@@ -1,5 +1,6 @@
 import Foundation
 import IncidentCore
+import IncidentFeeds
 
 /// What a command needs from the process: environment, clock, output. Tests build their own.
 public struct Context: Sendable {
@@ -16,7 +17,9 @@ public struct Context: Sendable {
 
     /// The real process: its environment, the system clock, stdout.
     public static func live() -> Context {
-        Context(environment: ProcessInfo.processInfo.environment, clock: .system, output: { text in
+        // Key values are hidden in every text from the start, not only once a request is built.
+        ProviderRegistry.registerKeyParameterNames()
+        return Context(environment: ProcessInfo.processInfo.environment, clock: .system, output: { text in
             FileHandle.standardOutput.write(Data(text.utf8))
         })
     }

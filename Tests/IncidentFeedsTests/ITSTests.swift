@@ -187,4 +187,12 @@ struct ITSTests {
         #expect(source.options[ITSProvider.eventType] == "all")
         #expect(ProviderRegistry.describeOptions(of: source) == ["bbox=126.76,37.41,127.18,37.7", "format=xml"])
     }
+
+    @Test("each provider's key parameter names are registered at startup, so their values are hidden before any request")
+    func keyParameterNames() {
+        #expect(GITSProvider.keyParameterNames == ["serviceKey"])
+        #expect(ITSProvider.keyParameterNames == ["apiKey"])
+        ProviderRegistry.registerKeyParameterNames()
+        #expect(Redaction.redact("http://h/x?serviceKey=abc%2B1&apiKey=def-2&type=all") == "http://h/x?serviceKey=REDACTED&apiKey=REDACTED&type=all")
+    }
 }

@@ -40,7 +40,7 @@ struct Configuration: Sendable {
     /// The fields of the file's top level.
     static let fields = ["database", "deadline", "retention", "concurrency", "sources"]
     /// The fields every source may have, whatever its provider.
-    static let sourceFields = ["name", "provider", "keyEnv", "keyFile", "baseURL", "interval", "timeout", "retry"]
+    static let sourceFields = ["name", "provider", "keyEnv", "keyFile", "baseURL", "interval", "timeout", "attemptTimeout", "retry"]
     /// The fields of a source's `retry`.
     static let retryFields = ["maxRetries", "baseDelay", "factor", "maxDelay", "jitter", "maxRetryAfter"]
 
@@ -116,7 +116,7 @@ struct Configuration: Sendable {
             throw ConfigurationError("\(place): unknown provider '\(providerName)' (known: \(ProviderRegistry.names.joined(separator: ", ")))")
         }
         try source.refuseUnknownFields(known: sourceFields + provider.options.map(\.name), what: " for provider \(providerName)")
-        var definition = SourceDefinition(name: try source.requiredText("name").precomposedStringWithCanonicalMapping,
+        var definition = SourceDefinition(name: try source.requiredText("name").nfc,
                                           provider: providerName)
         switch (try source.text("keyEnv"), try source.text("keyFile")) {
         case (let variable?, nil):
@@ -149,6 +149,8 @@ struct Configuration: Sendable {
                   url.host != nil else {
                 throw ConfigurationError("\(place): baseURL '\(Redaction.redact(text))' is not an http(s) URL")
             }
+            // A password in the URL (`http://user:secret@proxy/…`) is a secret like a key.
+            Redaction.register(passwordIn: url)
             definition.baseURL = url
         }
         if let seconds = try source.duration("interval") {
@@ -156,6 +158,9 @@ struct Configuration: Sendable {
         }
         if let seconds = try source.duration("timeout") {
             definition.requestTimeoutSeconds = Double(seconds)
+        }
+        if let seconds = try source.duration("attemptTimeout") {
+            definition.attemptTimeoutSeconds = Double(seconds)
         }
         if let retry = try source.object("retry") {
             definition.retryPolicy = try retryPolicy(retry)

@@ -27,7 +27,7 @@ public enum QueryTool {
 
     static let active = Flag("active", help: "Only incidents still listed by their source and not ended by the provider.")
     static let source = RepeatingOption<String>("source", placeholder: "name", help: "Only this source (repeatable).",
-                                                what: "a source name") { $0.nonEmptyTrimmed?.precomposedStringWithCanonicalMapping }
+                                                what: "a source name") { $0.nonEmptyTrimmed?.nfc }
     static let category = RepeatingOption<IncidentCategory>(
         "category", placeholder: IncidentCategory.allCases.map(\.rawValue).joined(separator: "|"), help: "Only this category (repeatable).",
         what: "one of \(IncidentCategory.allCases.map(\.rawValue).joined(separator: ", "))") { IncidentCategory(rawValue: $0) }
@@ -37,7 +37,7 @@ public enum QueryTool {
     /// Text compared with stored text, which is NFC: normalized to NFC too, so that decomposed
     /// Hangul (as some clipboards produce) finds what it looks like.
     static let road = ValueOption<String>("road", placeholder: "text", help: "The road name contains this text (e.g. 경부).",
-                                          what: "a text") { $0.nonEmptyTrimmed?.precomposedStringWithCanonicalMapping }
+                                          what: "a text") { $0.nonEmptyTrimmed?.nfc }
     static let bbox = ValueOption<BoundingBox>("bbox", placeholder: "minLon,minLat,maxLon,maxLat",
                                                help: "Only positions inside this WGS84 box.", what: "a box") { try ValueParsers.boundingBox($0) }
     static let near = ValueOption<Coordinate>("near", placeholder: "lat,lon", help: "Only positions within --radius of this WGS84 point.",
@@ -46,7 +46,7 @@ public enum QueryTool {
                                             what: "a distance") { try ValueParsers.distance($0) }
     static let search = ValueOption<String>("search", placeholder: "text",
                                             help: "Every word occurs in the description or location (full-text).",
-                                            what: "a text") { $0.nonEmptyTrimmed?.precomposedStringWithCanonicalMapping }
+                                            what: "a text") { $0.nonEmptyTrimmed?.nfc }
 
     static let filterOptions: [any OptionDeclaration] = [active, source, category, since, until, seenSince, road, bbox, near, radius, search]
 

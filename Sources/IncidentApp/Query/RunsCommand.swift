@@ -4,7 +4,7 @@ import IncidentCore
 /// `incidents runs`: the run log, newest first.
 enum RunsCommand {
     static let source = ValueOption<String>("source", placeholder: "name", help: "Only this source.",
-                                            what: "a source name") { $0.nonEmptyTrimmed?.precomposedStringWithCanonicalMapping }
+                                            what: "a source name") { $0.nonEmptyTrimmed?.nfc }
     static let failuresFirst = Flag("failures-first", help: "Failed, cancelled and skipped runs before those that stored records.")
     static let limit = CommonOptions.limit(help: "At most this many runs.", default: "20")
     static let format = ValueOption<TableOrJSON>(choice: "format", help: "Output format.", default: "table")

@@ -31,7 +31,7 @@ enum IngestCommand {
     }
 
     static func run(_ arguments: ParsedArguments, _ context: Context) async throws {
-        let sourceName = try arguments.required(source, "a source or provider name").precomposedStringWithCanonicalMapping
+        let sourceName = try arguments.required(source, "a source or provider name").nfc
         let filePath = try arguments.required(file, "the saved response")
         let logger = try arguments.logger(context)
         let zone = try arguments.timeZone()

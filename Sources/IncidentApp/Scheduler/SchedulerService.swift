@@ -35,6 +35,7 @@ struct SchedulerService: Sendable {
         self.permits = PollPermits(concurrency)
         self.makeClient = makeClient ?? { source in
             URLSessionHTTPClient(configuration: NetworkConfiguration(requestTimeout: source.requestTimeoutSeconds,
+                                                                     attemptTimeout: source.attemptTimeoutSeconds,
                                                                      retryPolicy: source.retryPolicy),
                                  onEvent: { Self.logHTTPEvent($0, logger: logger) })
         }

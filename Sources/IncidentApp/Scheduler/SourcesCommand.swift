@@ -19,7 +19,7 @@ enum SourcesCommand {
     static func run(_ arguments: ParsedArguments, _ context: Context) throws {
         let configuration = try SchedulerTool.loadConfiguration(arguments, context, requireKeys: false)
         let path = try context.databasePath(arguments, configured: configuration.database)
-        if let name = try arguments.value(clearQuota)?.precomposedStringWithCanonicalMapping {
+        if let name = try arguments.value(clearQuota)?.nfc {
             guard configuration.sources.contains(where: { $0.name == name }) else {
                 throw UsageError("--clear-quota: no configured source is named '\(name)'")
             }

@@ -14,6 +14,11 @@ public protocol FeedProvider: Sendable {
     /// default, check and help (``ProviderOption``). Any other field is refused.
     static var options: [any ProviderOptionDeclaration] { get }
 
+    /// The query parameters (or headers) that carry this provider's key: registered with
+    /// `Redaction` at startup (``ProviderRegistry/registerKeyParameterNames()``), so their
+    /// values are hidden in any text, even before the first request is built.
+    static var keyParameterNames: [String] { get }
+
     /// The request for one poll of `source`, built from its key and options.
     /// - Throws: ``FeedError`` `missingKey` when the source has no key.
     static func router(for source: SourceDefinition) throws -> any Router
@@ -52,6 +57,13 @@ public enum ProviderRegistry {
     public static let all: [any FeedProvider.Type] = [GITSProvider.self, ITSProvider.self]
 
     public static var names: [String] { all.map { $0.name } }
+
+    /// Registers every provider's key parameter names with `Redaction`. Call once at startup.
+    public static func registerKeyParameterNames() {
+        for provider in all {
+            for name in provider.keyParameterNames { Redaction.register(keyParameterName: name) }
+        }
+    }
 
     public static func provider(named name: String) -> (any FeedProvider.Type)? {
         all.first { $0.name == name }

@@ -18,6 +18,9 @@ public struct SourceDefinition: Sendable, Equatable {
     public var intervalSeconds: Int64 = 300
     /// Seconds an HTTP request may wait for the response to start or for more body bytes.
     public var requestTimeoutSeconds: Double = 30
+    /// Seconds one HTTP attempt may take in all, however steadily bytes arrive (a server that
+    /// trickles its answer never trips the idle timeout above).
+    public var attemptTimeoutSeconds: Double = 300
     /// When and how failed HTTP requests are retried.
     public var retryPolicy: RetryPolicy = .default
     /// The provider's options (``FeedProvider/options``) this source sets.

@@ -17,6 +17,7 @@ public enum GITSProvider: FeedProvider {
 
     /// GITS always answers the whole province, in XML: it takes no options.
     public static let options: [any ProviderOptionDeclaration] = []
+    public static let keyParameterNames = [GITSRouter.keyParameter]
 
     public static func router(for source: SourceDefinition) throws -> any Router {
         guard let key = source.key else {

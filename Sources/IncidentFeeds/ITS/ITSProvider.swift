@@ -36,6 +36,7 @@ public enum ITSProvider: FeedProvider {
         help: "response format asked for (`getType`); the answer is read whatever format it comes in")
 
     public static let options: [any ProviderOptionDeclaration] = [bbox, roadType, eventType, format]
+    public static let keyParameterNames = [ITSRouter.keyParameter]
 
     public static func router(for source: SourceDefinition) throws -> any Router {
         guard let key = source.key else {

@@ -28,6 +28,8 @@ public enum ITSRouter: Router {
     }
 
     public static let defaultBaseURL = URL(constant: "https://openapi.its.go.kr:9443/")
+    /// The query parameter that carries the API key.
+    public static let keyParameter = "apiKey"
 
     public var baseURL: URL {
         switch self { case .eventInfo(_, _, let baseURL): baseURL ?? Self.defaultBaseURL }
@@ -41,7 +43,7 @@ public enum ITSRouter: Router {
         switch self {
         case let .eventInfo(key, p, _):
             .queryParameters([
-                .key("apiKey", key), .text("type", p.type), .text("eventType", p.eventType),
+                .key(Self.keyParameter, key), .text("type", p.type), .text("eventType", p.eventType),
                 .text("minX", Self.degrees(p.bbox[0])), .text("maxX", Self.degrees(p.bbox[2])),
                 .text("minY", Self.degrees(p.bbox[1])), .text("maxY", Self.degrees(p.bbox[3])),
                 .text("getType", p.getType),
