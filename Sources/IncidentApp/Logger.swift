@@ -23,7 +23,7 @@ struct Logger: Sendable {
     var write: @Sendable (String) -> Void
 
     init(format: Format = .logfmt, verbose: Bool = false, clock: UTCClock,
-                write: @escaping @Sendable (String) -> Void = StandardError.writeLine) {
+         write: @escaping @Sendable (String) -> Void = StandardError.writeLine) {
         self.format = format
         self.verbose = verbose
         self.clock = clock

@@ -31,7 +31,7 @@ struct Option: Sendable {
     }
 
     static func value(_ name: String, short: Character? = nil, placeholder: String, help: String,
-                             default defaultDescription: String? = nil) -> Option {
+                      default defaultDescription: String? = nil) -> Option {
         Option(name: name, short: short, kind: .value(placeholder: placeholder), help: help,
                defaultDescription: defaultDescription)
     }
@@ -83,7 +83,7 @@ struct ValueOption<Value: Sendable>: OptionDeclaration {
     let convert: @Sendable (String) throws -> Value?
 
     init(_ name: String, short: Character? = nil, placeholder: String, help: String, default defaultDescription: String? = nil,
-                what: String, convert: @escaping @Sendable (String) throws -> Value?) {
+         what: String, convert: @escaping @Sendable (String) throws -> Value?) {
         option = .value(name, short: short, placeholder: placeholder, help: help, default: defaultDescription)
         self.what = what
         self.convert = convert
@@ -113,7 +113,7 @@ struct RepeatingOption<Value: Sendable>: OptionDeclaration {
     let convert: @Sendable (String) throws -> Value?
 
     init(_ name: String, placeholder: String, help: String, what: String,
-                convert: @escaping @Sendable (String) throws -> Value?) {
+         convert: @escaping @Sendable (String) throws -> Value?) {
         option = .repeating(name, placeholder: placeholder, help: help)
         self.what = what
         self.convert = convert
@@ -197,8 +197,8 @@ public struct Command: Sendable {
     var run: (@Sendable (ParsedArguments) async throws -> Void)?
 
     init(name: String, abstract: String, discussion: String? = nil, options: [any OptionDeclaration] = [],
-                positionals: [Positional] = [], subcommands: [Command] = [],
-                run: (@Sendable (ParsedArguments) async throws -> Void)? = nil) {
+         positionals: [Positional] = [], subcommands: [Command] = [],
+         run: (@Sendable (ParsedArguments) async throws -> Void)? = nil) {
         self.name = name
         self.abstract = abstract
         self.discussion = discussion

@@ -19,10 +19,10 @@ enum CommonOptions {
         what: "a path") { $0.isEmpty ? nil : $0 }
 
     static let logFormat = ValueOption<Logger.Format>(choice: "log-format", help: "Format of the log lines on stderr.",
-                                                             default: "logfmt")
+                                                      default: "logfmt")
 
     static let verbose = Flag("verbose", short: "v",
-                                     help: "Also log HTTP attempts that succeeded at once (retries and failures are always logged).")
+                              help: "Also log HTTP attempts that succeeded at once (retries and failures are always logged).")
 
     static let dryRun = Flag("dry-run", help: "Fetch and parse, then roll back: report what would be written, write nothing.")
 
