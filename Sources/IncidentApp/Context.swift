@@ -8,6 +8,8 @@ public struct Context: Sendable {
     public var clock: UTCClock
     /// Writes data (the command's result) to stdout.
     public var output: @Sendable (String) -> Void
+    /// This machine's name (gethostname(2)), recorded with each run; nil in tests.
+    var host: String?
 
     public init(environment: [String: String], clock: UTCClock, output: @escaping @Sendable (String) -> Void) {
         self.environment = environment
@@ -19,9 +21,14 @@ public struct Context: Sendable {
     public static func live() -> Context {
         // Key values are hidden in every text from the start, not only once a request is built.
         ProviderRegistry.registerKeyParameterNames()
-        return Context(environment: ProcessInfo.processInfo.environment, clock: .system, output: { text in
+        var context = Context(environment: ProcessInfo.processInfo.environment, clock: .system, output: { text in
             FileHandle.standardOutput.write(Data(text.utf8))
         })
+        var name = [CChar](repeating: 0, count: 256)
+        if gethostname(&name, name.count - 1) == 0 {
+            context.host = String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        }
+        return context
     }
 
     /// The database path: `--database`, else `$INCIDENTS_DATABASE`, else the configuration's

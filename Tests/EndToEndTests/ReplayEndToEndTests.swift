@@ -36,6 +36,9 @@ struct ReplayEndToEndTests {
         #expect(runs.map { $0["origin"] as? String } == ["file", "file"])
         #expect(runs.map { $0["file"] as? String } == [Self.later, Self.three])
         #expect(runs.map { $0["observed_at"] as? String } == ["2024-01-01T01:00:00Z", "2024-01-01T00:10:00Z"])
+        let host = ProcessInfo.processInfo.environment["HOSTNAME"] ?? (try? String(contentsOfFile: "/etc/hostname", encoding: .utf8))?
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(runs.allSatisfy { ($0["host"] as? String) == host }, "the host that ran each replay: \(runs.map { $0["host"] ?? "-" })")
         let table = try run("incidents", ["runs", "--database", ws.database], environment: ["COLUMNS": "200"]).stdout
         #expect(table.split(separator: "\n").dropFirst().allSatisfy { $0.contains(" succeeded  incidents_") }, "\(table)")
         #expect(table.contains("incidents_2_later.xml") && table.contains("incidents_3.xml"))

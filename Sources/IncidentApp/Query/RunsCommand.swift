@@ -17,7 +17,8 @@ enum RunsCommand {
             ORIGIN is `live` for a poll of the API, or the name of a replayed file (ingest --file). STATUS
             incomplete means the records were stored but nothing was cleared; DETAIL says why, and holds the
             error of a run that stored nothing. REJECTED counts records set aside with their reason.
-            --format json adds the file's path, when the response was observed, duplicates and warnings.
+            --format json adds the file's path, when the response was observed, duplicates, warnings and
+            the host that ran the poll.
             """,
             options: QueryTool.databaseOptions + [source, failuresFirst, limit, format, CommonOptions.timeZone],
             run: { arguments in try run(arguments, context) })
@@ -70,7 +71,7 @@ enum RunsCommand {
             ("updated", .integer(Int64(c.updated))), ("unchanged", .integer(Int64(c.unchanged))),
             ("reopened", .integer(Int64(c.reopened))), ("cleared", .integer(Int64(c.cleared))),
             ("rejected", .integer(Int64(c.rejected))), ("duplicates", .integer(Int64(c.duplicates))),
-            ("error", .text(run.error)), ("warnings", .texts(run.warnings)),
+            ("error", .text(run.error)), ("warnings", .texts(run.warnings)), ("host", .text(run.host)),
         ]
     }
 }

@@ -60,7 +60,7 @@ enum IngestCommand {
                                                      complete: arguments[complete])
             let cause = FirstError()
             let describe = ErrorText.describer(origin: feed.origin)
-            let ingest = IngestIncidents(store: store, clock: context.clock, describe: { error in
+            let ingest = IngestIncidents(store: store, clock: context.clock, host: context.host, describe: { error in
                 cause.keep(error)
                 return describe(error)
             })

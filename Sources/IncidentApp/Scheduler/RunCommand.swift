@@ -51,7 +51,7 @@ enum RunCommand {
         let configuration = try SchedulerTool.loadConfiguration(arguments, context, requireKeys: true)
         let path = try context.databasePath(arguments, configured: configuration.database)
         try await SchedulerTool.withStore(path: path, context: context) { store in
-            let service = SchedulerService(store: store, clock: context.clock, logger: logger, dryRun: dryRun,
+            let service = SchedulerService(store: store, clock: context.clock, host: context.host, logger: logger, dryRun: dryRun,
                                            metricsFile: metricsPath, concurrency: concurrencyLimit ?? configuration.concurrency)
             if arguments[loop] {
                 await PollingLoop(service: service, heartbeatSeconds: heartbeatSeconds).run(configuration) {

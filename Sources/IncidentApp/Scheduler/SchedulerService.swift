@@ -14,6 +14,8 @@ import Synchronization
 struct SchedulerService: Sendable {
     let store: Stores.Writable
     let clock: UTCClock
+    /// Recorded with each run.
+    let host: String?
     let logger: Logger
     let dryRun: Bool
     let metricsFile: String?
@@ -24,10 +26,11 @@ struct SchedulerService: Sendable {
     let timing: PollTiming
     let permits: PollPermits
 
-    init(store: Stores.Writable, clock: UTCClock, logger: Logger, dryRun: Bool = false, metricsFile: String? = nil,
+    init(store: Stores.Writable, clock: UTCClock, host: String? = nil, logger: Logger, dryRun: Bool = false, metricsFile: String? = nil,
          concurrency: Int, timing: PollTiming = .live, makeClient: (@Sendable (SourceDefinition) -> any HTTPClient)? = nil) {
         self.store = store
         self.clock = clock
+        self.host = host
         self.logger = logger
         self.dryRun = dryRun
         self.metricsFile = metricsFile
@@ -42,7 +45,7 @@ struct SchedulerService: Sendable {
     }
 
     var ingest: IngestIncidents {
-        IngestIncidents(store: store, clock: clock, describe: ErrorText.describer(origin: .live))
+        IngestIncidents(store: store, clock: clock, host: host, describe: ErrorText.describer(origin: .live))
     }
 
     /// Polls `source` once over HTTP, then logs the run.

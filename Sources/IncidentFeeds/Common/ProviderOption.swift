@@ -31,6 +31,8 @@ public enum ConfigValue: Equatable, Sendable, Decodable {
 }
 
 /// A Swift type that a provider option can hold, and how it is written in the configuration.
+/// Text, numbers, whole numbers and lists of numbers conform here; a provider whose option
+/// needs another type adds its conformance in its own folder.
 public protocol ProviderOptionValue: Sendable, Equatable {
     /// What the README and error messages call the type: `text`, `a number`, `a list of numbers`.
     static var typeName: String { get }
@@ -69,16 +71,6 @@ extension Int: ProviderOptionValue {
     }
     public var config: ConfigValue { .number(Double(self)) }
     public var displayText: String { String(self) }
-}
-
-extension Bool: ProviderOptionValue {
-    public static var typeName: String { "true or false" }
-    public init?(config: ConfigValue) {
-        guard case .bool(let flag) = config else { return nil }
-        self = flag
-    }
-    public var config: ConfigValue { .bool(self) }
-    public var displayText: String { self ? "true" : "false" }
 }
 
 extension Array: ProviderOptionValue where Element == Double {
