@@ -108,7 +108,7 @@ struct SchedulerService: Sendable {
             deadline.passed.withLock { $0 = true }
             logger.log(.error, "run.deadline_exceeded", [
                 "deadline": ValueParsers.durationText(deadlineSeconds),
-                "detail": "the run took longer than its deadline; the sources still running were cancelled and stored nothing",
+                "detail": "the run took longer than its deadline; the sources still running were cancelled and stored nothing, those not started were skipped",
             ])
             work.cancel()
         }

@@ -34,6 +34,15 @@ public struct SourceDefinition: Sendable, Equatable {
     }
 }
 
+extension SourceDefinition {
+    /// The key, for a request.
+    /// - Throws: ``FeedError`` `missingKey` when the source has none (a file replay's source).
+    public func requiredKey() throws -> APIKey {
+        guard let key else { throw FeedError(.missingKey, provider: provider, message: "source '\(name)' has no API key") }
+        return key
+    }
+}
+
 extension URL {
     /// A URL from a literal written in this source code. A malformed literal is a programming
     /// error caught by the tests, not a runtime condition.

@@ -20,9 +20,7 @@ public enum GITSProvider: FeedProvider {
     public static let keyParameterNames = [GITSRouter.keyParameter]
 
     public static func router(for source: SourceDefinition) throws -> any Router {
-        guard let key = source.key else {
-            throw FeedError(.missingKey, provider: name, message: "source '\(source.name)' has no API key")
-        }
+        let key = try source.requiredKey()
         return GITSRouter.getIncidentInfo(key: key, baseURL: source.baseURL)
     }
 

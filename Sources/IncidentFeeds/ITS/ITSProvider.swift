@@ -39,9 +39,7 @@ public enum ITSProvider: FeedProvider {
     public static let keyParameterNames = [ITSRouter.keyParameter]
 
     public static func router(for source: SourceDefinition) throws -> any Router {
-        guard let key = source.key else {
-            throw FeedError(.missingKey, provider: name, message: "source '\(source.name)' has no API key")
-        }
+        let key = try source.requiredKey()
         let o = source.options
         let parameters = ITSRouter.EventInfoParameters(type: o[roadType], eventType: o[eventType], bbox: o[bbox], getType: o[format])
         return ITSRouter.eventInfo(key: key, parameters: parameters, baseURL: source.baseURL)
