@@ -8,15 +8,15 @@ import Testing
 struct ConcurrencyEndToEndTests {
     static let feed = TestPaths.fixture("gits/incidents_3.xml").path
 
-    static func config(_ ws: Workspace, _ server: LoopbackServer, names: [String], extra: String = "") throws -> String {
+    static func config(_ ws: Workspace, _ server: LoopbackServer, names: [String], extra: String = "") async throws -> String {
         let sources = names.map {
             #"{"name": "\#($0)", "provider": "gits", "keyEnv": "K", "baseURL": "\#(server.url("/\($0)/").absoluteString)", "retry": {"maxRetries": 0}}"#
         }
         return try ws.write("config.json", #"{"database": "\#(ws.database)", \#(extra)"sources": [\#(sources.joined(separator: ", "))]}"#)
     }
 
-    static func runs(_ ws: Workspace) throws -> [[String: Any]] {
-        let result = try run("incidents", ["runs", "--database", ws.database, "--format", "json"])
+    static func runs(_ ws: Workspace) async throws -> [[String: Any]] {
+        let result = try await run("incidents", ["runs", "--database", ws.database, "--format", "json"])
         return try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [[String: Any]] ?? []
     }
 
@@ -30,7 +30,7 @@ struct ConcurrencyEndToEndTests {
         let server = try await LoopbackServer.start(routes: routes)
         let ws = try Workspace()
         let started = Date()
-        let result = try run("incident-scheduler", ["run", "--once", "--config", try Self.config(ws, server, names: names)],
+        let result = try await run("incident-scheduler", ["run", "--once", "--config", try await Self.config(ws, server, names: names)],
                              environment: ["K": "concurrent+key="])
         let elapsed = Date().timeIntervalSince(started)
         #expect(result.status == 0, "\(result.stderr)")
@@ -43,7 +43,7 @@ struct ConcurrencyEndToEndTests {
         }
         // In turn the six would take 9 s (4 + 5 × 1); concurrently about 4.
         #expect(elapsed >= 4 && elapsed < 8, "took \(elapsed) s")
-        #expect(try Self.runs(ws).count == 6)
+        #expect(try await Self.runs(ws).count == 6)
         print("six sources, one 4 s and five 1 s answers, concurrency 4: \(String(format: "%.2f", elapsed)) s")
     }
 
@@ -56,13 +56,13 @@ struct ConcurrencyEndToEndTests {
             "/third/getIncidentInfo": [ResponseSpec(bodyFile: Self.feed)],
         ])
         let ws = try Workspace()
-        let result = try run("incident-scheduler", ["run", "--once", "--concurrency", "1", "--deadline", "2s",
-                                                    "--config", try Self.config(ws, server, names: names)],
+        let result = try await run("incident-scheduler", ["run", "--once", "--concurrency", "1", "--deadline", "2s",
+                                                    "--config", try await Self.config(ws, server, names: names)],
                              environment: ["K": "concurrent+key="])
         #expect(result.status == 1, "\(result.stderr)")
         #expect(result.stderr.contains("level=error event=run.deadline_exceeded deadline=2s"))
         #expect(try await server.requests().map(\.path) == ["/stuck/getIncidentInfo"])
-        let bySource = Dictionary(try Self.runs(ws).map { ($0["source"] as? String ?? "", $0) }, uniquingKeysWith: { a, _ in a })
+        let bySource = Dictionary(try await Self.runs(ws).map { ($0["source"] as? String ?? "", $0) }, uniquingKeysWith: { a, _ in a })
         #expect(bySource["stuck"]?["status"] as? String == "cancelled")
         for name in ["second", "third"] {
             #expect(bySource[name]?["status"] as? String == "skipped")
@@ -77,8 +77,8 @@ struct ConcurrencyEndToEndTests {
         for name in names { routes["/\(name)/getIncidentInfo"] = [ResponseSpec(bodyFile: Self.feed, delay: 1)] }
         let server = try await LoopbackServer.start(routes: routes)
         let ws = try Workspace()
-        let result = try run("incident-scheduler", ["run", "--once", "--config",
-                                                    try Self.config(ws, server, names: names, extra: #""concurrency": 1, "#)],
+        let result = try await run("incident-scheduler", ["run", "--once", "--config",
+                                                    try await Self.config(ws, server, names: names, extra: #""concurrency": 1, "#)],
                              environment: ["K": "concurrent+key="])
         #expect(result.status == 0, "\(result.stderr)")
         let times = try await server.requests().map(\.time).sorted()

@@ -4,7 +4,7 @@ import Testing
 
 /// The same kind of failure exits the same way, with the same kind of message, whichever
 /// command of either executable meets it (README, "Exit statuses").
-@Suite("End to end: exit statuses")
+@Suite("End to end: exit statuses", .serialized)
 struct ExitStatusTests {
     /// One row of the table: a command in a situation, its exit status and the start of its
     /// message. `$DB` is a database holding one poll, `$MISSING_DB` a path with no database,
@@ -95,9 +95,9 @@ struct ExitStatusTests {
     ]
 
     /// A workspace with every file the rows name.
-    static func paths() throws -> (Workspace, [String: String]) {
+    static func paths() async throws -> (Workspace, [String: String]) {
         let ws = try Workspace()
-        let seeded = try run("incident-scheduler", ["ingest", "--source", "gits", "--file", TestPaths.fixture("gits/incidents_3.xml").path,
+        let seeded = try await run("incident-scheduler", ["ingest", "--source", "gits", "--file", TestPaths.fixture("gits/incidents_3.xml").path,
                                                      "--database", ws.database])
         #expect(seeded.status == 0, "\(seeded.stderr)")
         let paths = [
@@ -118,9 +118,9 @@ struct ExitStatusTests {
     }
 
     @Test("each situation, each command: the exit status and the message", arguments: rows)
-    func table(row: Row) throws {
-        let (_, paths) = try Self.paths()
-        let result = try run(row.tool, row.arguments.map { Self.substitute($0, paths) }, environment: row.environment)
+    func table(row: Row) async throws {
+        let (_, paths) = try await Self.paths()
+        let result = try await run(row.tool, row.arguments.map { Self.substitute($0, paths) }, environment: row.environment)
         Self.expect(result, row, paths: paths)
     }
 
@@ -147,8 +147,8 @@ struct ExitStatusTests {
         ["run", "--once", "--database", "$DB"],
         ["prune", "--older-than", "1d", "--database", "$DB"],
     ])
-    func locked(arguments: [String]) throws {
-        let (ws, paths) = try Self.paths()
+    func locked(arguments: [String]) async throws {
+        let (ws, paths) = try await Self.paths()
         // A process holding the scheduler's lock (flock(2) on DATABASE.lock), as a running scheduler does.
         let holder = try RunningProcess(URL(fileURLWithPath: "/usr/bin/python3"), ["-c", """
             import fcntl, sys, time
@@ -157,13 +157,10 @@ struct ExitStatusTests {
             sys.stderr.write("locked\\n"); sys.stderr.flush()
             time.sleep(60)
             """, ws.database + ".lock"])
-        defer {
-            holder.send(SIGKILL)
-            _ = holder.wait(timeout: 10)
-        }
-        for _ in 0..<200 where !holder.stderrSoFar.contains("locked") { usleep(20_000) }
+        defer { holder.send(SIGKILL) }  // the kernel releases its lock when it dies
+        for _ in 0..<200 where !holder.stderrSoFar.contains("locked") { try await Task.sleep(for: .milliseconds(20)) }
         #expect(holder.stderrSoFar.contains("locked"))
-        let result = try run("incident-scheduler", arguments.map { Self.substitute($0, paths) }, environment: Self.key)
+        let result = try await run("incident-scheduler", arguments.map { Self.substitute($0, paths) }, environment: Self.key)
         Self.expect(result, Row(situation: "lock held", tool: "incident-scheduler", arguments: arguments, status: 75,
                                 event: "scheduler.locked", message: "another incident-scheduler is working on this database ($DB"),
                     paths: paths)

@@ -5,7 +5,7 @@ import Testing
 /// `incident-scheduler run --loop` against the loopback server, and its metrics file.
 @Suite("End to end: run --loop and metrics", .serialized)
 struct LoopEndToEndTests {
-    static func config(_ ws: Workspace, _ server: LoopbackServer, gitsInterval: String, itsInterval: String) throws -> String {
+    static func config(_ ws: Workspace, _ server: LoopbackServer, gitsInterval: String, itsInterval: String) async throws -> String {
         try ws.write("config.json", """
             {"sources": [
               {"name": "gits", "provider": "gits", "keyEnv": "LOOP_KEY", "baseURL": "\(server.url("/gits/").absoluteString)", "interval": "\(gitsInterval)"},
@@ -33,7 +33,7 @@ struct LoopEndToEndTests {
             "/its/eventInfo": [ResponseSpec(bodyFile: TestPaths.fixture("its/eventInfo_envelope_2items.json").path)],
         ])
         let ws = try Workspace()
-        let config = try Self.config(ws, server, gitsInterval: "1s", itsInterval: "1h")
+        let config = try await Self.config(ws, server, gitsInterval: "1s", itsInterval: "1h")
         let metrics = ws.directory.appendingPathComponent("incidents.prom").path
         let process = try RunningProcess(Executables.url("incident-scheduler"),
                                          ["run", "--loop", "--config", config, "--database", ws.database,
@@ -44,7 +44,7 @@ struct LoopEndToEndTests {
         #expect(try await server.requests(path: "/its/eventInfo").count == 1, "its (every hour) is polled once at the start")
 
         // SIGHUP with ITS now every 1 s: without the reload it would wait an hour.
-        _ = try Self.config(ws, server, gitsInterval: "1s", itsInterval: "1s")
+        _ = try await Self.config(ws, server, gitsInterval: "1s", itsInterval: "1s")
         process.send(SIGHUP)
         let itsPolled = try await Self.eventually { try await server.requests(path: "/its/eventInfo").count >= 3 }
         #expect(itsPolled, "its (every 1 s after the reload) was not polled 3 times in 20 s")
@@ -57,17 +57,17 @@ struct LoopEndToEndTests {
 
         let stopping = Date()
         process.send(SIGTERM)
-        let result = process.wait(timeout: 30)
+        let result = await process.finished(timeout: 30)
         #expect(Date().timeIntervalSince(stopping) < 5)
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stderr.contains("event=config.reloaded sources=2"))
         #expect(result.stderr.contains("event=scheduler.heartbeat"))
         #expect(result.stderr.contains("event=scheduler.stopped"))
-        let runs = try JSONSerialization.jsonObject(with: Data(try run("incidents", ["runs", "--database", ws.database, "--limit", "1000",
+        let runs = try JSONSerialization.jsonObject(with: Data(try await run("incidents", ["runs", "--database", ws.database, "--limit", "1000",
                                                                                        "--format", "json"]).stdout.utf8)) as? [[String: Any]] ?? []
         #expect(runs.count >= 6)
         #expect(runs.allSatisfy { ["succeeded", "cancelled"].contains($0["status"] as? String) }, "no run left open or failed")
-        #expect(try ws.listJSON().count == 5)
+        #expect(try await ws.listJSON().count == 5)
     }
 
     @Test("the metrics file parses as Prometheus text format and its values match ingest_runs")
@@ -85,12 +85,12 @@ struct LoopEndToEndTests {
             """)
         let metrics = ws.directory.appendingPathComponent("incidents.prom").path
         for _ in 0..<2 {
-            let result = try run("incident-scheduler", ["run", "--once", "--config", config, "--database", ws.database, "--metrics-file", metrics],
+            let result = try await run("incident-scheduler", ["run", "--once", "--config", config, "--database", ws.database, "--metrics-file", metrics],
                                  environment: ["LOOP_KEY": "k"])
             #expect(result.status == 1)
         }
         // Parsed by the Prometheus project's own parser (prometheus_client), as JSON samples.
-        let parsed = try RunningProcess(URL(fileURLWithPath: "/usr/bin/env"), ["python3", "-c", """
+        let parsed = await (try RunningProcess(URL(fileURLWithPath: "/usr/bin/env"), ["python3", "-c", """
             import json, sys
             from prometheus_client.parser import text_string_to_metric_families
             out = []
@@ -98,13 +98,13 @@ struct LoopEndToEndTests {
                 for s in family.samples:
                     out.append({"name": s.name, "labels": s.labels, "value": s.value, "type": family.type})
             print(json.dumps(out))
-            """, metrics]).wait()
+            """, metrics])).finished()
         #expect(parsed.status == 0, "\(parsed.stderr)")
         let samples = try #require(try JSONSerialization.jsonObject(with: Data(parsed.stdout.utf8)) as? [[String: Any]])
         func value(_ name: String, _ labels: [String: String]) -> Double? {
             samples.first { $0["name"] as? String == name && ($0["labels"] as? [String: String]) == labels }?["value"] as? Double
         }
-        let runs = try #require(try JSONSerialization.jsonObject(with: Data(try run("incidents", ["runs", "--database", ws.database,
+        let runs = try #require(try JSONSerialization.jsonObject(with: Data(try await run("incidents", ["runs", "--database", ws.database,
                                                                                                    "--format", "json"]).stdout.utf8)) as? [[String: Any]])
         let lastGits = try #require(runs.first { $0["source"] as? String == "gits" })
         let finished = try #require(ISO8601DateFormatter().date(from: lastGits["finished_at"] as? String ?? ""))
