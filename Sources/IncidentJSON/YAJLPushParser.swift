@@ -1,0 +1,217 @@
+internal import CYAJL
+
+/// Receives yajl's parse events (SAX style), in document order. Byte buffers are valid only
+/// during the call. Return false to stop the parse (the receiver keeps the reason).
+protocol JSONEventHandler: AnyObject {
+    func null() -> Bool
+    func bool(_ value: Bool) -> Bool
+    /// The number's text exactly as written.
+    func number(_ text: UnsafeBufferPointer<UInt8>) -> Bool
+    /// The string's UTF-8 bytes, escapes decoded.
+    func string(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool
+    func startObject() -> Bool
+    /// An object key's UTF-8 bytes, escapes decoded.
+    func key(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool
+    func endObject() -> Bool
+    func startArray() -> Bool
+    func endArray() -> Bool
+}
+
+/// Why `YAJLPushParser` stopped.
+enum YAJLStop: Error {
+    /// The document cannot be parsed, or a limit of the input filter was exceeded.
+    case error(JSONParseError)
+    /// The handler returned false; the position is just after the token that caused it.
+    case canceled(offset: Int, line: Int, column: Int)
+}
+
+/// A yajl 2.1 push parser behind `JSONInputFilter`: owns the yajl handle (freed in `deinit`),
+/// takes chunks of any size split anywhere, and turns yajl's results into `YAJLStop`.
+///
+/// yajl options (yajl_parse.h `yajl_config`): comments off, UTF-8 validation on (a second check
+/// behind the filter's repairs), trailing garbage, multiple values and partial values all off.
+/// Numbers come through the `yajl_number` callback as text, so none is converted to `Double`.
+final class YAJLPushParser {
+    private var handle: yajl_handle?
+    private let callbacks: UnsafeMutablePointer<yajl_callbacks>
+    private let context: UnsafeMutableRawPointer
+    let filter: JSONInputFilter
+
+    /// Largest piece filtered and given to yajl at once: bounds the filter's buffer for any
+    /// chunk size.
+    static let pieceSize = 256 * 1024
+
+    /// `handler` must outlive the parser (the parser keeps an unowned reference).
+    init(handler: any JSONEventHandler, limits: JSONLimits) {
+        filter = JSONInputFilter(limits: limits)
+        let box = UnsafeMutablePointer<HandlerBox>.allocate(capacity: 1)
+        box.initialize(to: HandlerBox(handler: handler))
+        context = UnsafeMutableRawPointer(box)
+        callbacks = .allocate(capacity: 1)
+        callbacks.initialize(to: makeCallbacks())
+    }
+
+    deinit {
+        if let handle { yajl_free(handle) }
+        callbacks.deinitialize(count: 1)
+        callbacks.deallocate()
+        context.assumingMemoryBound(to: HandlerBox.self).deinitialize(count: 1)
+        context.deallocate()
+    }
+
+    /// Filters and parses the next chunk; events for every token it completes are delivered
+    /// before it returns.
+    func parse(_ chunk: UnsafeRawBufferPointer) throws(YAJLStop) {
+        guard let base = chunk.baseAddress?.assumingMemoryBound(to: UInt8.self), chunk.count > 0 else { return }
+        var offset = 0
+        while offset < chunk.count {
+            let n = min(Self.pieceSize, chunk.count - offset)
+            let failure = filter.process(base + offset, n)
+            try feedReady()
+            if let failure { throw failureError(failure) }
+            offset += n
+        }
+    }
+
+    /// Ends the document: checks it ended after one complete value.
+    func finish() throws(YAJLStop) {
+        if let failure = filter.finish() {
+            try feedReady()
+            throw failureError(failure)
+        }
+        try feedReady()
+        let h = try currentHandle()
+        let status = yajl_complete_parse(h)
+        if status != yajl_status_ok {
+            let end = filter.position(ofOut: filter.count)
+            if status == yajl_status_client_canceled {
+                throw .canceled(offset: end.offset, line: end.line, column: end.column)
+            }
+            let text = yajlMessage(h)
+            if text.hasSuffix("premature EOF") {
+                let open = filter.openContainers
+                let message = open > 0
+                    ? "the document ended with \(open) object\(open == 1 ? "" : "s") or arrays still open: it is truncated"
+                    : "the document ended before its value was complete: it is truncated"
+                throw .error(JSONParseError(kind: .truncated, offset: end.offset, line: end.line, column: end.column, message: message))
+            }
+            throw .error(JSONParseError(kind: .malformed, offset: end.offset, line: end.line, column: end.column, message: describeYAJLError(text, near: nil)))
+        }
+    }
+
+    /// Forgets the document: a new yajl handle is made for the next one.
+    func reset() {
+        if let handle { yajl_free(handle) }
+        handle = nil
+        filter.reset()
+    }
+
+    // MARK: - Private
+
+    private func currentHandle() throws(YAJLStop) -> yajl_handle {
+        if let handle { return handle }
+        guard let h = yajl_alloc(callbacks, nil, context) else {
+            throw .error(JSONParseError(kind: .malformed, message: "yajl could not allocate a parser (out of memory)"))
+        }
+        _ = cyajl_config(h, yajl_allow_comments, 0)
+        _ = cyajl_config(h, yajl_dont_validate_strings, 0)
+        _ = cyajl_config(h, yajl_allow_trailing_garbage, 0)
+        _ = cyajl_config(h, yajl_allow_multiple_values, 0)
+        _ = cyajl_config(h, yajl_allow_partial_values, 0)
+        handle = h
+        return h
+    }
+
+    /// Gives yajl the filter's complete tokens, then drops them from the filter.
+    private func feedReady() throws(YAJLStop) {
+        let r = filter.ready
+        guard r > 0 else { return }
+        let h = try currentHandle()
+        let status = yajl_parse(h, filter.bytes, r)
+        if status != yajl_status_ok {
+            let consumed = Int(yajl_get_bytes_consumed(h))
+            if status == yajl_status_client_canceled {
+                let at = filter.position(ofOut: max(0, consumed - 1))
+                throw .canceled(offset: at.offset, line: at.line, column: at.column)
+            }
+            let text = yajlMessage(h)
+            // Lexical errors point at the offending byte; grammar errors just past the token.
+            let index = text.hasPrefix("lexical") ? consumed : max(0, consumed - 1)
+            let at = filter.position(ofOut: min(index, r))
+            let near: UInt8? = index < r ? filter.bytes[index] : nil
+            throw .error(JSONParseError(kind: .malformed, offset: at.offset, line: at.line, column: at.column,
+                                        message: describeYAJLError(text, near: near)))
+        }
+        filter.discard(r)
+    }
+
+    private func failureError(_ failure: JSONInputFilter.Failure) -> YAJLStop {
+        let at = filter.position(ofOut: failure.out)
+        return .error(JSONParseError(kind: failure.kind, offset: failure.original, line: at.line, column: at.column,
+                                     message: failure.message))
+    }
+
+    /// yajl's one-line message without the document text (`verbose` 0).
+    private func yajlMessage(_ h: yajl_handle) -> String {
+        guard let raw = yajl_get_error(h, 0, nil, 0) else { return "parse error" }
+        defer { yajl_free_error(h, raw) }
+        var text = String(cString: raw)
+        while text.last == "\n" { text.removeLast() }
+        return text
+    }
+}
+
+/// yajl's message made specific: which token, and what JSON allows instead.
+private func describeYAJLError(_ text: String, near: UInt8?) -> String {
+    var message = text
+    for prefix in ["lexical error: ", "parse error: "] where message.hasPrefix(prefix) {
+        message.removeFirst(prefix.count)
+    }
+    if message.hasSuffix(".") { message.removeLast() }
+    switch message {
+    case "invalid string in json text":
+        return "an invalid literal: expected true, false or null"
+    case "unallowed token at this point in JSON text":
+        if let near { return "unexpected \(describe(near)) here (a value, key or bracket is missing or extra)" }
+        return "unexpected token here (a value, key or bracket is missing or extra)"
+    case "trailing garbage":
+        return "data after the end of the JSON value: a JSON text is exactly one value (RFC 8259 §2)"
+    default:
+        return message
+    }
+}
+
+/// The handler, reachable from yajl's context pointer.
+private struct HandlerBox {
+    unowned(unsafe) let handler: any JSONEventHandler
+}
+
+@inline(__always)
+private func handler(_ ctx: UnsafeMutableRawPointer?) -> (any JSONEventHandler)? {
+    ctx?.assumingMemoryBound(to: HandlerBox.self).pointee.handler
+}
+
+@inline(__always)
+private func buffer(_ p: UnsafePointer<UInt8>?, _ n: Int) -> UnsafeBufferPointer<UInt8> {
+    UnsafeBufferPointer(start: n > 0 ? p : nil, count: p == nil ? 0 : n)
+}
+
+/// yajl's callback table: non-capturing closures that forward to the handler in the context.
+private func makeCallbacks() -> yajl_callbacks {
+    var c = yajl_callbacks()
+    c.yajl_null = { ctx in handler(ctx)?.null() == true ? 1 : 0 }
+    c.yajl_boolean = { ctx, value in handler(ctx)?.bool(value != 0) == true ? 1 : 0 }
+    c.yajl_integer = nil
+    c.yajl_double = nil
+    c.yajl_number = { ctx, text, length in
+        let bytes = UnsafeRawPointer(text)?.assumingMemoryBound(to: UInt8.self)
+        return handler(ctx)?.number(buffer(bytes, length)) == true ? 1 : 0
+    }
+    c.yajl_string = { ctx, text, length in handler(ctx)?.string(buffer(text, length)) == true ? 1 : 0 }
+    c.yajl_start_map = { ctx in handler(ctx)?.startObject() == true ? 1 : 0 }
+    c.yajl_map_key = { ctx, text, length in handler(ctx)?.key(buffer(text, length)) == true ? 1 : 0 }
+    c.yajl_end_map = { ctx in handler(ctx)?.endObject() == true ? 1 : 0 }
+    c.yajl_start_array = { ctx in handler(ctx)?.startArray() == true ? 1 : 0 }
+    c.yajl_end_array = { ctx in handler(ctx)?.endArray() == true ? 1 : 0 }
+    return c
+}
