@@ -45,6 +45,8 @@ let package = Package(
 
         .executableTarget(name: "incident-scheduler", dependencies: ["IncidentApp"]),
         .executableTarget(name: "incidents", dependencies: ["IncidentApp"]),
+        // Scripts/bench-json's reader: JSONRecordReader over one file, nothing else.
+        .executableTarget(name: "bench-json", dependencies: ["IncidentJSON"]),
 
         // Shared by the test targets: fixtures, the loopback HTTP server, process runner.
         .target(name: "TestSupport", path: "Tests/TestSupport"),

@@ -16,7 +16,39 @@
 /// The output (`bytes[0..<count]`) is RFC 8259 JSON text for every document yajl then accepts;
 /// `ready` bytes of it are whole tokens, to be given to yajl and then `discard`ed.
 /// `anchors` map output positions back to document offsets for error reports.
+///
+/// A class over a struct: the filter is called once per piece of input, and inside `process`
+/// the state is one `inout` value, with none of the per-access exclusivity checks of class
+/// properties.
 final class JSONInputFilter {
+    typealias Failure = FilterState.Failure
+    typealias Anchor = FilterState.Anchor
+    private var s: FilterState
+
+    init(limits: JSONLimits) { s = FilterState(limits: limits) }
+    deinit { s.deallocate() }
+
+    /// The filtered bytes not yet discarded; `bytes[0..<ready]` is complete tokens.
+    var bytes: UnsafeMutablePointer<UInt8> { s.bytes }
+    var count: Int { s.count }
+    /// Output bytes that are whole tokens: everything but a token the input ended inside.
+    var ready: Int { s.ready }
+    /// Nesting depth at the end of the input so far (exact for a valid prefix).
+    var openContainers: Int { s.openContainers }
+    var byteOrderMark: Bool { s.byteOrderMark }
+    /// Document bytes processed so far.
+    var consumed: Int { s.consumed }
+    var repairs: JSONRepairs { s.repairs }
+
+    func reset() { s.reset() }
+    func process(_ p: UnsafePointer<UInt8>, _ n: Int) -> Failure? { s.process(p, n) }
+    func finish() -> Failure? { s.finish() }
+    func discard(_ r: Int) { s.discard(r) }
+    func position(ofOut e: Int) -> (offset: Int, line: Int, column: Int) { s.position(ofOut: e) }
+}
+
+/// `JSONInputFilter`'s state and logic.
+struct FilterState {
     /// The filtered bytes not yet discarded; `bytes[0..<ready]` is complete tokens.
     private(set) var bytes: UnsafeMutablePointer<UInt8>
     private(set) var count = 0
@@ -25,6 +57,9 @@ final class JSONInputFilter {
     private let maxDepth: Int
     private let maxString: Int
     private let maxNumber: Int
+    /// `betweenClass` then `stringSpecial`, 256 bytes each: read through a pointer in the loop
+    /// (a global array costs a lazy-initialization check and a bounds check per byte).
+    private let tables: UnsafeMutablePointer<UInt8>
 
     private enum Mode { case start, between, string, bare }
     private var mode = Mode.start
@@ -82,9 +117,14 @@ final class JSONInputFilter {
         maxNumber = limits.maxNumberBytes
         capacity = 64 * 1024
         bytes = .allocate(capacity: capacity)
+        tables = .allocate(capacity: 512)
+        tables.initialize(from: betweenClass + stringSpecial, count: 512)
     }
 
-    deinit { bytes.deallocate() }
+    func deallocate() {
+        bytes.deallocate()
+        tables.deallocate()
+    }
 
     /// Output bytes that are whole tokens: everything but a token the input ended inside.
     var ready: Int {
@@ -98,7 +138,7 @@ final class JSONInputFilter {
     var openContainers: Int { depth }
 
     /// Forgets the document; keeps the buffer.
-    func reset() {
+    mutating func reset() {
         count = 0
         mode = .start
         depth = 0
@@ -121,9 +161,11 @@ final class JSONInputFilter {
     /// Filters the next `n` document bytes, appending to the output. Returns the first problem
     /// found, if any; the output then ends where it was found and `ready` excludes the token it
     /// is in. Must not be called again after a failure (until `reset`).
-    func process(_ p: UnsafePointer<UInt8>, _ n: Int) -> Failure? {
+    mutating func process(_ p: UnsafePointer<UInt8>, _ n: Int) -> Failure? {
         let base = consumed
         consumed += n
+        let between = UnsafePointer(tables)
+        let special = UnsafePointer(tables + 256)
         var i = 0
         var run = 0  // first input byte not yet copied to the output
         reserve(n)
@@ -179,8 +221,11 @@ final class JSONInputFilter {
             case .between:
                 while i < n {
                     let b = p[i]
-                    let c = betweenClass[Int(b)]
-                    if c == Class.space { i += 1; continue }
+                    let c = between[Int(b)]
+                    if c == Class.space {
+                        i += b == 0x20 && i + 8 <= n && allSpaces(p + i) ? 8 : 1
+                        continue
+                    }
                     if valueComplete {
                         return fail(.malformed, "data after the end of the JSON value (\(describe(b))): a JSON text is exactly one value (RFC 8259 §2)", at: i)
                     }
@@ -223,7 +268,8 @@ final class JSONInputFilter {
             case .bare:
                 let soFar = base + i - tokenStartOriginal
                 let stop = min(n, i + max(0, maxNumber + 1 - soFar))
-                while i < stop && betweenClass[Int(p[i])] == Class.bare { i += 1 }
+                while i + 8 <= stop && allDigits(p + i) { i += 8 }
+                while i < stop && between[Int(p[i])] == Class.bare { i += 1 }
                 let length = base + i - tokenStartOriginal
                 if length > maxNumber {
                     flush(i)
@@ -241,7 +287,8 @@ final class JSONInputFilter {
                     // Fast path: skip bytes that need nothing, within the length limit.
                     let soFar = base + i - tokenStartOriginal - 1
                     let stop = min(n, i + max(0, maxString + 1 - soFar))
-                    while i < stop && stringSpecial[Int(p[i])] == 0 { i += 1 }
+                    while i + 8 <= stop && !hasStringSpecial(p + i) { i += 8 }
+                    while i < stop && special[Int(p[i])] == 0 { i += 1 }
                 }
                 if base + i - tokenStartOriginal - 1 > maxString {
                     flush(i)
@@ -340,7 +387,7 @@ final class JSONInputFilter {
 
     /// Ends the document. Returns the problem when it ends inside a string or before any value;
     /// otherwise a number or literal at the very end becomes ready.
-    func finish() -> Failure? {
+    mutating func finish() -> Failure? {
         switch mode {
         case .start:
             if bomMatched > 0 {
@@ -362,16 +409,15 @@ final class JSONInputFilter {
     }
 
     /// Forgets the first `r` output bytes (given to yajl), keeping the mapping and line counts.
-    func discard(_ r: Int) {
+    mutating func discard(_ r: Int) {
         guard r > 0 else { return }
         // Lines: LF bytes in the discarded output, plus raw LFs repaired inside strings.
-        var lines = 0
-        var last = -1
-        for i in 0..<r where bytes[i] == 0x0A {
-            lines += 1
-            last = i
+        var lines = countNewlines(bytes, r)
+        if lines > 0 {
+            var last = r - 1
+            while bytes[last] != 0x0A { last -= 1 }
+            lineStartBeforeOut0 = max(lineStartBeforeOut0, original(ofOut: last) + 1)
         }
-        if last >= 0 { lineStartBeforeOut0 = max(lineStartBeforeOut0, original(ofOut: last) + 1) }
         var kept: [Anchor] = [Anchor(out: 0, original: original(ofOut: r), newline: false)]
         for anchor in anchors {
             if anchor.out <= r {
@@ -419,7 +465,7 @@ final class JSONInputFilter {
 
     // MARK: - Output helpers
 
-    private func reserve(_ extra: Int) {
+    private mutating func reserve(_ extra: Int) {
         guard count + extra > capacity else { return }
         var newCapacity = capacity * 2
         while newCapacity < count + extra { newCapacity *= 2 }
@@ -430,17 +476,17 @@ final class JSONInputFilter {
         capacity = newCapacity
     }
 
-    private func append(_ byte: UInt8) {
+    private mutating func append(_ byte: UInt8) {
         reserve(1)
         bytes[count] = byte
         count += 1
     }
 
-    private func appendReplacementCharacter() {
+    private mutating func appendReplacementCharacter() {
         append(0xEF); append(0xBF); append(0xBD)
     }
 
-    private func appendEscaped(controlCharacter b: UInt8) {
+    private mutating func appendEscaped(controlCharacter b: UInt8) {
         append(UInt8(ascii: "\\"))
         switch b {
         case 0x08: append(UInt8(ascii: "b"))
@@ -455,7 +501,7 @@ final class JSONInputFilter {
     }
 
     /// A `\uXXXX` escape just ended at the output's end (its backslash at `escapeStartOut`).
-    private func finishUnicodeEscape() {
+    private mutating func finishUnicodeEscape() {
         let value = hexValue
         let isLow = (0xDC00...0xDFFF).contains(value)
         if pendingHighOut >= 0 {
@@ -474,7 +520,7 @@ final class JSONInputFilter {
     }
 
     /// Rewrites the escape `\uDxxx` at output index `at` as `\uFFFD` (same length).
-    private func patchUnpaired(_ at: Int) {
+    private mutating func patchUnpaired(_ at: Int) {
         for k in 2..<6 { bytes[at + k] = k == 5 ? UInt8(ascii: "D") : UInt8(ascii: "F") }
         repairs.unpairedSurrogates += 1
     }
@@ -482,6 +528,69 @@ final class JSONInputFilter {
 
 private let utf8BOM: [UInt8] = [0xEF, 0xBB, 0xBF]
 private let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
+
+// Eight bytes at a time (SWAR). For a word `v`, `~(((v & 0x7F…) + 0x7F…) | v | 0x7F…)` has the
+// high bit set in exactly the zero bytes of `v`; `(v - 0x01…) & ~v & 0x80…` is non-zero when
+// some byte of `v` is zero (it may also flag bytes above that one, fine for "any").
+private let ones: UInt64 = 0x0101_0101_0101_0101
+private let highs: UInt64 = 0x8080_8080_8080_8080
+private let low7s: UInt64 = 0x7F7F_7F7F_7F7F_7F7F
+
+@inline(__always)
+private func load8(_ p: UnsafePointer<UInt8>) -> UInt64 {
+    UInt64(littleEndian: UnsafeRawPointer(p).loadUnaligned(as: UInt64.self))
+}
+
+/// True when the 8 bytes at `p` are all spaces (indentation).
+@inline(__always)
+private func allSpaces(_ p: UnsafePointer<UInt8>) -> Bool {
+    load8(p) == 0x2020_2020_2020_2020
+}
+
+/// True when the 8 bytes at `p` are all ASCII digits: each byte's high nibble is 3, and stays 3
+/// when 6 is added (so the low nibble is at most 9).
+@inline(__always)
+private func allDigits(_ p: UnsafePointer<UInt8>) -> Bool {
+    let w = load8(p)
+    let nibbles = ones &* 0xF0
+    return w & nibbles == ones &* 0x30 && (w &+ ones &* 0x06) & nibbles == ones &* 0x30
+}
+
+/// True when some of the 8 bytes at `p` needs a look inside a string: `"`, `\`, a byte below
+/// 0x20 or above 0x7F.
+@inline(__always)
+private func hasStringSpecial(_ p: UnsafePointer<UInt8>) -> Bool {
+    let w = load8(p)
+    let quote = w ^ (ones &* 0x22)
+    let backslash = w ^ (ones &* 0x5C)
+    let control = (w &- ones &* 0x20) & ~w
+    let found = ((quote &- ones) & ~quote) | ((backslash &- ones) & ~backslash) | control | w
+    return found & highs != 0
+}
+
+/// LF bytes in `p[0..<n]`: per word, the high bit of each LF byte moved to the low bit and
+/// summed bytewise; the byte sums are added up every 255 words, before one can overflow.
+private func countNewlines(_ p: UnsafePointer<UInt8>, _ n: Int) -> Int {
+    let lf = ones &* 0x0A
+    var count = 0
+    var i = 0
+    while i + 8 <= n {
+        var sums: UInt64 = 0
+        var words = 0
+        while words < 255 && i + 8 <= n {
+            let v = load8(p + i) ^ lf
+            sums &+= (~(((v & low7s) &+ low7s) | v | low7s)) >> 7
+            i += 8
+            words += 1
+        }
+        count += Int((sums &* ones) >> 56)
+    }
+    while i < n {
+        if p[i] == 0x0A { count += 1 }
+        i += 1
+    }
+    return count
+}
 
 /// Byte classes outside strings.
 private enum Class {

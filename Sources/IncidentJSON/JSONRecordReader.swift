@@ -62,7 +62,7 @@ public final class JSONRecordReader {
         self.schema = schema
         self.limits = limits
         extractor = RecordExtractor(schema: schema, limits: limits, onRecord: onRecord)
-        parser = YAJLPushParser(handler: extractor, limits: limits)
+        parser = YAJLPushParser(callbacks: RecordExtractor.callbacks, context: extractor.context, limits: limits)
     }
 
     /// The envelope read so far (values seen so far; nil until seen).

@@ -1,15 +1,80 @@
+internal import CYAJL
+
 /// Turns yajl's events into records and envelope values, following `JSONRecordSchema`.
 ///
 /// Three modes: *navigate* (containers on the way to a record or envelope path; few per
 /// document), *skip* (a subtree no path enters: only its depth is counted, nothing is kept) and
-/// *capture* (inside a record or envelope value: a `JSONValue` tree is built on a scratch stack;
-/// each finished container is copied out once, at its exact size).
-final class RecordExtractor: JSONEventHandler {
+/// *capture* (inside a record or envelope value: a `TreeBuilder` builds the `JSONValue`).
+///
+/// The state lives behind a pointer, which is also yajl's context pointer: each event goes from
+/// yajl straight to the state, with no reference counting and none of the dynamic exclusivity
+/// checks that stored properties of a class would cost.
+final class RecordExtractor {
     /// Why the extractor stopped the parse.
     enum Failure {
         case limit(JSONParseError.Kind, String)
         case thrown(any Error)
     }
+
+    private let state: UnsafeMutablePointer<ExtractorState>
+
+    init(schema: JSONRecordSchema, limits: JSONLimits, onRecord: @escaping (JSONRecord, JSONEnvelope) throws -> Void) {
+        state = .allocate(capacity: 1)
+        state.initialize(to: ExtractorState(schema: schema, limits: limits, onRecord: onRecord))
+    }
+
+    deinit {
+        state.pointee.builder.deallocate()
+        state.deinitialize(count: 1)
+        state.deallocate()
+    }
+
+    var envelope: JSONEnvelope { state.pointee.envelope }
+    var recordCount: Int { state.pointee.recordCount }
+    var recordCounts: [Int] { state.pointee.recordCounts }
+    var recordPathsFound: [Int] { state.pointee.recordPathsFound }
+    var failure: Failure? { state.pointee.failure }
+
+    func reset() { state.pointee.reset() }
+
+    /// The context pointer for `callbacks`.
+    var context: UnsafeMutableRawPointer { UnsafeMutableRawPointer(state) }
+
+    /// yajl's callback table for this extractor's `context`: non-capturing closures. Numbers
+    /// come through `yajl_number` as text (so `yajl_integer`/`yajl_double` are never used).
+    static var callbacks: yajl_callbacks {
+        var c = yajl_callbacks()
+        c.yajl_null = { ctx in extractor(ctx)?.pointee.null() == true ? 1 : 0 }
+        c.yajl_boolean = { ctx, value in extractor(ctx)?.pointee.bool(value != 0) == true ? 1 : 0 }
+        c.yajl_integer = nil
+        c.yajl_double = nil
+        c.yajl_number = { ctx, text, length in
+            let bytes = UnsafeRawPointer(text)?.assumingMemoryBound(to: UInt8.self)
+            return extractor(ctx)?.pointee.number(buffer(bytes, length)) == true ? 1 : 0
+        }
+        c.yajl_string = { ctx, text, length in extractor(ctx)?.pointee.string(buffer(text, length)) == true ? 1 : 0 }
+        c.yajl_start_map = { ctx in extractor(ctx)?.pointee.startContainer(isObject: true) == true ? 1 : 0 }
+        c.yajl_map_key = { ctx, text, length in extractor(ctx)?.pointee.key(buffer(text, length)) == true ? 1 : 0 }
+        c.yajl_end_map = { ctx in extractor(ctx)?.pointee.endContainer() == true ? 1 : 0 }
+        c.yajl_start_array = { ctx in extractor(ctx)?.pointee.startContainer(isObject: false) == true ? 1 : 0 }
+        c.yajl_end_array = { ctx in extractor(ctx)?.pointee.endContainer() == true ? 1 : 0 }
+        return c
+    }
+}
+
+@inline(__always)
+private func extractor(_ ctx: UnsafeMutableRawPointer?) -> UnsafeMutablePointer<ExtractorState>? {
+    ctx?.assumingMemoryBound(to: ExtractorState.self)
+}
+
+@inline(__always)
+private func buffer(_ p: UnsafePointer<UInt8>?, _ n: Int) -> UnsafeBufferPointer<UInt8> {
+    UnsafeBufferPointer(start: n > 0 ? p : nil, count: p == nil ? 0 : n)
+}
+
+/// `RecordExtractor`'s state and logic.
+struct ExtractorState {
+    typealias Failure = RecordExtractor.Failure
 
     private enum Step: Equatable {
         case key([UInt8])
@@ -57,12 +122,6 @@ final class RecordExtractor: JSONEventHandler {
         var matchedKeys: [(key: [UInt8], count: Int)] = []
     }
 
-    private struct BuildFrame {
-        var isObject: Bool
-        var valuesStart: Int
-        var keysStart: Int
-    }
-
     private let steps: [[Step]]
     private let pathNames: [String]
     private let recordPathCount: Int
@@ -78,6 +137,7 @@ final class RecordExtractor: JSONEventHandler {
     private(set) var recordCounts: [Int]
     private(set) var recordPathsFound: [Int]
     private(set) var failure: Failure?
+    var builder = TreeBuilder()
 
     // Navigation.
     private enum Mode { case navigate, skip, capture }
@@ -93,12 +153,7 @@ final class RecordExtractor: JSONEventHandler {
     private var captureRecordPath = -1
     private var captureEnvelopes: [Int] = []
     private var captureLocation = ""
-    private var scratch: [JSONValue] = []
-    private var keys: [String] = []
-    private var build: [BuildFrame] = []
     private var captureBytes = 0
-    /// Duplicate keys in the captured value: key, occurrences, where (relative to the value).
-    private var captureProblems: [(key: String, count: Int, place: String)] = []
 
     init(schema: JSONRecordSchema, limits: JSONLimits, onRecord: @escaping (JSONRecord, JSONEnvelope) throws -> Void) {
         let paths = schema.recordPaths + schema.envelopePaths
@@ -125,7 +180,7 @@ final class RecordExtractor: JSONEventHandler {
     /// The envelope read so far.
     var envelope: JSONEnvelope { JSONEnvelope(values: envelopeValues, problems: envelopeProblems) }
 
-    func reset() {
+    mutating func reset() {
         envelopeValues = Array(repeating: nil, count: envelopeValues.count)
         envelopeMatches = Array(repeating: 0, count: envelopeMatches.count)
         envelopeProblems = []
@@ -143,7 +198,7 @@ final class RecordExtractor: JSONEventHandler {
 
     // MARK: - Events
 
-    func null() -> Bool {
+    mutating func null() -> Bool {
         switch mode {
         case .capture: return add(.null, size: 4)
         case .skip: return true
@@ -151,7 +206,7 @@ final class RecordExtractor: JSONEventHandler {
         }
     }
 
-    func bool(_ value: Bool) -> Bool {
+    mutating func bool(_ value: Bool) -> Bool {
         switch mode {
         case .capture: return add(.bool(value), size: value ? 4 : 5)
         case .skip: return true
@@ -159,7 +214,7 @@ final class RecordExtractor: JSONEventHandler {
         }
     }
 
-    func number(_ text: UnsafeBufferPointer<UInt8>) -> Bool {
+    mutating func number(_ text: UnsafeBufferPointer<UInt8>) -> Bool {
         switch mode {
         case .capture: return add(.number(String(decoding: text, as: UTF8.self)), size: text.count)
         case .skip: return true
@@ -167,7 +222,7 @@ final class RecordExtractor: JSONEventHandler {
         }
     }
 
-    func string(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+    mutating func string(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         switch mode {
         case .capture: return add(.string(String(decoding: bytes, as: UTF8.self)), size: bytes.count + 2)
         case .skip: return true
@@ -177,15 +232,10 @@ final class RecordExtractor: JSONEventHandler {
         }
     }
 
-    func startObject() -> Bool { startContainer(isObject: true) }
-    func startArray() -> Bool { startContainer(isObject: false) }
-    func endObject() -> Bool { endContainer() }
-    func endArray() -> Bool { endContainer() }
-
-    func key(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+    mutating func key(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         switch mode {
         case .capture:
-            keys.append(String(decoding: bytes, as: UTF8.self))
+            builder.key(bytes)
             return grow(bytes.count + 2)
         case .skip:
             return true
@@ -196,10 +246,10 @@ final class RecordExtractor: JSONEventHandler {
 
     // MARK: - Containers
 
-    private func startContainer(isObject: Bool) -> Bool {
+    mutating func startContainer(isObject: Bool) -> Bool {
         switch mode {
         case .capture:
-            build.append(BuildFrame(isObject: isObject, valuesStart: scratch.count, keysStart: keys.count))
+            builder.startContainer(isObject: isObject)
             return grow(2)
         case .skip:
             skipDepth += 1
@@ -209,7 +259,7 @@ final class RecordExtractor: JSONEventHandler {
             var r = resolve(cursors, kind: isObject ? .object : .array, allowDefer: true)
             if r.captures {
                 startCapture(r, location: location)
-                build.append(BuildFrame(isObject: isObject, valuesStart: 0, keysStart: 0))
+                builder.startContainer(isObject: isObject)
                 return grow(2)
             }
             if !r.navigates {
@@ -224,29 +274,11 @@ final class RecordExtractor: JSONEventHandler {
         }
     }
 
-    private func endContainer() -> Bool {
+    mutating func endContainer() -> Bool {
         switch mode {
         case .capture:
-            guard let frame = build.popLast() else { return true }
-            let value: JSONValue
-            if frame.isObject {
-                let n = scratch.count - frame.valuesStart
-                let members = [(key: String, value: JSONValue)](unsafeUninitializedCapacity: n) { out, initialized in
-                    for i in 0..<n {
-                        out.initializeElement(at: i, to: (keys[frame.keysStart + i], scratch[frame.valuesStart + i]))
-                    }
-                    initialized = n
-                }
-                if n > 1 { checkDuplicateKeys(frame) }
-                keys.removeSubrange(frame.keysStart...)
-                scratch.removeSubrange(frame.valuesStart...)
-                value = .object(members)
-            } else {
-                let elements = Array(scratch[frame.valuesStart...])
-                scratch.removeSubrange(frame.valuesStart...)
-                value = .array(elements)
-            }
-            return add(value, size: 0)
+            guard let value = builder.endContainer() else { return true }
+            return complete(value)
         case .skip:
             skipDepth -= 1
             if skipDepth == 0 { mode = .navigate }
@@ -263,7 +295,7 @@ final class RecordExtractor: JSONEventHandler {
     // MARK: - Navigation
 
     /// The cursors and location of the value that starts now.
-    private func nextValue() -> ([Cursor], String) {
+    private mutating func nextValue() -> ([Cursor], String) {
         guard let last = nav.indices.last else {
             if rootSeen { return ([], "$") }
             rootSeen = true
@@ -281,7 +313,7 @@ final class RecordExtractor: JSONEventHandler {
         return (nav[last].elementCursors, location)
     }
 
-    private func navigateScalar(_ value: JSONValue, kind: ValueKind, size: Int) -> Bool {
+    private mutating func navigateScalar(_ value: JSONValue, kind: ValueKind, size: Int) -> Bool {
         let (cursors, location) = nextValue()
         if cursors.isEmpty { return true }
         let r = resolve(cursors, kind: kind, allowDefer: false)
@@ -290,7 +322,7 @@ final class RecordExtractor: JSONEventHandler {
         return add(value, size: size)
     }
 
-    private func navigateKey(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+    private mutating func navigateKey(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         guard let last = nav.indices.last else { return true }
         if !nav[last].deferred.isEmpty && nav[last].keyCount == 0 {
             let deferred = nav[last].deferred
@@ -308,8 +340,8 @@ final class RecordExtractor: JSONEventHandler {
             if r.captures {
                 let frame = nav.removeLast()
                 startCapture(r, location: frame.location)
-                build.append(BuildFrame(isObject: true, valuesStart: 0, keysStart: 0))
-                keys.append(String(decoding: bytes, as: UTF8.self))
+                builder.startContainer(isObject: true)
+                builder.key(bytes)
                 return grow(2 + bytes.count + 2)
             }
             nav[last].keyCursors = r.keyCursors
@@ -336,7 +368,7 @@ final class RecordExtractor: JSONEventHandler {
     /// What the cursors at a value of `kind` make of it. See `JSONPath` for the `*` rules; an
     /// object at a `*` step is deferred to its first key when `allowDefer`, else it is the single
     /// element at once.
-    private func resolve(_ cursors: [Cursor], kind: ValueKind, allowDefer: Bool) -> Resolution {
+    private mutating func resolve(_ cursors: [Cursor], kind: ValueKind, allowDefer: Bool) -> Resolution {
         var r = Resolution()
         let keyStepHere = cursors.contains { c in
             if c.step < steps[c.path].count, case .key = steps[c.path][c.step] { return true }
@@ -383,26 +415,22 @@ final class RecordExtractor: JSONEventHandler {
 
     // MARK: - Capture
 
-    private func startCapture(_ r: Resolution, location: String) {
+    private mutating func startCapture(_ r: Resolution, location: String) {
         mode = .capture
         captureRecordPath = r.recordPath
         captureEnvelopes = r.envelopes
         captureLocation = location
         captureBytes = 0
-        captureProblems = []
     }
 
-    private func endCapture() {
+    private mutating func endCapture() {
         captureRecordPath = -1
         captureEnvelopes = []
-        scratch.removeAll(keepingCapacity: true)
-        keys.removeAll(keepingCapacity: true)
-        build.removeAll(keepingCapacity: true)
-        captureProblems = []
+        builder.clear()
     }
 
     @inline(__always)
-    private func grow(_ size: Int) -> Bool {
+    private mutating func grow(_ size: Int) -> Bool {
         captureBytes += size
         if captureBytes > maxRecordBytes {
             let what = captureRecordPath >= 0 ? "a record" : "the envelope value \(captureLocation)"
@@ -414,19 +442,16 @@ final class RecordExtractor: JSONEventHandler {
 
     /// Adds a finished value to the open container, or completes the capture.
     @inline(__always)
-    private func add(_ value: JSONValue, size: Int) -> Bool {
-        if size > 0 && !grow(size) { return false }
-        if !build.isEmpty {
-            scratch.append(value)
-            return true
-        }
-        return complete(value)
+    private mutating func add(_ value: consuming JSONValue, size: Int) -> Bool {
+        if !grow(size) { return false }
+        guard let whole = builder.add(value) else { return true }
+        return complete(whole)
     }
 
-    private func complete(_ value: JSONValue) -> Bool {
+    private mutating func complete(_ value: JSONValue) -> Bool {
         let recordPath = captureRecordPath
         let envelopes = captureEnvelopes
-        let problems = captureProblems
+        let problems = builder.duplicates
         mode = .navigate
         endCapture()
         for e in envelopes {
@@ -454,51 +479,6 @@ final class RecordExtractor: JSONEventHandler {
             return false
         }
         return true
-    }
-
-    /// Records a problem for each key that occurs more than once in the object being closed.
-    private func checkDuplicateKeys(_ frame: BuildFrame) {
-        let n = keys.count - frame.keysStart
-        var duplicates: [(String, Int)] = []
-        if n <= 16 {
-            for i in frame.keysStart..<keys.count {
-                var seenBefore = false
-                for j in frame.keysStart..<i where keys[j] == keys[i] { seenBefore = true; break }
-                if seenBefore { continue }
-                var count = 1
-                for j in (i + 1)..<keys.count where keys[j] == keys[i] { count += 1 }
-                if count > 1 { duplicates.append((keys[i], count)) }
-            }
-        } else {
-            var counts: [String: Int] = [:]
-            var order: [String] = []
-            for i in frame.keysStart..<keys.count {
-                counts[keys[i], default: 0] += 1
-                if counts[keys[i]] == 2 { order.append(keys[i]) }
-            }
-            duplicates = order.map { ($0, counts[$0] ?? 0) }
-        }
-        guard !duplicates.isEmpty else { return }
-        let place = location(of: frame)
-        for (key, count) in duplicates { captureProblems.append((key, count, place)) }
-    }
-
-    /// Where the container of `closing` (just popped from `build`) sits inside the captured
-    /// value: `properties.lanes[1]`, or empty for the captured value itself. Each open frame's
-    /// finished children lie in `scratch` between its start and the next open frame's start.
-    private func location(of closing: BuildFrame) -> String {
-        var out = ""
-        for (k, frame) in build.enumerated() {
-            let nextStart = k + 1 < build.count ? build[k + 1].valuesStart : closing.valuesStart
-            let index = nextStart - frame.valuesStart
-            if frame.isObject {
-                let key = keys[frame.keysStart + index]
-                out += out.isEmpty ? key : "." + key
-            } else {
-                out += "[\(index)]"
-            }
-        }
-        return out
     }
 }
 

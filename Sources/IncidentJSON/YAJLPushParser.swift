@@ -1,22 +1,5 @@
 internal import CYAJL
 
-/// Receives yajl's parse events (SAX style), in document order. Byte buffers are valid only
-/// during the call. Return false to stop the parse (the receiver keeps the reason).
-protocol JSONEventHandler: AnyObject {
-    func null() -> Bool
-    func bool(_ value: Bool) -> Bool
-    /// The number's text exactly as written.
-    func number(_ text: UnsafeBufferPointer<UInt8>) -> Bool
-    /// The string's UTF-8 bytes, escapes decoded.
-    func string(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool
-    func startObject() -> Bool
-    /// An object key's UTF-8 bytes, escapes decoded.
-    func key(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool
-    func endObject() -> Bool
-    func startArray() -> Bool
-    func endArray() -> Bool
-}
-
 /// Why `YAJLPushParser` stopped.
 enum YAJLStop: Error {
     /// The document cannot be parsed, or a limit of the input filter was exceeded.
@@ -26,13 +9,16 @@ enum YAJLStop: Error {
 }
 
 /// A yajl 2.1 push parser behind `JSONInputFilter`: owns the yajl handle (freed in `deinit`),
-/// takes chunks of any size split anywhere, and turns yajl's results into `YAJLStop`.
+/// takes chunks of any size split anywhere, and turns yajl's results into `YAJLStop`. The events
+/// go to a yajl callback table with its context pointer (SAX style, like libxml2's handler):
+/// non-capturing closures that return 0 to stop the parse.
 ///
 /// yajl options (yajl_parse.h `yajl_config`): comments off, UTF-8 validation on (a second check
 /// behind the filter's repairs), trailing garbage, multiple values and partial values all off.
 /// Numbers come through the `yajl_number` callback as text, so none is converted to `Double`.
 final class YAJLPushParser {
     private var handle: yajl_handle?
+    /// yajl keeps a pointer to the table, so it lives as long as the parser.
     private let callbacks: UnsafeMutablePointer<yajl_callbacks>
     private let context: UnsafeMutableRawPointer
     let filter: JSONInputFilter
@@ -41,22 +27,18 @@ final class YAJLPushParser {
     /// chunk size.
     static let pieceSize = 256 * 1024
 
-    /// `handler` must outlive the parser (the parser keeps an unowned reference).
-    init(handler: any JSONEventHandler, limits: JSONLimits) {
+    /// `context` is passed to every callback and must stay valid as long as the parser.
+    init(callbacks table: yajl_callbacks, context: UnsafeMutableRawPointer, limits: JSONLimits) {
         filter = JSONInputFilter(limits: limits)
-        let box = UnsafeMutablePointer<HandlerBox>.allocate(capacity: 1)
-        box.initialize(to: HandlerBox(handler: handler))
-        context = UnsafeMutableRawPointer(box)
+        self.context = context
         callbacks = .allocate(capacity: 1)
-        callbacks.initialize(to: makeCallbacks())
+        callbacks.initialize(to: table)
     }
 
     deinit {
         if let handle { yajl_free(handle) }
         callbacks.deinitialize(count: 1)
         callbacks.deallocate()
-        context.assumingMemoryBound(to: HandlerBox.self).deinitialize(count: 1)
-        context.deallocate()
     }
 
     /// Filters and parses the next chunk; events for every token it completes are delivered
@@ -179,39 +161,4 @@ private func describeYAJLError(_ text: String, near: UInt8?) -> String {
     default:
         return message
     }
-}
-
-/// The handler, reachable from yajl's context pointer.
-private struct HandlerBox {
-    unowned(unsafe) let handler: any JSONEventHandler
-}
-
-@inline(__always)
-private func handler(_ ctx: UnsafeMutableRawPointer?) -> (any JSONEventHandler)? {
-    ctx?.assumingMemoryBound(to: HandlerBox.self).pointee.handler
-}
-
-@inline(__always)
-private func buffer(_ p: UnsafePointer<UInt8>?, _ n: Int) -> UnsafeBufferPointer<UInt8> {
-    UnsafeBufferPointer(start: n > 0 ? p : nil, count: p == nil ? 0 : n)
-}
-
-/// yajl's callback table: non-capturing closures that forward to the handler in the context.
-private func makeCallbacks() -> yajl_callbacks {
-    var c = yajl_callbacks()
-    c.yajl_null = { ctx in handler(ctx)?.null() == true ? 1 : 0 }
-    c.yajl_boolean = { ctx, value in handler(ctx)?.bool(value != 0) == true ? 1 : 0 }
-    c.yajl_integer = nil
-    c.yajl_double = nil
-    c.yajl_number = { ctx, text, length in
-        let bytes = UnsafeRawPointer(text)?.assumingMemoryBound(to: UInt8.self)
-        return handler(ctx)?.number(buffer(bytes, length)) == true ? 1 : 0
-    }
-    c.yajl_string = { ctx, text, length in handler(ctx)?.string(buffer(text, length)) == true ? 1 : 0 }
-    c.yajl_start_map = { ctx in handler(ctx)?.startObject() == true ? 1 : 0 }
-    c.yajl_map_key = { ctx, text, length in handler(ctx)?.key(buffer(text, length)) == true ? 1 : 0 }
-    c.yajl_end_map = { ctx in handler(ctx)?.endObject() == true ? 1 : 0 }
-    c.yajl_start_array = { ctx in handler(ctx)?.startArray() == true ? 1 : 0 }
-    c.yajl_end_array = { ctx in handler(ctx)?.endArray() == true ? 1 : 0 }
-    return c
 }
