@@ -196,7 +196,6 @@ struct FilterState {
                         mode = .between
                         run = i
                         anchors = [Anchor(out: count, original: base + i, newline: false)]
-                        lineStartBeforeOut0 = base + i
                         break
                     }
                     continue
@@ -259,8 +258,9 @@ struct FilterState {
                         i += 1
                         continue scan
                     default:
-                        if b == 0 && base + i < 4 {
-                            return fail(.encoding, "a NUL byte at the start of the document: it looks like UTF-16 or UTF-32; JSON must be UTF-8 (RFC 8259 §8.1)", at: i)
+                        // UTF-16 and UTF-32 put a NUL in byte 0 or 1 (RFC 4627 §3's detection).
+                        if b == 0 && base + i - (byteOrderMark ? 3 : 0) <= 1 {
+                            return fail(.encoding, "a NUL byte at byte \(base + i), the start of the document: it looks like UTF-16 or UTF-32; JSON must be UTF-8 (RFC 8259 §8.1)", at: i)
                         }
                         return fail(.malformed, unexpectedByteMessage(b), at: i)
                     }
@@ -279,6 +279,7 @@ struct FilterState {
                     return failure
                 }
                 if i < n {
+                    if let failure = leadingZero(p, run: run, end: i) { flush(i); return failure }
                     mode = .between
                     if depth == 0 { valueComplete = true }
                 }
@@ -397,6 +398,7 @@ struct FilterState {
         case .string:
             return Failure(kind: .truncated, message: "the document ended inside a string that starts at byte \(tokenStartOriginal)", original: consumed, out: count)
         case .bare:
+            if let failure = leadingZero(bytes, run: 0, end: 0) { return failure }
             mode = .between
             if depth == 0 { valueComplete = true }
         case .between:
@@ -406,6 +408,23 @@ struct FilterState {
             return Failure(kind: .truncated, message: "the document is empty: no JSON value", original: consumed, out: count)
         }
         return nil
+    }
+
+    /// The bare token that ends at input index `end` (its start in the output, its rest in
+    /// `p[run..<end]`) as a number with a leading zero (`01`, `-007`), which RFC 8259 §6 forbids
+    /// and yajl would report only as a missing comma.
+    private func leadingZero(_ p: UnsafePointer<UInt8>, run: Int, end: Int) -> Failure? {
+        func byte(_ k: Int) -> UInt8? {
+            let index = tokenStartOut + k
+            if index < count { return bytes[index] }
+            let input = run + index - count
+            return input < end ? p[input] : nil
+        }
+        let isDigit = { (b: UInt8?) in b.map { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) } ?? false }
+        let zero = byte(0) == UInt8(ascii: "-") ? 1 : 0
+        guard byte(zero) == UInt8(ascii: "0"), isDigit(byte(zero + 1)) else { return nil }
+        return Failure(kind: .malformed, message: "a number with a leading zero: RFC 8259 §6 allows none",
+                       original: tokenStartOriginal, out: tokenStartOut)
     }
 
     /// Forgets the first `r` output bytes (given to yajl), keeping the mapping and line counts.
@@ -665,8 +684,8 @@ func hex(_ b: UInt8) -> String {
 func describe(_ b: UInt8) -> String {
     switch b {
     case 0: return "a NUL byte (0x00)"
-    case 0x01..<0x20, 0x7F: return "control character 0x\(hex(b))"
-    case 0x80...: return "non-ASCII byte 0x\(hex(b))"
+    case 0x01..<0x20, 0x7F: return "a control character (0x\(hex(b)))"
+    case 0x80...: return "a non-ASCII byte (0x\(hex(b)))"
     default: return "'\(String(UnicodeScalar(b)))'"
     }
 }
@@ -684,6 +703,6 @@ private func unexpectedByteMessage(_ b: UInt8) -> String {
     case 0x80...:
         return "\(describe(b)) outside a string: outside strings JSON is ASCII (RFC 8259 §2)"
     default:
-        return "unexpected \(describe(b)) outside a string"
+        return "\(describe(b)) is not allowed outside a string"
     }
 }

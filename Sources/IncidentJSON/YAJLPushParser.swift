@@ -48,18 +48,20 @@ final class YAJLPushParser {
         var offset = 0
         while offset < chunk.count {
             let n = min(Self.pieceSize, chunk.count - offset)
-            let failure = filter.process(base + offset, n)
+            // The failure's position is taken before feeding discards the output it refers to;
+            // an error yajl finds in the bytes before it comes first.
+            let failure = filter.process(base + offset, n).map(failureError)
             try feedReady()
-            if let failure { throw failureError(failure) }
+            if let failure { throw failure }
             offset += n
         }
     }
 
     /// Ends the document: checks it ended after one complete value.
     func finish() throws(YAJLStop) {
-        if let failure = filter.finish() {
+        if let failure = filter.finish().map(failureError) {
             try feedReady()
-            throw failureError(failure)
+            throw failure
         }
         try feedReady()
         let h = try currentHandle()
@@ -73,7 +75,7 @@ final class YAJLPushParser {
             if text.hasSuffix("premature EOF") {
                 let open = filter.openContainers
                 let message = open > 0
-                    ? "the document ended with \(open) object\(open == 1 ? "" : "s") or arrays still open: it is truncated"
+                    ? "the document ended with \(open == 1 ? "an object or array" : "\(open) objects or arrays") still open: it is truncated"
                     : "the document ended before its value was complete: it is truncated"
                 throw .error(JSONParseError(kind: .truncated, offset: end.offset, line: end.line, column: end.column, message: message))
             }
@@ -128,9 +130,11 @@ final class YAJLPushParser {
     }
 
     private func failureError(_ failure: JSONInputFilter.Failure) -> YAJLStop {
+        // Bytes between the output position and the document offset (a skipped byte order mark)
+        // hold no LF.
         let at = filter.position(ofOut: failure.out)
-        return .error(JSONParseError(kind: failure.kind, offset: failure.original, line: at.line, column: at.column,
-                                     message: failure.message))
+        return .error(JSONParseError(kind: failure.kind, offset: failure.original, line: at.line,
+                                     column: at.column + max(0, failure.original - at.offset), message: failure.message))
     }
 
     /// yajl's one-line message without the document text (`verbose` 0).

@@ -70,3 +70,39 @@ func peakRSS() -> Int? {
     }
     return nil
 }
+
+/// A read's result or its error, comparable.
+enum Outcome: Equatable, CustomStringConvertible {
+    case read(ReadResult)
+    case failed(JSONParseError)
+
+    init(_ bytes: [UInt8], schema: JSONRecordSchema, limits: JSONLimits = .default, chunks: [Int]) {
+        do {
+            var records: [JSONRecord] = []
+            var envelopes: [JSONEnvelope] = []
+            let reader = JSONRecordReader(schema: schema, limits: limits) { record, envelope in
+                records.append(record)
+                envelopes.append(envelope)
+            }
+            var start = 0
+            for size in chunks where start < bytes.count {
+                let end = min(bytes.count, start + size)
+                try reader.parse(Array(bytes[start..<end]))
+                start = end
+            }
+            if start < bytes.count { try reader.parse(Array(bytes[start...])) }
+            self = .read(ReadResult(records: records, envelopes: envelopes, summary: try reader.finish()))
+        } catch let error as JSONParseError {
+            self = .failed(error)
+        } catch {
+            self = .failed(JSONParseError(kind: .io, message: "unexpected \(error)"))
+        }
+    }
+
+    var description: String {
+        switch self {
+        case .read(let result): return "records \(result.records.map(\.value.description)) summary \(result.summary)"
+        case .failed(let error): return "\(error)"
+        }
+    }
+}
