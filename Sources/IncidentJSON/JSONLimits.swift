@@ -3,9 +3,10 @@
 /// The document as a whole has no size limit: it is streamed, and memory is bounded by these
 /// limits, not by the document. Each limit ends the parse with a `JSONParseError` of the kind
 /// named below, as soon as the input shows it is exceeded (before the over-long string or
-/// number is buffered whole). Defaults fit every real feed we know with a wide margin (the
-/// largest value in the samples is a WZDx `description` of a few hundred bytes; the largest
-/// record a CDOT WZDx feature of about 9 KB).
+/// number is buffered whole). Defaults fit every real feed we know with a wide margin: the
+/// largest value in the samples is a WZDx `description` of a few hundred bytes, the largest
+/// record the Caltrans WZDx v2 feature (22 KB of JSON, 80 KB as `maxRecordBytes` counts; a
+/// CDOT feature is 2 KB, 5.5 KB counted).
 public struct JSONLimits: Sendable, Equatable {
     /// Deepest nesting of objects and arrays; the root container is depth 1. Kind `.tooDeep`.
     /// Default 256.
@@ -16,10 +17,9 @@ public struct JSONLimits: Sendable, Equatable {
     /// Most bytes of one number as written (also bounds a run of letters, e.g. `truefalse…`).
     /// Kind `.numberTooLarge`. Default 1 KiB.
     public var maxNumberBytes: Int
-    /// Most bytes of one record, and of one envelope value, counted as its compact JSON text:
-    /// each string and key its UTF-8 bytes plus 2, each number and literal its text, each
-    /// bracket 1 (separators and whitespace not counted). Kind `.recordTooLarge`. Default 4 MiB;
-    /// the `JSONValue` tree of a record takes several times its text in memory.
+    /// Most bytes of one record, and of one envelope value, as an estimate of the memory its
+    /// `JSONValue` tree takes: 24 bytes per value, 16 per key and 72 per object or array, plus
+    /// the UTF-8 bytes of every string, key and number. Kind `.recordTooLarge`. Default 4 MiB.
     public var maxRecordBytes: Int
 
     /// Creates limits; each value is raised to at least 1.

@@ -1,9 +1,10 @@
 /// Why a `JSONRecordReader` stopped: a document that cannot be parsed, a limit, or an I/O failure.
 ///
 /// `offset` is the 0-based byte offset in the document (byte order mark included) of the byte
-/// where the problem shows: the offending byte for a bad byte, escape or number, the last byte of
-/// the offending token for a grammar error (`[1 2]`, `{"a" 1}`), the first byte of a string or
-/// number that exceeds its limit, the end of the document for a truncated one. `line` and
+/// where the problem shows: the offending byte for a bad byte, escape or number; a byte of the
+/// offending token, at or just before its end, for a grammar error (`[1 2]`, `{"a" 1}`: where yajl
+/// stopped); the first byte of a string or number that exceeds its limit; the last byte read for
+/// a record over its limit; the end of the document for a truncated one. `line` and
 /// `column` are 1-based (lines end at LF; the column counts bytes), 0 when unknown. `message` is
 /// one line and quotes at most one character of the document, never a value, so it carries no
 /// secret from the document.

@@ -72,6 +72,15 @@ private func buffer(_ p: UnsafePointer<UInt8>?, _ n: Int) -> UnsafeBufferPointer
     UnsafeBufferPointer(start: n > 0 ? p : nil, count: p == nil ? 0 : n)
 }
 
+/// What `JSONLimits.maxRecordBytes` counts: an estimate of a captured value's memory, in bytes,
+/// on top of the UTF-8 bytes of its strings, keys and numbers. A `JSONValue` is 24 bytes in an
+/// array (17 + padding), a member 40 with its key; an array's storage has a 32-byte header.
+private enum Cost {
+    static let value = 24
+    static let key = 16
+    static let container = 72
+}
+
 /// `RecordExtractor`'s state and logic.
 struct ExtractorState {
     typealias Failure = RecordExtractor.Failure
@@ -200,35 +209,35 @@ struct ExtractorState {
 
     mutating func null() -> Bool {
         switch mode {
-        case .capture: return add(.null, size: 4)
+        case .capture: return add(.null, size: Cost.value)
         case .skip: return true
-        case .navigate: return navigateScalar(.null, kind: .emptyScalar, size: 4)
+        case .navigate: return navigateScalar(.null, kind: .emptyScalar, size: Cost.value)
         }
     }
 
     mutating func bool(_ value: Bool) -> Bool {
         switch mode {
-        case .capture: return add(.bool(value), size: value ? 4 : 5)
+        case .capture: return add(.bool(value), size: Cost.value)
         case .skip: return true
-        case .navigate: return navigateScalar(.bool(value), kind: .scalar, size: value ? 4 : 5)
+        case .navigate: return navigateScalar(.bool(value), kind: .scalar, size: Cost.value)
         }
     }
 
     mutating func number(_ text: UnsafeBufferPointer<UInt8>) -> Bool {
         switch mode {
-        case .capture: return add(.number(String(decoding: text, as: UTF8.self)), size: text.count)
+        case .capture: return add(.number(String(decoding: text, as: UTF8.self)), size: Cost.value + text.count)
         case .skip: return true
-        case .navigate: return navigateScalar(.number(String(decoding: text, as: UTF8.self)), kind: .scalar, size: text.count)
+        case .navigate: return navigateScalar(.number(String(decoding: text, as: UTF8.self)), kind: .scalar, size: Cost.value + text.count)
         }
     }
 
     mutating func string(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         switch mode {
-        case .capture: return add(.string(String(decoding: bytes, as: UTF8.self)), size: bytes.count + 2)
+        case .capture: return add(.string(String(decoding: bytes, as: UTF8.self)), size: Cost.value + bytes.count)
         case .skip: return true
         case .navigate:
             return navigateScalar(.string(String(decoding: bytes, as: UTF8.self)),
-                                  kind: bytes.isEmpty ? .emptyScalar : .scalar, size: bytes.count + 2)
+                                  kind: bytes.isEmpty ? .emptyScalar : .scalar, size: Cost.value + bytes.count)
         }
     }
 
@@ -236,7 +245,7 @@ struct ExtractorState {
         switch mode {
         case .capture:
             builder.key(bytes)
-            return grow(bytes.count + 2)
+            return grow(Cost.key + bytes.count)
         case .skip:
             return true
         case .navigate:
@@ -250,7 +259,7 @@ struct ExtractorState {
         switch mode {
         case .capture:
             builder.startContainer(isObject: isObject)
-            return grow(2)
+            return grow(Cost.container)
         case .skip:
             skipDepth += 1
             return true
@@ -260,7 +269,7 @@ struct ExtractorState {
             if r.captures {
                 startCapture(r, location: location)
                 builder.startContainer(isObject: isObject)
-                return grow(2)
+                return grow(Cost.container)
             }
             if !r.navigates {
                 mode = .skip
@@ -342,7 +351,7 @@ struct ExtractorState {
                 startCapture(r, location: frame.location)
                 builder.startContainer(isObject: true)
                 builder.key(bytes)
-                return grow(2 + bytes.count + 2)
+                return grow(Cost.container + Cost.key + bytes.count)
             }
             nav[last].keyCursors = r.keyCursors
         }

@@ -7,7 +7,7 @@ import Testing
     static let schema = JSONRecordSchema(
         recordPaths: [["body", "items", "*"], ["events", "*"], ["*"]],
         envelopePaths: [["header", "resultCode"], ["pagination", "next_url"], ["k\tey"]])
-    static let small = JSONLimits(maxDepth: 4, maxStringBytes: 12, maxNumberBytes: 6, maxRecordBytes: 60)
+    static let small = JSONLimits(maxDepth: 4, maxStringBytes: 12, maxNumberBytes: 6, maxRecordBytes: 200)
 
     struct Case: CustomTestStringConvertible, Sendable {
         var name: String
@@ -40,7 +40,7 @@ import Testing
         Case(name: "string over the limit", bytes: Array(#"["123456789012","1234567890123"]"#.utf8), limits: small),
         Case(name: "escaped string over the limit", bytes: Array(#"["\u0041\u0042\u0043"]"#.utf8), limits: small),
         Case(name: "number over the limit", bytes: Array("[123456,1234567]".utf8), limits: small),
-        Case(name: "depth over the limit", bytes: Array("[[[[1]],[[[[2]]]]]]".utf8), limits: small),
+        Case(name: "depth over the limit", bytes: Array("[[[[1]],[[[[2]]]]]]".utf8), limits: JSONLimits(maxDepth: 4)),
         Case(name: "record over the limit", bytes: Array(#"[{"a":"0123456789"},{"a":"0123456789","b":"0123456789","c":"0123456789","d":"0123456789"}]"#.utf8), limits: small),
     ]
 
@@ -115,6 +115,6 @@ import Testing
         #expect(outcome("depth over the limit") == .failed(JSONParseError(
             kind: .tooDeep, offset: 10, line: 1, column: 11, message: "objects and arrays nested deeper than 4 (JSONLimits.maxDepth)")))
         #expect(outcome("record over the limit") == .failed(JSONParseError(
-            kind: .recordTooLarge, offset: 87, line: 1, column: 88, message: "a record is larger than 60 bytes (JSONLimits.maxRecordBytes)")))
+            kind: .recordTooLarge, offset: 70, line: 1, column: 71, message: "a record is larger than 200 bytes (JSONLimits.maxRecordBytes)")))
     }
 }
