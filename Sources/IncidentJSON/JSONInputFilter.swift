@@ -268,7 +268,7 @@ struct FilterState {
             case .bare:
                 let soFar = base + i - tokenStartOriginal
                 let stop = min(n, i + max(0, maxNumber + 1 - soFar))
-                while i + 8 <= stop && allDigits(p + i) { i += 8 }
+                while i + 8 <= stop && allNumberBytes(p + i) { i += 8 }
                 while i < stop && between[Int(p[i])] == Class.bare { i += 1 }
                 let length = base + i - tokenStartOriginal
                 if length > maxNumber {
@@ -414,6 +414,7 @@ struct FilterState {
     /// `p[run..<end]`) as a number with a leading zero (`01`, `-007`), which RFC 8259 §6 forbids
     /// and yajl would report only as a missing comma.
     private func leadingZero(_ p: UnsafePointer<UInt8>, run: Int, end: Int) -> Failure? {
+        guard tokenFirstByte == UInt8(ascii: "0") || tokenFirstByte == UInt8(ascii: "-") else { return nil }
         func byte(_ k: Int) -> UInt8? {
             let index = tokenStartOut + k
             if index < count { return bytes[index] }
@@ -566,13 +567,21 @@ private func allSpaces(_ p: UnsafePointer<UInt8>) -> Bool {
     load8(p) == 0x2020_2020_2020_2020
 }
 
-/// True when the 8 bytes at `p` are all ASCII digits: each byte's high nibble is 3, and stays 3
-/// when 6 is added (so the low nibble is at most 9).
+/// The high bit of each byte of `v` that is zero, and of no other byte.
 @inline(__always)
-private func allDigits(_ p: UnsafePointer<UInt8>) -> Bool {
+private func zeroBytes(_ v: UInt64) -> UInt64 {
+    ~(((v & low7s) &+ low7s) | v | low7s)
+}
+
+/// True when the 8 bytes at `p` are all digits, `-` or `.` (the bytes of most numbers). A digit
+/// `d` has `d ^ 0x30` below 10, so adding 0x76 to its low 7 bits leaves the high bit clear.
+@inline(__always)
+private func allNumberBytes(_ p: UnsafePointer<UInt8>) -> Bool {
     let w = load8(p)
-    let nibbles = ones &* 0xF0
-    return w & nibbles == ones &* 0x30 && (w &+ ones &* 0x06) & nibbles == ones &* 0x30
+    let t = w ^ (ones &* 0x30)
+    let digits = ~(((t & low7s) &+ ones &* 0x76) | t) & highs
+    let signs = zeroBytes(w ^ (ones &* 0x2D)) | zeroBytes(w ^ (ones &* 0x2E))
+    return digits | signs == highs
 }
 
 /// True when some of the 8 bytes at `p` needs a look inside a string: `"`, `\`, a byte below
@@ -597,8 +606,7 @@ private func countNewlines(_ p: UnsafePointer<UInt8>, _ n: Int) -> Int {
         var sums: UInt64 = 0
         var words = 0
         while words < 255 && i + 8 <= n {
-            let v = load8(p + i) ^ lf
-            sums &+= (~(((v & low7s) &+ low7s) | v | low7s)) >> 7
+            sums &+= zeroBytes(load8(p + i) ^ lf) >> 7
             i += 8
             words += 1
         }
