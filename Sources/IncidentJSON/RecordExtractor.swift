@@ -44,27 +44,32 @@ final class RecordExtractor {
     /// come through `yajl_number` as text (so `yajl_integer`/`yajl_double` are never used).
     static var callbacks: yajl_callbacks {
         var c = yajl_callbacks()
-        c.yajl_null = { ctx in extractor(ctx)?.pointee.null() == true ? 1 : 0 }
-        c.yajl_boolean = { ctx, value in extractor(ctx)?.pointee.bool(value != 0) == true ? 1 : 0 }
+        c.yajl_null = { ctx in event(ctx) { $0.null() } }
+        c.yajl_boolean = { ctx, value in event(ctx) { $0.bool(value != 0) } }
         c.yajl_integer = nil
         c.yajl_double = nil
         c.yajl_number = { ctx, text, length in
             let bytes = UnsafeRawPointer(text)?.assumingMemoryBound(to: UInt8.self)
-            return extractor(ctx)?.pointee.number(buffer(bytes, length)) == true ? 1 : 0
+            return event(ctx) { $0.number(buffer(bytes, length)) }
         }
-        c.yajl_string = { ctx, text, length in extractor(ctx)?.pointee.string(buffer(text, length)) == true ? 1 : 0 }
-        c.yajl_start_map = { ctx in extractor(ctx)?.pointee.startContainer(isObject: true) == true ? 1 : 0 }
-        c.yajl_map_key = { ctx, text, length in extractor(ctx)?.pointee.key(buffer(text, length)) == true ? 1 : 0 }
-        c.yajl_end_map = { ctx in extractor(ctx)?.pointee.endContainer() == true ? 1 : 0 }
-        c.yajl_start_array = { ctx in extractor(ctx)?.pointee.startContainer(isObject: false) == true ? 1 : 0 }
-        c.yajl_end_array = { ctx in extractor(ctx)?.pointee.endContainer() == true ? 1 : 0 }
+        c.yajl_string = { ctx, text, length in event(ctx) { $0.string(buffer(text, length)) } }
+        c.yajl_start_map = { ctx in event(ctx) { $0.startContainer(isObject: true) } }
+        c.yajl_map_key = { ctx, text, length in event(ctx) { $0.key(buffer(text, length)) } }
+        c.yajl_end_map = { ctx in event(ctx) { $0.endContainer() } }
+        c.yajl_start_array = { ctx in event(ctx) { $0.startContainer(isObject: false) } }
+        c.yajl_end_array = { ctx in event(ctx) { $0.endContainer() } }
         return c
     }
 }
 
+/// Runs one event on the state behind yajl's context pointer, then delivers a record it
+/// completed; 1 to go on, 0 to stop the parse.
 @inline(__always)
-private func extractor(_ ctx: UnsafeMutableRawPointer?) -> UnsafeMutablePointer<ExtractorState>? {
-    ctx?.assumingMemoryBound(to: ExtractorState.self)
+private func event(_ ctx: UnsafeMutableRawPointer?, _ body: (inout ExtractorState) -> Bool) -> Int32 {
+    guard let state = ctx?.assumingMemoryBound(to: ExtractorState.self) else { return 0 }
+    guard body(&state.pointee) else { return 0 }
+    if state.pointee.pendingRecord == nil { return 1 }
+    return ExtractorState.deliverPendingRecord(state) ? 1 : 0
 }
 
 @inline(__always)
@@ -146,6 +151,8 @@ struct ExtractorState {
     private(set) var recordCounts: [Int]
     private(set) var recordPathsFound: [Int]
     private(set) var failure: Failure?
+    /// A record completed by the current event, not yet handed to `onRecord`.
+    private(set) var pendingRecord: JSONRecord?
     var builder = TreeBuilder()
 
     // Navigation.
@@ -197,6 +204,7 @@ struct ExtractorState {
         recordCounts = Array(repeating: 0, count: recordCounts.count)
         recordPathsFound = Array(repeating: 0, count: recordPathsFound.count)
         failure = nil
+        pendingRecord = nil
         mode = .navigate
         skipDepth = 0
         nav = []
@@ -480,14 +488,26 @@ struct ExtractorState {
         guard recordPath >= 0 else { return true }
         recordCount += 1
         recordCounts[recordPath] += 1
+        let lines = problems.map { "key \"\($0.key)\" occurs \($0.count) times" + ($0.place.isEmpty ? "" : " in \($0.place)") }
+        pendingRecord = JSONRecord(value: value, position: recordCount, pathIndex: recordPath, problems: lines)
+        return true
+    }
+
+    /// Hands the record that the last event completed to `onRecord`, outside any mutating access
+    /// to the state (so `onRecord` may read the reader, e.g. its envelope). False when `onRecord`
+    /// threw; the error is kept as the failure.
+    static func deliverPendingRecord(_ state: UnsafeMutablePointer<ExtractorState>) -> Bool {
+        guard let record = state.pointee.pendingRecord else { return true }
+        state.pointee.pendingRecord = nil
+        let onRecord = state.pointee.onRecord
+        let envelope = state.pointee.envelope
         do {
-            let lines = problems.map { "key \"\($0.key)\" occurs \($0.count) times" + ($0.place.isEmpty ? "" : " in \($0.place)") }
-            try onRecord(JSONRecord(value: value, position: recordCount, pathIndex: recordPath, problems: lines), envelope)
+            try onRecord(record, envelope)
+            return true
         } catch {
-            failure = .thrown(error)
+            state.pointee.failure = .thrown(error)
             return false
         }
-        return true
     }
 }
 

@@ -157,6 +157,17 @@ import TestSupport
         #expect(summary?.recordCount == 1)
     }
 
+    @Test func onRecordMayReadTheReader() throws {
+        var seen: [JSONEnvelope] = []
+        var reader: JSONRecordReader?
+        reader = JSONRecordReader(schema: JSONRecordSchema(recordPaths: [["a", "*"]], envelopePaths: [["b"]])) { _, _ in
+            if let envelope = reader?.envelope { seen.append(envelope) }
+        }
+        try reader?.parse(Array(#"{"b":1,"a":[1,2]}"#.utf8))
+        try reader?.finish()
+        #expect(seen == [JSONEnvelope(values: [.number("1")]), JSONEnvelope(values: [.number("1")])])
+    }
+
     @Test func resetMidDocumentReadsTheNextOneCleanly() throws {
         var values: [JSONValue] = []
         let reader = JSONRecordReader(schema: JSONRecordSchema(recordPaths: [["a", "*"]], envelopePaths: [["b"]])) { record, _ in
