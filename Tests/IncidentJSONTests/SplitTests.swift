@@ -97,24 +97,29 @@ import Testing
         #expect(open511.records.map(\.pathIndex) == [1, 1])
         #expect(open511.summary.envelope.values == [nil, .string("/e?offset=2"), .array([.number("1")])])
 
-        #expect(outcome("trailing garbage") == .failed(JSONParseError(
-            kind: .malformed, offset: 10, line: 1, column: 11,
-            message: "data after the end of the JSON value ('{'): a JSON text is exactly one value (RFC 8259 §2)")))
-        #expect(outcome("unterminated string with Korean") == .failed(JSONParseError(
-            kind: .truncated, offset: 16, line: 1, column: 17, message: "the document ended inside a string that starts at byte 6")))
-        #expect(outcome("grammar error on line 3") == .failed(JSONParseError(
-            kind: .malformed, offset: 9, line: 3, column: 3, message: "after array element, I expect ',' or ']'")))
-        #expect(outcome("record error after a repair on an earlier line") == .failed(JSONParseError(
-            kind: .malformed, offset: 15, line: 3, column: 8, message: "object key and value must be separated by a colon (':')")))
-        #expect(outcome("string over the limit") == .failed(JSONParseError(
-            kind: .stringTooLarge, offset: 16, line: 1, column: 17, message: "a string longer than 12 bytes (JSONLimits.maxStringBytes)")))
-        #expect(outcome("escaped string over the limit") == .failed(JSONParseError(
-            kind: .stringTooLarge, offset: 1, line: 1, column: 2, message: "a string longer than 12 bytes (JSONLimits.maxStringBytes)")))
-        #expect(outcome("number over the limit") == .failed(JSONParseError(
-            kind: .numberTooLarge, offset: 8, line: 1, column: 9, message: "a number longer than 6 bytes (JSONLimits.maxNumberBytes)")))
-        #expect(outcome("depth over the limit") == .failed(JSONParseError(
-            kind: .tooDeep, offset: 10, line: 1, column: 11, message: "objects and arrays nested deeper than 4 (JSONLimits.maxDepth)")))
-        #expect(outcome("record over the limit") == .failed(JSONParseError(
-            kind: .recordTooLarge, offset: 70, line: 1, column: 71, message: "a record is larger than 200 bytes (JSONLimits.maxRecordBytes)")))
+        guard case .read(let crlf) = outcome("pretty-printed with CRLF"), case .read(let number) = outcome("number at the very end") else {
+            Issue.record("expected records"); return
+        }
+        #expect(crlf.records.map(\.value) == [.object([("id", .number("1"))]), .object([("id", .number("2"))])])
+        #expect(number.records == [JSONRecord(value: .number("-12.5e3"), position: 1, pathIndex: 2)])
+
+        let errors: [(String, JSONParseError.Kind, Int, Int, Int, String)] = [
+            ("two values", .malformed, 4, 1, 5, "data after the end of the JSON value ('['): a JSON text is exactly one value (RFC 8259 §2)"),
+            ("leading zero", .malformed, 4, 1, 5, "a number with a leading zero: RFC 8259 §6 allows none"),
+            ("bad escape after a repaired TAB", .malformed, 6, 1, 7, "inside a string, '\\' occurs before a character which it may not"),
+            ("literal cut by the end", .malformed, 4, 1, 5, "an invalid literal: expected true, false or null"),
+            ("trailing garbage", .malformed, 10, 1, 11, "data after the end of the JSON value ('{'): a JSON text is exactly one value (RFC 8259 §2)"),
+            ("unterminated string with Korean", .truncated, 16, 1, 17, "the document ended inside a string that starts at byte 6"),
+            ("grammar error on line 3", .malformed, 9, 3, 3, "after array element, I expect ',' or ']'"),
+            ("record error after a repair on an earlier line", .malformed, 15, 3, 8, "object key and value must be separated by a colon (':')"),
+            ("string over the limit", .stringTooLarge, 16, 1, 17, "a string longer than 12 bytes (JSONLimits.maxStringBytes)"),
+            ("escaped string over the limit", .stringTooLarge, 1, 1, 2, "a string longer than 12 bytes (JSONLimits.maxStringBytes)"),
+            ("number over the limit", .numberTooLarge, 8, 1, 9, "a number longer than 6 bytes (JSONLimits.maxNumberBytes)"),
+            ("depth over the limit", .tooDeep, 10, 1, 11, "objects and arrays nested deeper than 4 (JSONLimits.maxDepth)"),
+            ("record over the limit", .recordTooLarge, 70, 1, 71, "a record is larger than 200 bytes (JSONLimits.maxRecordBytes)"),
+        ]
+        for (name, kind, offset, line, column, message) in errors {
+            #expect(outcome(name) == .failed(JSONParseError(kind: kind, offset: offset, line: line, column: column, message: message)), "\(name)")
+        }
     }
 }

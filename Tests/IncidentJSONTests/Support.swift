@@ -91,7 +91,8 @@ enum Outcome: Equatable, CustomStringConvertible {
                 start = end
             }
             if start < bytes.count { try reader.parse(Array(bytes[start...])) }
-            self = .read(ReadResult(records: records, envelopes: envelopes, summary: try reader.finish()))
+            let summary = try reader.finish()  // before `records` is read: finish may deliver the last record
+            self = .read(ReadResult(records: records, envelopes: envelopes, summary: summary))
         } catch let error as JSONParseError {
             self = .failed(error)
         } catch {
