@@ -22,7 +22,6 @@
 /// properties.
 final class JSONInputFilter {
     typealias Failure = FilterState.Failure
-    typealias Anchor = FilterState.Anchor
     private var s: FilterState
 
     init(limits: JSONLimits) { s = FilterState(limits: limits) }

@@ -11,15 +11,22 @@
 /// Strings are Unicode text (escapes decoded; raw control characters and invalid UTF-8 already
 /// repaired by the reader, see `JSONRepairs`); `\u0000` decodes to U+0000.
 public enum JSONValue: Sendable, Equatable, CustomStringConvertible {
+    /// `null`.
     case null
+    /// `true` or `false`.
     case bool(Bool)
-    /// The number's text exactly as written in the document (RFC 8259 §6 grammar).
+    /// The number's text exactly as written in the document (RFC 8259 §6 grammar): `0`, `-1.50`,
+    /// `1E+2`. Convert it where the meaning is known (`Double(text)`, `Int(text)`).
     case number(String)
+    /// A string, escapes decoded.
     case string(String)
+    /// An array's elements in order.
     case array([JSONValue])
-    /// Members in document order, duplicates included.
+    /// An object's members in document order, duplicates included.
     case object([(key: String, value: JSONValue)])
 
+    /// Structural equality: same case, same text for numbers (so `1.0 != 1`), same members in
+    /// the same order for objects.
     public static func == (lhs: JSONValue, rhs: JSONValue) -> Bool {
         switch (lhs, rhs) {
         case (.null, .null): return true

@@ -273,7 +273,7 @@ struct ExtractorState {
             return true
         case .navigate:
             let (cursors, location) = nextValue()
-            var r = resolve(cursors, kind: isObject ? .object : .array, allowDefer: true)
+            let r = resolve(cursors, kind: isObject ? .object : .array, allowDefer: true)
             if r.captures {
                 startCapture(r, location: location)
                 builder.startContainer(isObject: isObject)
@@ -284,7 +284,6 @@ struct ExtractorState {
                 skipDepth = 1
                 return true
             }
-            if !isObject { r.keyCursors = [] }
             nav.append(NavFrame(isObject: isObject, location: location, keyCursors: r.keyCursors,
                                 elementCursors: r.elementCursors, deferred: r.deferred))
             return true
