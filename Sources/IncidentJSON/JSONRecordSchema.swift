@@ -125,6 +125,7 @@ public struct JSONEnvelope: Sendable, Equatable {
     /// Duplicates that affect the envelope or the way to the records, one line each, e.g.
     /// `envelope path header.resultCode occurs 2 times; its value is left out`,
     /// `key "body" occurs 2 times at $`, `key "a" occurs 2 times in feed_info.data_sources[0]`.
+    /// At most 100, then one line `N more problems left out`.
     public var problems: [String]
 
     /// Creates an envelope; the reader builds these, tests may too.

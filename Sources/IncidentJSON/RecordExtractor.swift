@@ -146,6 +146,7 @@ struct ExtractorState {
     // Results.
     private(set) var envelopeValues: [JSONValue?]
     private(set) var envelopeProblems: [String] = []
+    private var problemsLeftOut = 0
     private var envelopeMatches: [Int]
     private(set) var recordCount = 0
     private(set) var recordCounts: [Int]
@@ -200,6 +201,7 @@ struct ExtractorState {
         envelopeValues = Array(repeating: nil, count: envelopeValues.count)
         envelopeMatches = Array(repeating: 0, count: envelopeMatches.count)
         envelopeProblems = []
+        problemsLeftOut = 0
         recordCount = 0
         recordCounts = Array(repeating: 0, count: recordCounts.count)
         recordPathsFound = Array(repeating: 0, count: recordPathsFound.count)
@@ -302,7 +304,7 @@ struct ExtractorState {
         case .navigate:
             guard let frame = nav.popLast() else { return true }
             for (key, count) in frame.matchedKeys where count > 1 {
-                envelopeProblems.append("key \"\(String(decoding: key, as: UTF8.self))\" occurs \(count) times at \(frame.location)")
+                addProblem("key \"\(String(decoding: key, as: UTF8.self))\" occurs \(count) times at \(frame.location)")
             }
             return true
         }
@@ -474,12 +476,12 @@ struct ExtractorState {
             envelopeMatches[e] += 1
             if envelopeMatches[e] == 1 {
                 envelopeValues[e] = value
-                envelopeProblems += problems.map {
-                    "key \"\($0.key)\" occurs \($0.count) times in \(joinLocation(pathNames[recordPathCount + e], $0.place))"
+                for problem in problems {
+                    addProblem("key \"\(problem.key)\" occurs \(problem.count) times in \(joinLocation(pathNames[recordPathCount + e], problem.place))")
                 }
             } else {
                 if envelopeMatches[e] == 2 {
-                    envelopeProblems.append("envelope path \(pathNames[recordPathCount + e]) matched more than once; its value is left out")
+                    addProblem("envelope path \(pathNames[recordPathCount + e]) matched more than once; its value is left out")
                 }
                 envelopeValues[e] = nil
             }
@@ -491,6 +493,25 @@ struct ExtractorState {
         pendingRecord = JSONRecord(value: value, position: recordCount, pathIndex: recordPath, problems: lines)
         return true
     }
+
+    /// Keeps at most `maxProblems` envelope problems, then one line counting the rest: a hostile
+    /// document cannot grow the list without bound (per-record problems are bounded by the
+    /// record's size).
+    private mutating func addProblem(_ problem: String) {
+        if envelopeProblems.count < Self.maxProblems {
+            envelopeProblems.append(problem)
+            return
+        }
+        problemsLeftOut += 1
+        let line = "\(problemsLeftOut) more problem\(problemsLeftOut == 1 ? "" : "s") left out"
+        if problemsLeftOut == 1 {
+            envelopeProblems.append(line)
+        } else {
+            envelopeProblems[envelopeProblems.count - 1] = line
+        }
+    }
+
+    static let maxProblems = 100
 
     /// Hands the record that the last event completed to `onRecord`, outside any mutating access
     /// to the state (so `onRecord` may read the reader, e.g. its envelope). False when `onRecord`

@@ -128,6 +128,16 @@ import Testing
         ])
     }
 
+    @Test func envelopeProblemsAreCapped() throws {
+        let schema = JSONRecordSchema(recordPaths: [["g", "*", "events", "*"]])
+        let group = #"{"events":[],"events":[]}"#
+        let result = try read("{\"g\":[" + Array(repeating: group, count: 250).joined(separator: ",") + "]}", schema: schema)
+        #expect(result.summary.envelope.problems.count == 101)
+        #expect(result.summary.envelope.problems[0] == #"key "events" occurs 2 times at g[0]"#)
+        #expect(result.summary.envelope.problems[99] == #"key "events" occurs 2 times at g[99]"#)
+        #expect(result.summary.envelope.problems[100] == "150 more problems left out")
+    }
+
     @Test func keysWithEscapesMatchDecoded() throws {
         let schema = JSONRecordSchema(recordPaths: [["da\u{00E9}ta", "*"]], envelopePaths: [["a\"b"]])
         let result = try read(#"{"a\"b":1,"da\u00e9ta":[{"k\u0041":"\u00e9\ud83d\ude00"}]}"#, schema: schema)
