@@ -4,7 +4,7 @@ internal import CYAJL
 enum YAJLStop: Error {
     /// The document cannot be parsed, or a limit of the input filter was exceeded.
     case error(JSONParseError)
-    /// The handler returned false; the position is just after the token that caused it.
+    /// A callback returned 0; the position is the last byte of the token that caused it.
     case canceled(offset: Int, line: Int, column: Int)
 }
 
