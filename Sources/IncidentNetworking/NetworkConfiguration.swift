@@ -72,10 +72,10 @@ public struct NetworkConfiguration: Sendable {
         return max(1, requestTimeout.rounded(.up))
     }
 
-    /// The default sleep: `Task.sleep`, which throws `CancellationError` when cancelled.
+    /// The default sleep: ``CancellableSleep``, which throws `CancellationError` when cancelled
+    /// and then frees its timer at once.
     public static func taskSleep(_ seconds: Double) async throws {
-        guard seconds > 0 else { return }
-        try await Task.sleep(nanoseconds: UInt64(min(seconds, longestWait) * 1_000_000_000))
+        try await CancellableSleep.sleep(seconds: min(seconds, longestWait))
     }
 }
 

@@ -111,7 +111,9 @@ public struct RetryingHTTPClient<Transport: HTTPTransport>: HTTPClient {
             group.addTask { .attempt(await transport.send(request, for: target)) }
             group.addTask {
                 do {
-                    try await Task.sleep(for: .seconds(min(limit, NetworkConfiguration.longestWait)))
+                    // Not Task.sleep: cancelled when every attempt ends, it would hold its
+                    // memory for the whole limit (see CancellableSleep).
+                    try await CancellableSleep.sleep(seconds: min(limit, NetworkConfiguration.longestWait))
                     return .deadline
                 } catch {
                     return .timerCancelled

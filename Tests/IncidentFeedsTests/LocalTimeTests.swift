@@ -27,12 +27,34 @@ struct LocalTimeTests {
                 == "2022-12-20T00:33:17Z")
     }
 
-    @Test("rejects text that is not exactly the layout or out of range", arguments: [
-        "", "2023-03-21", "2023-03-21 14:13", "2023-13-01 00:00:00", "2023-02-29 00:00:00",
-        "2023-03-21 24:00:00", "2023-03-21T14:13:00", "2023-03-21 14:13:0x", "２０２３-03-21 14:13:00",
+    @Test("accepts the variants providers send: fractions, a T, no seconds, an explicit zone, compact forms", arguments: [
+        ("2023-03-21 14:13:00.0", "2023-03-21T05:13:00Z"),      // java.sql.Timestamp.toString()
+        ("2023-03-21 14:13:00.000", "2023-03-21T05:13:00Z"),
+        ("2023-03-21 14:13:59.999999", "2023-03-21T05:13:59Z"), // truncated, never rounded up
+        ("2023-03-21T14:13:00", "2023-03-21T05:13:00Z"),
+        ("2023-03-21 14:13", "2023-03-21T05:13:00Z"),
+        ("2023-03-21T14:13", "2023-03-21T05:13:00Z"),
+        ("  2023-03-21  14:13:00  ", "2023-03-21T05:13:00Z"),
+        ("2023-03-21 14:13:00+09:00", "2023-03-21T05:13:00Z"),
+        ("2023-03-21 05:13:00Z", "2023-03-21T05:13:00Z"),
+        ("2023-03-21T14:13:00+0900", "2023-03-21T05:13:00Z"),
+        ("2023-03-21 01:13:00-04:00", "2023-03-21T05:13:00Z"),
+        ("20221220093317", "2022-12-20T00:33:17Z"),
+        ("202212200933", "2022-12-20T00:33:00Z"),
+        ("20221220093317.0", "2022-12-20T00:33:17Z"),
+    ])
+    func variants(local: String, utc: String) {
+        #expect(UTCInstant(local: local, layout: .dashed, utcOffsetSeconds: Self.kst)?.rfc3339 == utc)
+        #expect(UTCInstant(local: local, layout: .compact, utcOffsetSeconds: Self.kst)?.rfc3339 == utc)
+    }
+
+    @Test("rejects a date alone, fields out of range and other text", arguments: [
+        "", "2023-03-21", "2023-13-01 00:00:00", "2023-02-29 00:00:00", "2023-03-21 24:00:00",
+        "2023-03-21 14:13:0x", "２０２３-03-21 14:13:00", "2023-03-21 14:13:00.", "2023-03-21 14", "20221220",
+        "2023-03-21 14:13:00 KST", "2023-03-21 14:13:00+24:00", "2023/03/21 14:13:00", "2023-03-21 14:60",
+        "202212200933171", "2023-03-21 14:13:00junk",
     ])
     func rejects(text: String) {
         #expect(UTCInstant(local: text, layout: .dashed, utcOffsetSeconds: Self.kst) == nil)
     }
-
 }

@@ -241,3 +241,38 @@ struct RetryingHTTPClientTests {
         #expect(harness.script.received.first?.value(forHTTPHeaderField: "User-Agent") == "TrafficIncidents-test/1")
     }
 }
+
+@Suite("CancellableSleep")
+struct CancellableSleepTests {
+    @Test("sleeps about the time asked")
+    func sleeps() async throws {
+        let start = ContinuousClock.now
+        try await CancellableSleep.sleep(seconds: 0.2)
+        let elapsed = ContinuousClock.now - start
+        #expect(elapsed >= .milliseconds(190))
+        // Generous: the full suite on a busy 2-core machine can starve dispatch for many seconds.
+        #expect(elapsed < .seconds(120))
+    }
+
+    @Test("a cancelled sleep throws CancellationError at once, whether cancelled before or while it waits",
+          arguments: [0.0, 0.05])
+    func cancelled(after delay: Double) async throws {
+        let start = ContinuousClock.now
+        let task = Task { try await CancellableSleep.sleep(seconds: 3600) }
+        if delay > 0 { try await Task.sleep(for: .milliseconds(Int(delay * 1000))) }
+        task.cancel()
+        await #expect(throws: CancellationError.self) { try await task.value }
+        #expect(ContinuousClock.now - start < .seconds(120))  // not the hour it was asked to sleep
+    }
+
+    @Test("zero or negative seconds return at once; in a cancelled task they throw")
+    func zero() async throws {
+        try await CancellableSleep.sleep(seconds: 0)
+        try await CancellableSleep.sleep(seconds: -1)
+        let task = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            try await CancellableSleep.sleep(seconds: 0)
+        }
+        await #expect(throws: CancellationError.self) { try await task.value }
+    }
+}
