@@ -3,6 +3,11 @@ import IncidentCore
 
 /// `incident-scheduler`: ingests the configured sources into the store (from cron, or a loop).
 /// Each subcommand is its own file; this one holds the root and what they share.
+///
+/// Every command file of both tools has the same shape on purpose: its options as static
+/// constants, `command(_:)` declaring them with the help text, and `run(_:_:)` doing the work
+/// and throwing typed errors. Those parallel declarations are the pattern a new subcommand
+/// copies, not repeated logic.
 public enum SchedulerTool {
     public static let version = "0.1.0"
 
