@@ -537,7 +537,11 @@ func makeParseError(_ error: xmlError, state: ReaderState) -> XMLParseError {
         // At the end of input, libxml2 reports "Extra content at the end of the document" (or
         // an error at the very end of the data) when the root element never closed.
         kind = .truncated
-    } else if code == Int(XML_ERR_INVALID_CHAR.rawValue) && message.hasPrefix("Input is not proper") {
+    } else if code == Int(XML_ERR_INVALID_CHAR.rawValue)
+                && (message.hasPrefix("Input is not proper") || message.hasSuffix("out of allowed range")) {
+        // "Char 0x… out of allowed range" comes from libxml2's UTF-8 decoder; past the
+        // character filter it can only be a surrogate encoded in UTF-8, ill-formed UTF-8
+        // (RFC 3629 §3) like any other invalid byte sequence.
         kind = .encoding
     } else {
         switch UInt32(truncatingIfNeeded: code) {
