@@ -33,6 +33,9 @@ final class XMLCharacterFilter {
     private static let cdataOpener = Array("[CDATA[".utf8)
     /// Longest character reference followed; longer ones pass unchanged.
     static let maxReferenceBytes = 32
+    /// Rewritten output is handed on in pieces of about this size, so a large chunk full of
+    /// replacements never builds a large copy.
+    static let flushBytes = 256 * 1024
 
     private enum Lexical { case text, bang, bangDash, cdataOpen, comment, processingInstruction, cdata }
     private enum Pending { case none, reference, utf8 }
@@ -86,6 +89,10 @@ final class XMLCharacterFilter {
         out.removeAll(keepingCapacity: true)
 
         while i < n {
+            if out.count >= Self.flushBytes {
+                try out.withUnsafeBytes { try emit($0) }
+                out.removeAll(keepingCapacity: true)
+            }
             if pending != .none {
                 let b = p[i]
                 if pending == .reference {

@@ -72,9 +72,12 @@ final class XMLInputDecoder {
     func push(_ chunk: UnsafeRawBufferPointer, _ emit: (UnsafeRawBufferPointer) throws -> Void) throws {
         guard chunk.count > 0 else { return }
         if decided { return try convert(chunk, emit) }
-        head.append(contentsOf: chunk)
+        // Never more than the longest declaration looked for is held.
+        let take = min(chunk.count, Self.maxDeclarationBytes - head.count)
+        head.append(contentsOf: UnsafeRawBufferPointer(rebasing: chunk[0..<take]))
         guard let skip = try decide(final: false) else { return }
         try emitHead(skipping: skip, emit)
+        if take < chunk.count { try convert(UnsafeRawBufferPointer(rebasing: chunk[take...]), emit) }
     }
 
     /// Ends the document: decides the encoding if the document was too short to, and fails

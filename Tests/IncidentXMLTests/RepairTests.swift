@@ -181,6 +181,20 @@ import TestSupport
         #expect(error.kind == .encoding)
     }
 
+    /// Many repairs in one large chunk: the rewritten output is handed on in pieces and every
+    /// substitution is counted once, in text and in CDATA.
+    @Test(arguments: [false, true])
+    func manyRepairsInOneLargeChunk(cdata: Bool) throws {
+        let count = 100_000
+        let controls = [UInt8](repeating: 0x01, count: count)
+        let bytes = Array("<d><r><a>\(cdata ? "<![CDATA[" : "")".utf8) + controls
+            + Array("\(cdata ? "]]>" : "")</a><b>&nbsp;</b></r></d>".utf8)
+        let result = try read(bytes, schema: Self.schema)
+        #expect(result.records.map(\.values) == [[String(repeating: Self.fffd, count: count), "\u{A0}"]])
+        #expect(result.records.map(\.repairs) == [count + 1])
+        #expect(result.repairs == count + 1)
+    }
+
     /// A character reference longer than 32 bytes is left to libxml2 (documented limit).
     @Test func overlongReferenceIsLeftToLibxml2() throws {
         let reference = "&#" + String(repeating: "0", count: 40) + "1;"
