@@ -19,6 +19,8 @@
 ///   (`]]>&_:r;<![CDATA[`);
 /// - in a comment or processing instruction: U+FFFD itself, counted in `markupRepairs` (never
 ///   part of any value).
+/// (A control inside a tag but outside an attribute value gets the reference too; such a
+/// document is malformed either way, and libxml2 rejects it at that tag.)
 /// Character references are rewritten only where libxml2 reads them (not in CDATA, comments
 /// or processing instructions), and only when complete within 32 bytes; legal references pass
 /// unchanged. Literal `<!--`, `<?` or `<![CDATA[` inside a quoted DTD literal would mislead
