@@ -293,6 +293,39 @@ struct GITSHeaderCodeTests {
 
 @Suite("GITS in legacy Korean encodings")
 struct GITSEncodingTests {
+    @Test("UTF-16 and UTF-32 with a byte order mark, and UTF-16 without one, read like UTF-8", arguments: [
+        ("UTF-16LE", true), ("UTF-16BE", true), ("UTF-32LE", true), ("UTF-32BE", true), ("UTF-16LE", false), ("UTF-16BE", false),
+    ])
+    func wideEncodings(encoding: String, mark: Bool) throws {
+        let text = try String(contentsOf: TestPaths.fixture("xml/gits_multi.xml"), encoding: .utf8)
+            .replacingOccurrences(of: "encoding=\"UTF-8\"", with: "encoding=\"\(encoding)\"")
+        let (swiftEncoding, bom): (String.Encoding, [UInt8]) = switch encoding {
+        case "UTF-16LE": (.utf16LittleEndian, [0xFF, 0xFE])
+        case "UTF-16BE": (.utf16BigEndian, [0xFE, 0xFF])
+        case "UTF-32LE": (.utf32LittleEndian, [0xFF, 0xFE, 0x00, 0x00])
+        default: (.utf32BigEndian, [0x00, 0x00, 0xFE, 0xFF])
+        }
+        let file = try temporaryFile("", name: "\(encoding)-\(mark).xml")
+        try (Data(mark ? bom : []) + (try #require(text.data(using: swiftEncoding)))).write(to: file)
+        #expect(try incidents(GITSProvider.self, file) == incidents(GITSProvider.self, TestPaths.fixture("xml/gits_multi.xml")))
+    }
+
+    @Test("EUC-KR without a declaration is read by the HTTP charset; a declaration wins over it")
+    func httpCharset() throws {
+        let euckr = try Data(contentsOf: TestPaths.fixture("xml/gits_multi_euckr.xml"))
+        let text = String(decoding: euckr, as: UTF8.self)
+        // Drop the XML declaration (ASCII): the document now says nothing of its encoding.
+        let body = euckr.suffix(from: euckr.firstIndex(of: UInt8(ascii: ">"))! + 1)
+        let file = try temporaryFile("", name: "undeclared.xml")
+        try Data(body).write(to: file)
+        let twin = try incidents(GITSProvider.self, TestPaths.fixture("xml/gits_multi.xml"))
+        let undeclared = try read(GITSProvider.self, file, contentType: "text/xml;charset=EUC-KR")
+        #expect(undeclared.incidents == twin)
+        #expect(text.hasPrefix("<?xml"))
+        // With its declaration (EUC-KR), a wrong HTTP charset is overridden by the document.
+        #expect(try read(GITSProvider.self, TestPaths.fixture("xml/gits_multi_euckr.xml"), contentType: "text/xml; charset=ISO-8859-1").incidents == twin)
+    }
+
     @Test("a feed declared EUC-KR (or CP949) maps to the same incidents as its UTF-8 twin", arguments: [
         "xml/gits_multi_euckr.xml", "xml/gits_multi_cp949.xml",
     ])
