@@ -66,14 +66,10 @@ struct SchedulerService: Sendable {
             run = IngestRun(source: source.name, startedAt: now, finishedAt: now, status: .failed,
                             error: ErrorText.describe(error))
         }
-        finished(run, provider: source.provider, seconds: timing.now() - began)
-        return run
-    }
-
-    /// Logs a run and keeps its duration for the metrics file.
-    private func finished(_ run: IngestRun, provider: String, seconds: Double) {
+        let seconds = timing.now() - began
         metrics.durations.withLock { $0[run.source] = seconds }
-        Self.logRun(run, provider: provider, dryRun: dryRun, seconds: seconds, logger: logger)
+        Self.logRun(run, provider: source.provider, dryRun: dryRun, seconds: seconds, logger: logger)
+        return run
     }
 
     // MARK: One round (run --once)
@@ -138,7 +134,6 @@ struct SchedulerService: Sendable {
     /// Waits for a free slot, then polls `source`; a source whose turn never came is recorded
     /// as skipped with the reason.
     private func pollWhenFree(_ source: SourceDefinition, deadlineSeconds: Int64, deadline: Deadline) async -> IngestRun {
-        let began = timing.now()
         do {
             try await permits.acquire()
             // A slot freed by a poll that the deadline or a signal cancelled may be handed on
@@ -152,7 +147,8 @@ struct SchedulerService: Sendable {
                 ? "not polled: the run's deadline (\(ValueParsers.durationText(deadlineSeconds))) passed before its turn"
                 : "not polled: the run was stopped by a signal before its turn"
             let run = ingest.skip(source: source.name, reason: reason, dryRun: dryRun)
-            finished(run, provider: source.provider, seconds: timing.now() - began)
+            // Never started: it took no time (and it is no poll for the metrics' durations).
+            Self.logRun(run, provider: source.provider, dryRun: dryRun, seconds: 0, logger: logger)
             return run
         }
         let run = await poll(source, client: makeClient(source))
