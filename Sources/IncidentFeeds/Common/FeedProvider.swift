@@ -55,7 +55,7 @@ extension FeedProvider {
     static func classifyQuota(_ error: NetworkError, provider: String) -> any Error {
         guard error.statusCode == 429 else { return error }
         return FeedError(.quotaExceeded, provider: provider, code: "HTTP 429",
-                         message: "the API kept answering HTTP 429 Too Many Requests after \(error.attempts) attempts: the request quota is used up",
+                         message: "the API answered HTTP 429 Too Many Requests after \(Plural.count(error.attempts, "attempt")): the request quota is used up",
                          retryAfterSeconds: error.retryAfterSeconds)
     }
 }
