@@ -161,7 +161,11 @@ public struct IncidentStatistics: Equatable, Sendable {
     /// `(key, count)` pairs, largest count first.
     public var bySource: [(String, Int)] = []
     public var byCategory: [(String, Int)] = []
+    /// The most frequent roads, at most 20 of ``distinctRoads``.
     public var byRoad: [(String, Int)] = []
+    /// How many roads the incidents are on (`-`, no road, counts as one): more than
+    /// `byRoad.count` when that list was cut ("top 20 of 35").
+    public var distinctRoads = 0
     /// By hour of `started_at` in the requested time zone (`00`…`23`), in hour order.
     public var byHour: [(String, Int)] = []
 
@@ -169,7 +173,8 @@ public struct IncidentStatistics: Equatable, Sendable {
 
     public static func == (a: IncidentStatistics, b: IncidentStatistics) -> Bool {
         func same(_ x: [(String, Int)], _ y: [(String, Int)]) -> Bool { x.map(\.0) == y.map(\.0) && x.map(\.1) == y.map(\.1) }
-        return a.total == b.total && a.active == b.active && a.cleared == b.cleared && same(a.bySource, b.bySource)
+        return a.total == b.total && a.active == b.active && a.cleared == b.cleared && a.distinctRoads == b.distinctRoads
+            && same(a.bySource, b.bySource)
             && same(a.byCategory, b.byCategory) && same(a.byRoad, b.byRoad) && same(a.byHour, b.byHour)
     }
 }

@@ -26,7 +26,7 @@ struct MigrationTests {
         let applied = try migrator.migrate(db, now: now)
         #expect(applied.map(\.name) == files)
         #expect(Set(["incident_revisions", "incidents", "ingest_runs", "schema_migrations", "source_state",
-                     "incidents_search", "search_index_state"]).isSubset(of: try tables(db)))
+                     "incidents_search", "incidents_bbox", "incident_counts"]).isSubset(of: try tables(db)))
         #expect(try migrator.migrate(db, now: now).isEmpty)
         try migrator.verifyUpToDate(db)
     }
