@@ -2,38 +2,42 @@
 -- and counts kept up to date by each poll instead of by the first search after it.
 -- Forward-only: never edit this file after it has landed.
 --
--- The query planner has no statistics here (no ANALYZE runs), so it plans every database, small
--- or large, the same way; the plans are pinned by a test that runs EXPLAIN QUERY PLAN for every
--- filter of `incidents list` and `stats` (QueryPlanTests).
+-- SQLite has no statistics here (no ANALYZE runs), so without help it would take any equality for
+-- a rare value and sort all of a common one. The store therefore picks the index that drives each
+-- query itself: it reads at most a few thousand entries of each candidate index to tell a rare
+-- value from a common one (Sources/IncidentSQLite/Selection.swift), and QueryPlanTests pins the
+-- resulting plans with EXPLAIN QUERY PLAN.
 --
--- Every index costs each new incident a b-tree insert (a 300,000-record fresh ingest pays about
--- 0.3 s per index here); each below serves a filter or an order of the CLI:
+-- Every index costs each new incident a b-tree insert. An index whose new entries land at
+-- random places (such as one on started_at when a backfill's start times are in no order) costs a
+-- 300,000-record fresh ingest about 1.5 s of CPU here, most of it reading and writing pages the
+-- 2 MB page cache could not keep; one whose new entries land at its end (the rowid, the poll's
+-- time) about 0.2 s. So only the order of the listings is indexed by start time; the filters'
+-- indexes are in rowid order within each value, and the listing sorts the rows of a rare value.
 
 -- Default order (newest start first; `started-asc`), and --since/--until windows: a range of
 -- started_at read in order. The implicit rowid gives the `id` tie-break of the order.
 CREATE INDEX incidents_by_start ON incidents (started_at);
 
--- The active set (--active, and the active count of `stats`): the incidents no complete poll has
--- cleared. Partial, so it holds only those (few, whatever the length of the history), and is
--- maintained only when an incident appears, clears or reopens. `id` after started_at delivers
--- the listing's order (started_at, id) without a sort; ended_at and cleared_at make it covering
--- for counting the active ones (`ended_at IS NULL OR ended_at > now`) without reading rows.
-CREATE INDEX incidents_active ON incidents (started_at, id, ended_at, cleared_at) WHERE cleared_at IS NULL;
+-- The active set (--active, the active count of `stats`, and the clearing of each complete poll):
+-- the incidents no complete poll has cleared. Partial, so it holds only those (few, whatever the
+-- length of the history), in id order, so new incidents are appended; ended_at and cleared_at
+-- make it covering for counting the active ones (`ended_at IS NULL OR ended_at > now`).
+CREATE INDEX incidents_active ON incidents (id, ended_at, cleared_at) WHERE cleared_at IS NULL;
 
--- --source: one source's incidents in start order (UNIQUE (source, external_id) finds them, but
--- unordered, so a page of one source would sort all of its history).
-CREATE INDEX incidents_by_source ON incidents (source, started_at);
+-- --source: UNIQUE (source, external_id) (0001) finds one source's incidents.
 
--- --seen-since and --order last-seen. Each poll moves the entries of the incidents it lists.
+-- --seen-since and --order last-seen. Each poll moves the entries of the incidents it lists to
+-- the end (the poll's time).
 CREATE INDEX incidents_by_seen ON incidents (last_seen_at);
 
 -- --road: the road names containing the text are found among the distinct names (the `road`
--- counts below), then their incidents here, in start order for one name.
-CREATE INDEX incidents_by_road ON incidents (road, started_at);
+-- keys of incident_counts, below), then their incidents here.
+CREATE INDEX incidents_by_road ON incidents (road);
 
--- --category: one category's incidents in start order. A few values, but some are rare (weather,
--- closures), and reading in start order for a rare one would read the whole history.
-CREATE INDEX incidents_by_category ON incidents (category, started_at);
+-- --category: a few values, but some are rare (weather, closures), and reading in start order
+-- for a rare one would read the whole history.
+CREATE INDEX incidents_by_category ON incidents (category);
 
 -- --bbox, and the prefilter of --near: an R*Tree (https://www.sqlite.org/rtree.html) of each
 -- incident's bounding box, today its position (min = max); geometries with an extent will feed

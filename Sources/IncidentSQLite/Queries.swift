@@ -21,7 +21,7 @@ extension SQLiteStore: IncidentReader {
 
     /// The SELECT of a listing and its arguments.
     func listing(_ query: IncidentQuery, db: Database) throws -> (sql: String, arguments: [String: SQLiteValue]) {
-        var selection = try Selection(query, db: db)
+        var selection = try Selection(query, limit: query.limit, db: db)
         var sql = "SELECT \(Self.lifecycleColumns), \(columns.list) FROM \(selection.from)\(selection.whereClause) ORDER BY "
             + Self.orderClause(query.order)
         if let limit = query.limit {
@@ -82,7 +82,7 @@ extension SQLiteStore: IncidentReader {
     public func statistics(matching query: IncidentQuery, utcOffsetSeconds: Int) throws -> IncidentStatistics {
         try withDatabase { db in
             try db.readTransaction {
-                let selection = try Selection(query, db: db)
+                let selection = try Selection(query, limit: nil, db: db)
                 var groups: [String: [String: Int]] = [:]
                 var stats = IncidentStatistics()
                 var arguments = selection.arguments

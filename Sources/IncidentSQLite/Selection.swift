@@ -2,50 +2,72 @@ import Foundation
 import IncidentCore
 
 /// The incidents a query selects, as SQL shared by the listing and the statistics: the table
-/// (with the index that must drive it), the conditions and their named arguments.
+/// with the index that drives the query, the conditions and their named arguments.
 ///
-/// SQLite plans without statistics here (no ANALYZE), so the shape of the SQL decides which
-/// index drives; `QueryPlanTests` pins the plan of every filter:
-/// - `--active`: the active-set index `incidents_active` always drives. It holds only the
-///   incidents now listed by their sources, few whatever the length of the history, while the
-///   other indexes range over the whole history; the other filters are checked on its rows.
-/// - otherwise SQLite picks among the indexes the conditions offer: the R*Tree for
-///   `--bbox`/`--near`, the full-text index for a `--search` term that is rare (see
-///   ``searchDrives(_:limit:db:)``), `incidents_by_road`/`_by_source`/`_by_category` for one
-///   value, `incidents_by_start`/`_by_seen` for time windows, or the index of the order.
+/// SQLite plans without statistics here (no ANALYZE runs), so it would take an equality on any
+/// value for a rare one and sort all the rows of a common one. The driving index is picked here
+/// instead, and pinned with `INDEXED BY` (`NOT INDEXED` for the R*Tree and the full-text index,
+/// which reach rows by id), so every database is planned the same way (`QueryPlanTests`):
+///
+/// Each filter that has an index is a candidate: `--active` (the active set), `--source`,
+/// `--category`, `--road`, `--since`/`--until`, `--seen-since`, `--bbox`/`--near` (the R*Tree) and
+/// a `--search` term of three or more characters (the full-text index). Reading the rows a
+/// candidate matches, m of N incidents, and sorting them costs about m; reading in the order's
+/// index and checking each row costs about L·N/m for a page of L rows, and N without a limit. So
+/// the candidate with the fewest matches drives when m < √(L·N) (m < N without a limit);
+/// otherwise the order's index does, every filter checked on the rows it reads. A candidate's m
+/// is counted by reading at most that bound of its index entries, so the choice costs a few
+/// thousand index entries at most per filter, whatever the size of the database.
 struct Selection {
     var from = "incidents"
     var conditions: [String] = []
     var arguments: [String: SQLiteValue] = [:]
+    /// The index that drives the query: an index name, `incidents_bbox` or `incidents_search`.
+    private(set) var driver = ""
 
     /// ` WHERE …`, or empty.
     var whereClause: String { conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ") }
 
+    /// A filter's index: how to read the table through it, a condition that only it needs (the
+    /// R*Tree's or the full-text index's ids), and the rows it matches (for counting them).
+    private struct Candidate {
+        var index: String
+        var from: String
+        var condition: String?
+        var matches: String
+        /// Arguments of `condition` and `matches` that no other condition uses.
+        var arguments: [String: SQLiteValue] = [:]
+    }
+
+    /// The index of each order (the implicit index of UNIQUE (source, external_id) for `source`).
+    static func orderIndex(_ order: IncidentOrder) -> String {
+        switch order {
+        case .started, .startedAscending, .distance: return "incidents_by_start"
+        case .lastSeen: return "incidents_by_seen"
+        case .source: return "sqlite_autoindex_incidents_1"
+        }
+    }
+
+    /// - Parameter limit: the rows the caller reads at most (nil: all); it weighs the choice of
+    ///   the driving index, not the result.
     /// - Throws: ``QueryError`` for search text the store cannot use; ``SQLiteError``.
-    init(_ query: IncidentQuery, db: Database) throws {
+    init(_ query: IncidentQuery, limit: Int?, db: Database) throws {
+        var candidates: [Candidate] = []
+        func indexed(_ index: String, _ condition: String) {
+            conditions.append(condition)
+            candidates.append(Candidate(index: index, from: "incidents INDEXED BY \(index)", condition: nil,
+                                        matches: "SELECT 1 FROM incidents INDEXED BY \(index) WHERE \(condition)"))
+        }
         if query.activeOnly {
-            from = "incidents INDEXED BY incidents_active"
             // StoredIncident.isActive(at:), in SQL.
-            conditions.append("cleared_at IS NULL AND (ended_at IS NULL OR ended_at > :now)")
             arguments["now"] = .text(query.now.rfc3339)
+            indexed("incidents_active", "cleared_at IS NULL AND (ended_at IS NULL OR ended_at > :now)")
         }
         if !query.sources.isEmpty {
-            conditions.append("source IN " + list("source", query.sources))
+            indexed("sqlite_autoindex_incidents_1", "source IN " + list("source", query.sources))
         }
         if !query.categories.isEmpty {
-            conditions.append("category IN " + list("category", query.categories.map(\.rawValue)))
-        }
-        if let since = query.startedSince {
-            conditions.append("started_at >= :since")
-            arguments["since"] = .text(since.rfc3339)
-        }
-        if let until = query.startedUntil {
-            conditions.append("started_at < :until")
-            arguments["until"] = .text(until.rfc3339)
-        }
-        if let seen = query.seenSince {
-            conditions.append("last_seen_at >= :seen_since")
-            arguments["seen_since"] = .text(seen.rfc3339)
+            indexed("incidents_by_category", "category IN " + list("category", query.categories.map(\.rawValue)))
         }
         if let road = query.roadContains {
             // The distinct road names are the `road` keys of incident_counts: a few thousand
@@ -54,53 +76,83 @@ struct Selection {
             try db.query("""
                 SELECT key FROM incident_counts WHERE dimension = 'road' AND key <> '' AND instr(key, :road) > 0 ORDER BY key
                 """, ["road": .text(road.nfc)]) { names.append($0.string(at: 0) ?? "") }
-            conditions.append("road IN " + list("road", names))
+            indexed("incidents_by_road", "road IN " + list("road", names))
+        }
+        var window: [String] = []
+        if let since = query.startedSince {
+            window.append("started_at >= :since")
+            arguments["since"] = .text(since.rfc3339)
+        }
+        if let until = query.startedUntil {
+            window.append("started_at < :until")
+            arguments["until"] = .text(until.rfc3339)
+        }
+        if !window.isEmpty { indexed("incidents_by_start", window.joined(separator: " AND ")) }
+        if let seen = query.seenSince {
+            arguments["seen_since"] = .text(seen.rfc3339)
+            indexed("incidents_by_seen", "last_seen_at >= :seen_since")
         }
         for (name, box) in [("bbox", query.boundingBox), ("near", query.near.map { BoundingBox.around($0, meters: query.radiusMeters) })] {
             guard let box else { continue }
-            conditions.append("""
-                id IN (SELECT id FROM incidents_bbox WHERE min_longitude <= :\(name)_max_lon AND max_longitude >= :\(name)_min_lon \
-                AND min_latitude <= :\(name)_max_lat AND max_latitude >= :\(name)_min_lat)
-                """)
+            // The R*Tree's boxes are rounded outwards: each row's exact position is checked.
             conditions.append("latitude BETWEEN :\(name)_min_lat AND :\(name)_max_lat AND longitude BETWEEN :\(name)_min_lon AND :\(name)_max_lon")
             arguments["\(name)_min_lat"] = .real(box.minLatitude)
             arguments["\(name)_max_lat"] = .real(box.maxLatitude)
             arguments["\(name)_min_lon"] = .real(box.minLongitude)
             arguments["\(name)_max_lon"] = .real(box.maxLongitude)
+            let overlapping = """
+                SELECT id FROM incidents_bbox WHERE min_longitude <= :\(name)_max_lon AND max_longitude >= :\(name)_min_lon \
+                AND min_latitude <= :\(name)_max_lat AND max_latitude >= :\(name)_min_lat
+                """
+            candidates.append(Candidate(index: "incidents_bbox", from: "incidents NOT INDEXED", condition: "id IN (\(overlapping))",
+                                        matches: overlapping))
         }
         if let text = query.search {
             let search = try SearchText(text)
-            if let match = search.trigramQuery, try Self.searchDrives(match, limit: query.limit, db: db) {
-                conditions.append("id IN (SELECT rowid FROM incidents_search WHERE incidents_search MATCH :match)")
-                arguments["match"] = .text(match)
-            }
             for (index, term) in search.terms.enumerated() {
                 // Each term occurs in the description or the location (LIKE: ASCII letters match
                 // either case). The full-text index, when it drives, only narrows the rows.
                 conditions.append("(description LIKE :term\(index) ESCAPE '\\' OR location LIKE :term\(index) ESCAPE '\\')")
                 arguments["term\(index)"] = .text(SearchText.likePattern(term))
             }
+            if let match = search.trigramQuery {
+                let matching = "SELECT rowid FROM incidents_search WHERE incidents_search MATCH :match"
+                candidates.append(Candidate(index: "incidents_search", from: "incidents NOT INDEXED", condition: "id IN (\(matching))",
+                                            matches: matching, arguments: ["match": .text(match)]))
+            }
         }
+        try choose(among: candidates, order: query.order, limit: limit, db: db)
+    }
+
+    private mutating func choose(among candidates: [Candidate], order: IncidentOrder, limit: Int?, db: Database) throws {
+        driver = Self.orderIndex(order)
+        from = "incidents INDEXED BY \(driver)"
+        guard !candidates.isEmpty else { return }
+        let incidents = try db.scalarInt("SELECT coalesce(sum(incidents), 0) FROM incident_counts WHERE dimension = 'source'") ?? 0
+        var fewest = limit.map { Int64((Double($0) * Double(incidents)).squareRoot()) } ?? incidents
+        var best: Candidate?
+        for candidate in candidates {
+            // Each count stops at the fewest so far: a later candidate only has to beat it.
+            let statement = try db.prepare("SELECT count(*) FROM (\(candidate.matches) LIMIT :fewest)")
+            var values = arguments.merging(candidate.arguments) { $1 }.filter { statement.hasParameter($0.key) }
+            values["fewest"] = .integer(fewest)
+            try statement.bind(values)
+            if try statement.step(), let matches = statement.int64(at: 0), matches < fewest {
+                fewest = matches
+                best = candidate
+            }
+        }
+        guard let best else { return }
+        driver = best.index
+        from = best.from
+        if let condition = best.condition { conditions.insert(condition, at: 0) }
+        arguments.merge(best.arguments) { $1 }
     }
 
     /// `(:name0, :name1, …)` bound to `values`; `()` (matches nothing) when there are none.
     private mutating func list(_ name: String, _ values: [String]) -> String {
         for (index, value) in values.enumerated() { arguments["\(name)\(index)"] = .text(value) }
         return "(" + values.indices.map { ":\(name)\($0)" }.joined(separator: ", ") + ")"
-    }
-
-    /// Whether the full-text index should drive the query rather than the order's index (with
-    /// each row checked). For m rows matching among N incidents, a page of L rows costs about m
-    /// lookups when the index drives, and L·N/m rows read in order otherwise; without a limit,
-    /// m against N. So the index drives while m < √(L·N) (or m < N), which a read of at most
-    /// that many matches from the index tells, whatever the term.
-    static func searchDrives(_ match: String, limit: Int?, db: Database) throws -> Bool {
-        let incidents = try db.scalarInt("SELECT coalesce(sum(incidents), 0) FROM incident_counts WHERE dimension = 'source'") ?? 0
-        let threshold = limit.map { Int64((Double($0) * Double(incidents)).squareRoot()) } ?? incidents
-        let matches = try db.scalarInt("""
-            SELECT count(*) FROM (SELECT rowid FROM incidents_search WHERE incidents_search MATCH :match LIMIT :threshold)
-            """, ["match": .text(match), "threshold": .integer(threshold)]) ?? 0
-        return matches < threshold
     }
 }
 

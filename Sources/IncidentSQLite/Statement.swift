@@ -72,6 +72,11 @@ public final class Statement {
         return Parameter(index: index)
     }
 
+    /// Whether the statement has the parameter `name` (`:source`, or `source`).
+    public func hasParameter(_ name: String) -> Bool {
+        parameterNames[name.hasPrefix(":") ? name : ":" + name] != nil
+    }
+
     /// Binds every parameter of the statement by name (with or without the `:`).
     /// - Throws: ``SQLiteError`` when a parameter is left unbound or a name is not a parameter.
     public func bind(_ arguments: [String: SQLiteValue]) throws {
