@@ -118,7 +118,7 @@ public struct IncidentQuery: Sendable {
     public var roadContains: String?
     /// The position lies in this box.
     public var boundingBox: BoundingBox?
-    /// The position lies within `radiusMeters` of this point.
+    /// The position lies within `radiusMeters` of this point, by ``Coordinate/distance(to:)``.
     public var near: Coordinate?
     public var radiusMeters: Double = 5_000
     /// Every whitespace-separated term occurs in the description or the location.
@@ -187,37 +187,12 @@ public struct QueryIncidents: Sendable {
         self.reader = reader
     }
 
-    /// Calls `row` for each incident matching `query`, in its order, as the store reads them.
-    /// With a ``IncidentQuery/near`` point, only those within the radius by exact great-circle
-    /// distance (the store prefilters by bounding box); `--order distance` sorts the
-    /// candidates inside that box, so memory then grows with the incidents in the box only.
+    /// Calls `row` for each incident matching `query`, in its order, as the store reads them
+    /// (see ``IncidentReader/forEachIncident(matching:_:)``).
     /// - Throws: the reader's errors (e.g. an unreadable database), ``QueryError``, or what
     ///   `row` throws.
     public func forEach(_ query: IncidentQuery, _ row: (StoredIncident) throws -> Void) throws {
-        guard let center = query.near else { return try reader.forEachIncident(matching: query, row) }
-        var widened = query
-        widened.limit = nil
-        func distance(_ stored: StoredIncident) -> Double? {
-            stored.incident.coordinate.map { $0.distance(to: center) }
-        }
-        if query.order == .distance {
-            var candidates: [(Double, StoredIncident)] = []
-            try reader.forEachIncident(matching: widened) { stored in
-                if let d = distance(stored), d <= query.radiusMeters { candidates.append((d, stored)) }
-            }
-            candidates.sort { $0.0 < $1.0 }
-            for (_, stored) in candidates.prefix(query.limit ?? candidates.count) { try row(stored) }
-            return
-        }
-        var remaining = query.limit ?? Int.max
-        do {
-            try reader.forEachIncident(matching: widened) { stored in
-                guard let d = distance(stored), d <= query.radiusMeters else { return }
-                try row(stored)
-                remaining -= 1
-                if remaining == 0 { throw Enough() }
-            }
-        } catch is Enough {}
+        try reader.forEachIncident(matching: query, row)
     }
 
     /// Every incident matching `query`, in memory (tests and small results only).
@@ -226,6 +201,4 @@ public struct QueryIncidents: Sendable {
         try forEach(query) { rows.append($0) }
         return rows
     }
-
-    private struct Enough: Error {}
 }

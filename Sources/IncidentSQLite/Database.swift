@@ -50,6 +50,7 @@ public final class Database {
         handle = db
         busyTimeoutMilliseconds = Int32(max(0, busyTimeout) * 1000)
         sqlite3_busy_timeout(db, busyTimeoutMilliseconds)
+        Self.traceIfAsked(db)
         // Fail early and clearly on a file that is not a database (instead of at the first query).
         try execute("PRAGMA foreign_keys = ON")
         if path != ":memory:" && !path.isEmpty && mode != .readOnly {
@@ -94,6 +95,29 @@ public final class Database {
         default: throw error(rc, sql: "checkpoint")
         }
     }
+
+    /// With `INCIDENTS_SQL_TRACE=FILE` in the environment, appends every statement this process
+    /// runs to FILE when it finishes, with its bound values inlined and its duration in a
+    /// comment: a script the `sqlite3` shell can run again (`Scripts/bench --queries` does, to
+    /// time the same SQL without the product). The file holds the data the statements carry.
+    private static func traceIfAsked(_ db: OpaquePointer) {
+        guard traceDescriptor != nil else { return }
+        sqlite3_trace_v2(db, UInt32(SQLITE_TRACE_PROFILE), { _, statement, _, nanoseconds in
+            guard let descriptor = Database.traceDescriptor, let statement,
+                  let expanded = sqlite3_expanded_sql(OpaquePointer(statement)) else { return 0 }
+            let microseconds = (nanoseconds?.assumingMemoryBound(to: Int64.self).pointee ?? 0) / 1000
+            let entry = "-- \(microseconds) us\n\(String(cString: expanded));\n"
+            sqlite3_free(expanded)
+            _ = entry.withCString { write(descriptor, $0, strlen($0)) }
+            return 0
+        }, nil)
+    }
+
+    private static let traceDescriptor: Int32? = {
+        guard let path = ProcessInfo.processInfo.environment["INCIDENTS_SQL_TRACE"], !path.isEmpty else { return nil }
+        let descriptor = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o600)
+        return descriptor >= 0 ? descriptor : nil
+    }()
 
     /// Runs `body` again while it fails with SQLITE_BUSY, for statements that do not use the
     /// busy handler, up to `seconds`.

@@ -23,21 +23,12 @@ extension SQLiteStore: IncidentReader {
     func listing(_ query: IncidentQuery, db: Database) throws -> (sql: String, arguments: [String: SQLiteValue]) {
         var selection = try Selection(query, limit: query.limit, db: db)
         var sql = "SELECT \(Self.lifecycleColumns), \(columns.list) FROM \(selection.from)\(selection.whereClause) ORDER BY "
-            + Self.orderClause(query.order)
+            + Selection.orderClause(query.order, near: query.near)
         if let limit = query.limit {
             sql += " LIMIT :limit"
             selection.arguments["limit"] = .integer(Int64(limit))
         }
         return (sql, selection.arguments)
-    }
-
-    static func orderClause(_ order: IncidentOrder) -> String {
-        switch order {
-        case .started, .distance: return "started_at DESC NULLS LAST, id DESC"
-        case .startedAscending: return "started_at ASC NULLS LAST, id ASC"
-        case .lastSeen: return "last_seen_at DESC, id DESC"
-        case .source: return "source, external_id"
-        }
     }
 
     public func history(ofIncident id: Int64) throws -> IncidentHistory? {

@@ -39,6 +39,26 @@ struct Selection {
         var arguments: [String: SQLiteValue] = [:]
     }
 
+    /// The great-circle distance in meters from an incident's position to the `--near` point
+    /// (`:near_lat`, `:near_lon`): the haversine formula of ``Coordinate/distance(to:)``, in
+    /// SQLite's math functions (<https://www.sqlite.org/lang_mathfunc.html>).
+    static let distanceFromNear = """
+        (2 * \(Coordinate.earthRadiusMeters) * asin(min(1, sqrt(power(sin(radians(latitude - :near_lat) / 2), 2) \
+        + cos(radians(:near_lat)) * cos(radians(latitude)) * power(sin(radians(longitude - :near_lon) / 2), 2)))))
+        """
+
+    /// The ORDER BY of a listing: nearest first for `distance` (with a `--near` point; newest
+    /// first without one), ties and every other order broken by id.
+    static func orderClause(_ order: IncidentOrder, near: Coordinate?) -> String {
+        switch order {
+        case .distance where near != nil: return "\(distanceFromNear), id"
+        case .started, .distance: return "started_at DESC NULLS LAST, id DESC"
+        case .startedAscending: return "started_at ASC NULLS LAST, id ASC"
+        case .lastSeen: return "last_seen_at DESC, id DESC"
+        case .source: return "source, external_id"
+        }
+    }
+
     /// The index of each order (the implicit index of UNIQUE (source, external_id) for `source`).
     static func orderIndex(_ order: IncidentOrder) -> String {
         switch order {
@@ -106,6 +126,12 @@ struct Selection {
                 """
             candidates.append(Candidate(index: "incidents_bbox", from: "incidents NOT INDEXED", condition: "id IN (\(overlapping))",
                                         matches: overlapping))
+        }
+        if let center = query.near {
+            conditions.append("\(Self.distanceFromNear) <= :near_radius")
+            arguments["near_lat"] = .real(center.latitude)
+            arguments["near_lon"] = .real(center.longitude)
+            arguments["near_radius"] = .real(query.radiusMeters)
         }
         if let text = query.search {
             let search = try SearchText(text)
