@@ -102,7 +102,7 @@ public final class Database {
     /// time the same SQL without the product). The file holds the data the statements carry.
     private static func traceIfAsked(_ db: OpaquePointer) {
         guard traceDescriptor != nil else { return }
-        sqlite3_trace_v2(db, UInt32(SQLITE_TRACE_PROFILE), { _, statement, _, nanoseconds in
+        sqlite3_trace_v2(db, UInt32(SQLITE_TRACE_PROFILE), { _, _, statement, nanoseconds in
             guard let descriptor = Database.traceDescriptor, let statement,
                   let expanded = sqlite3_expanded_sql(OpaquePointer(statement)) else { return 0 }
             let microseconds = (nanoseconds?.assumingMemoryBound(to: Int64.self).pointee ?? 0) / 1000

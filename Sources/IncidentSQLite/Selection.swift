@@ -39,19 +39,21 @@ struct Selection {
         var arguments: [String: SQLiteValue] = [:]
     }
 
-    /// The great-circle distance in meters from an incident's position to the `--near` point
-    /// (`:near_lat`, `:near_lon`): the haversine formula of ``Coordinate/distance(to:)``, in
+    /// The great-circle distance in meters from a position to the `--near` point (`:near_lat`,
+    /// `:near_lon`): the haversine formula of ``Coordinate/distance(to:)``, in
     /// SQLite's math functions (<https://www.sqlite.org/lang_mathfunc.html>).
-    static let distanceFromNear = """
-        (2 * \(Coordinate.earthRadiusMeters) * asin(min(1, sqrt(power(sin(radians(latitude - :near_lat) / 2), 2) \
-        + cos(radians(:near_lat)) * cos(radians(latitude)) * power(sin(radians(longitude - :near_lon) / 2), 2)))))
+    static func distanceFromNear(latitude: String, longitude: String) -> String {
         """
+        (2 * \(Coordinate.earthRadiusMeters) * asin(min(1, sqrt(power(sin(radians(\(latitude) - :near_lat) / 2), 2) \
+        + cos(radians(:near_lat)) * cos(radians(\(latitude))) * power(sin(radians(\(longitude) - :near_lon) / 2), 2)))))
+        """
+    }
 
     /// The ORDER BY of a listing: nearest first for `distance` (with a `--near` point; newest
     /// first without one), ties and every other order broken by id.
     static func orderClause(_ order: IncidentOrder, near: Coordinate?) -> String {
         switch order {
-        case .distance where near != nil: return "\(distanceFromNear), id"
+        case .distance where near != nil: return "\(distanceFromNear(latitude: "latitude", longitude: "longitude")), id"
         case .started, .distance: return "started_at DESC NULLS LAST, id DESC"
         case .startedAscending: return "started_at ASC NULLS LAST, id ASC"
         case .lastSeen: return "last_seen_at DESC, id DESC"
@@ -112,26 +114,26 @@ struct Selection {
             arguments["seen_since"] = .text(seen.rfc3339)
             indexed("incidents_by_seen", "last_seen_at >= :seen_since")
         }
-        for (name, box) in [("bbox", query.boundingBox), ("near", query.near.map { BoundingBox.around($0, meters: query.radiusMeters) })] {
-            guard let box else { continue }
+        if let box = query.boundingBox {
             // The R*Tree's boxes are rounded outwards: each row's exact position is checked.
-            conditions.append("latitude BETWEEN :\(name)_min_lat AND :\(name)_max_lat AND longitude BETWEEN :\(name)_min_lon AND :\(name)_max_lon")
-            arguments["\(name)_min_lat"] = .real(box.minLatitude)
-            arguments["\(name)_max_lat"] = .real(box.maxLatitude)
-            arguments["\(name)_min_lon"] = .real(box.minLongitude)
-            arguments["\(name)_max_lon"] = .real(box.maxLongitude)
-            let overlapping = """
-                SELECT id FROM incidents_bbox WHERE min_longitude <= :\(name)_max_lon AND max_longitude >= :\(name)_min_lon \
-                AND min_latitude <= :\(name)_max_lat AND max_latitude >= :\(name)_min_lat
-                """
+            conditions.append("latitude BETWEEN :bbox_min_lat AND :bbox_max_lat AND longitude BETWEEN :bbox_min_lon AND :bbox_max_lon")
+            arguments.merge(Self.arguments(box, as: "bbox")) { $1 }
+            let overlapping = Self.overlapping("bbox")
             candidates.append(Candidate(index: "incidents_bbox", from: "incidents NOT INDEXED", condition: "id IN (\(overlapping))",
                                         matches: overlapping))
         }
+        var near: (condition: String, within: String, candidate: Int)?
         if let center = query.near {
-            conditions.append("\(Self.distanceFromNear) <= :near_radius")
             arguments["near_lat"] = .real(center.latitude)
             arguments["near_lon"] = .real(center.longitude)
             arguments["near_radius"] = .real(query.radiusMeters)
+            let condition = "\(Self.distanceFromNear(latitude: "latitude", longitude: "longitude")) <= :near_radius"
+            conditions.append(condition)
+            // In the R*Tree, the boxes whose nearest point is within the radius, without reading rows.
+            let within = Self.overlapping("near") + " AND \(Self.nearestInBox) <= :near_radius + \(Self.boxRoundingMeters)"
+            near = (condition, within, candidates.count)
+            candidates.append(Candidate(index: "incidents_bbox", from: "incidents NOT INDEXED", condition: "id IN (\(within))",
+                                        matches: within, arguments: Self.arguments(BoundingBox.around(center, meters: query.radiusMeters), as: "near")))
         }
         if let text = query.search {
             let search = try SearchText(text)
@@ -147,8 +149,42 @@ struct Selection {
                                             matches: matching, arguments: ["match": .text(match)]))
             }
         }
+        if let near, conditions == [near.condition], query.order == .distance, let limit {
+            // The nearest `limit` alone: their exact distance is at most the limit-th smallest
+            // distance to a box plus a box's size, so only the boxes nearer than that are read
+            // (k nearest neighbours; a few more than `limit` rows instead of every row in range).
+            candidates[near.candidate].arguments["near_rank"] = .integer(Int64(limit - 1))
+            candidates[near.candidate].condition = """
+                id IN (\(near.within) AND \(Self.nearestInBox) <= coalesce((SELECT \(Self.nearestInBox) FROM incidents_bbox \
+                WHERE \(Self.overlaps("near")) ORDER BY 1 LIMIT 1 OFFSET :near_rank), 1e308) + \(Self.boxRoundingMeters))
+                """
+        }
         try choose(among: candidates, order: query.order, limit: limit, db: db)
     }
+
+    /// The R*Tree's boxes overlapping the box `name` (`:name_min_lon` …).
+    static func overlaps(_ name: String) -> String {
+        "min_longitude <= :\(name)_max_lon AND max_longitude >= :\(name)_min_lon AND min_latitude <= :\(name)_max_lat AND max_latitude >= :\(name)_min_lat"
+    }
+
+    static func overlapping(_ name: String) -> String {
+        "SELECT id FROM incidents_bbox WHERE " + overlaps(name)
+    }
+
+    /// `:name_min_lat` … of `box`.
+    private static func arguments(_ box: BoundingBox, as name: String) -> [String: SQLiteValue] {
+        ["\(name)_min_lat": .real(box.minLatitude), "\(name)_max_lat": .real(box.maxLatitude),
+         "\(name)_min_lon": .real(box.minLongitude), "\(name)_max_lon": .real(box.maxLongitude)]
+    }
+
+    /// The distance in meters from the `--near` point to the nearest point of an R*Tree box: no
+    /// more than the distance to anything in the box.
+    static let nearestInBox = distanceFromNear(latitude: "max(min_latitude, min(max_latitude, :near_lat))",
+                                               longitude: "max(min_longitude, min(max_longitude, :near_lon))")
+
+    /// How far, in meters, a point can be from the nearest point of its R*Tree box (at most one
+    /// 32-bit float step of each coordinate, under 3 m for WGS84 degrees), with room to spare.
+    static let boxRoundingMeters = 5.0
 
     private mutating func choose(among candidates: [Candidate], order: IncidentOrder, limit: Int?, db: Database) throws {
         driver = Self.orderIndex(order)
