@@ -10,7 +10,7 @@ extension SQLiteStore: IncidentReader {
     public func forEachIncident(matching query: IncidentQuery, _ row: (StoredIncident) throws -> Void) throws {
         try withDatabase { db in
             try db.readTransaction {
-                let (sql, arguments) = try listing(query, db: db)
+                let (sql, arguments, _) = try listing(query, db: db)
                 let statement = try db.prepare(sql)
                 try statement.bind(arguments)
                 let decode = try StoredRow(statement, columns: columns)
@@ -19,16 +19,16 @@ extension SQLiteStore: IncidentReader {
         }
     }
 
-    /// The SELECT of a listing and its arguments.
-    func listing(_ query: IncidentQuery, db: Database) throws -> (sql: String, arguments: [String: SQLiteValue]) {
-        var selection = try Selection(query, limit: query.limit, db: db)
+    /// The SELECT of a listing, its arguments, and the index that drives it.
+    func listing(_ query: IncidentQuery, db: Database) throws -> (sql: String, arguments: [String: SQLiteValue], driver: String) {
+        var selection = try Selection(query, reading: .ordered(limit: query.limit), db: db)
         var sql = "SELECT \(Self.lifecycleColumns), \(columns.list) FROM \(selection.from)\(selection.whereClause) ORDER BY "
             + Selection.orderClause(query.order, near: query.near)
         if let limit = query.limit {
             sql += " LIMIT :limit"
             selection.arguments["limit"] = .integer(Int64(limit))
         }
-        return (sql, selection.arguments)
+        return (sql, selection.arguments, selection.driver)
     }
 
     public func history(ofIncident id: Int64) throws -> IncidentHistory? {
@@ -73,7 +73,7 @@ extension SQLiteStore: IncidentReader {
     public func statistics(matching query: IncidentQuery, utcOffsetSeconds: Int) throws -> IncidentStatistics {
         try withDatabase { db in
             try db.readTransaction {
-                let selection = try Selection(query, limit: nil, db: db)
+                let selection = try Selection(query, reading: .unordered, db: db)
                 var groups: [String: [String: Int]] = [:]
                 var stats = IncidentStatistics()
                 var arguments = selection.arguments
@@ -83,25 +83,19 @@ extension SQLiteStore: IncidentReader {
                         groups[row.string(at: 0) ?? "", default: [:]][row.string(at: 1) ?? ""] = row.int(at: 2) ?? 0
                     }
                     stats.total = groups["source", default: [:]].values.reduce(0, +)
-                    try db.query("""
-                        SELECT count(*), coalesce(sum(ended_at IS NULL OR ended_at > :now), 0)
-                        FROM incidents INDEXED BY incidents_active WHERE cleared_at IS NULL
-                        """, ["now": .text(query.now.rfc3339)]) { row in
+                    try db.query(Self.activeCount, ["now": .text(query.now.rfc3339)]) { row in
                         stats.cleared = stats.total - (row.int(at: 0) ?? 0)
                         stats.active = row.int(at: 1) ?? 0
                     }
                 } else {
-                    try db.query("""
-                        SELECT count(*), coalesce(sum(cleared_at IS NULL AND (ended_at IS NULL OR ended_at > :now)), 0),
-                               coalesce(sum(cleared_at IS NOT NULL), 0)
-                        FROM \(selection.from)\(selection.whereClause)
-                        """, arguments) { row in
-                        (stats.total, stats.active, stats.cleared) = (row.int(at: 0) ?? 0, row.int(at: 1) ?? 0, row.int(at: 2) ?? 0)
-                    }
-                    for (dimension, key) in DerivedIndexes.countedKeys {
-                        try db.query("SELECT \(key), count(*) FROM \(selection.from)\(selection.whereClause) GROUP BY 1",
-                                     selection.arguments) { row in
-                            groups[dimension, default: [:]][row.string(at: 0) ?? ""] = row.int(at: 1) ?? 0
+                    let keys = DerivedIndexes.countedKeys
+                    try db.query(Self.groupedCounts(selection), arguments) { row in
+                        let count = row.int(at: Int32(keys.count)) ?? 0
+                        stats.total += count
+                        stats.active += row.int(at: Int32(keys.count + 1)) ?? 0
+                        stats.cleared += row.int(at: Int32(keys.count + 2)) ?? 0
+                        for (index, key) in keys.enumerated() {
+                            groups[key.dimension, default: [:]][row.string(at: Int32(index)) ?? "", default: 0] += count
                         }
                     }
                 }
@@ -121,6 +115,24 @@ extension SQLiteStore: IncidentReader {
                 return stats
             }
         }
+    }
+
+    /// The incidents no complete poll cleared, and how many of them are active at `:now`, from
+    /// the active-set index alone.
+    static let activeCount = """
+        SELECT count(*), coalesce(sum(ended_at IS NULL OR ended_at > :now), 0)
+        FROM incidents INDEXED BY incidents_active WHERE cleared_at IS NULL
+        """
+
+    /// One pass over the selected rows, grouped on every counted key at once: the keys, then
+    /// the count, the active and the cleared among them.
+    static func groupedCounts(_ selection: Selection) -> String {
+        let keys = DerivedIndexes.countedKeys
+        return """
+            SELECT \(keys.map(\.key).joined(separator: ", ")), count(*),
+                   sum(cleared_at IS NULL AND (ended_at IS NULL OR ended_at > :now)), sum(cleared_at IS NOT NULL)
+            FROM \(selection.from)\(selection.whereClause) GROUP BY \(keys.indices.map { String($0 + 1) }.joined(separator: ", "))
+            """
     }
 
     /// Largest count first, then by key in SQLite's BINARY order (UTF-8 bytes).

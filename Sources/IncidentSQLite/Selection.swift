@@ -11,13 +11,14 @@ import IncidentCore
 ///
 /// Each filter that has an index is a candidate: `--active` (the active set), `--source`,
 /// `--category`, `--road`, `--since`/`--until`, `--seen-since`, `--bbox`/`--near` (the R*Tree) and
-/// a `--search` term of three or more characters (the full-text index). Reading the rows a
-/// candidate matches, m of N incidents, and sorting them costs about m; reading in the order's
-/// index and checking each row costs about L·N/m for a page of L rows, and N without a limit. So
-/// the candidate with the fewest matches drives when m < √(L·N) (m < N without a limit);
-/// otherwise the order's index does, every filter checked on the rows it reads. A candidate's m
-/// is counted by reading at most that bound of its index entries, so the choice costs a few
-/// thousand index entries at most per filter, whatever the size of the database.
+/// a `--search` term of three or more characters (the full-text index). For a listing, reading
+/// the rows a candidate matches, m of N incidents, and sorting them costs about m; reading in
+/// the order's index and checking each row costs about L·N/m for a page of L rows, and N
+/// without a limit. So the candidate with the fewest matches drives when m < √(L·N) (m < N
+/// without a limit); otherwise the order's index does, every filter checked on the rows it
+/// reads. For counting, a candidate drives when m < N/8, otherwise the table is read in rowid
+/// order (``Reading/unordered``). A candidate's m is counted by reading at most that bound of
+/// its index entries, so the choice costs a few thousand index entries for a page.
 struct Selection {
     var from = "incidents"
     var conditions: [String] = []
@@ -70,10 +71,18 @@ struct Selection {
         }
     }
 
-    /// - Parameter limit: the rows the caller reads at most (nil: all); it weighs the choice of
-    ///   the driving index, not the result.
+    /// How the caller reads the selected rows, which weighs the choice of the driving index.
+    enum Reading {
+        /// In the query's order, at most `limit` rows (nil: all): a listing.
+        case ordered(limit: Int?)
+        /// Every row, in any order: counting. Without a rare enough filter, the table is read
+        /// in rowid order, which costs about an eighth of reading the same rows through an
+        /// index (measured: 0.3 s for 1,000,000 rows against 1.6 s for 700,000 through one).
+        case unordered
+    }
+
     /// - Throws: ``QueryError`` for search text the store cannot use; ``SQLiteError``.
-    init(_ query: IncidentQuery, limit: Int?, db: Database) throws {
+    init(_ query: IncidentQuery, reading: Reading, db: Database) throws {
         var candidates: [Candidate] = []
         func indexed(_ index: String, _ condition: String) {
             conditions.append(condition)
@@ -149,7 +158,7 @@ struct Selection {
                                             matches: matching, arguments: ["match": .text(match)]))
             }
         }
-        if let near, conditions == [near.condition], query.order == .distance, let limit {
+        if let near, conditions == [near.condition], query.order == .distance, case .ordered(let limit?) = reading {
             // The nearest `limit` alone: their exact distance is at most the limit-th smallest
             // distance to a box plus a box's size, so only the boxes nearer than that are read
             // (k nearest neighbours; a few more than `limit` rows instead of every row in range).
@@ -159,7 +168,7 @@ struct Selection {
                 WHERE \(Self.overlaps("near")) ORDER BY 1 LIMIT 1 OFFSET :near_rank), 1e308) + \(Self.boxRoundingMeters))
                 """
         }
-        try choose(among: candidates, order: query.order, limit: limit, db: db)
+        try choose(among: candidates, order: query.order, reading: reading, db: db)
     }
 
     /// The R*Tree's boxes overlapping the box `name` (`:name_min_lon` …).
@@ -186,12 +195,23 @@ struct Selection {
     /// 32-bit float step of each coordinate, under 3 m for WGS84 degrees), with room to spare.
     static let boxRoundingMeters = 5.0
 
-    private mutating func choose(among candidates: [Candidate], order: IncidentOrder, limit: Int?, db: Database) throws {
-        driver = Self.orderIndex(order)
-        from = "incidents INDEXED BY \(driver)"
+    private mutating func choose(among candidates: [Candidate], order: IncidentOrder, reading: Reading, db: Database) throws {
+        switch reading {
+        case .ordered:
+            driver = Self.orderIndex(order)
+            from = "incidents INDEXED BY \(driver)"
+        case .unordered:
+            driver = "incidents"
+            from = "incidents NOT INDEXED"
+        }
         guard !candidates.isEmpty else { return }
         let incidents = try db.scalarInt("SELECT coalesce(sum(incidents), 0) FROM incident_counts WHERE dimension = 'source'") ?? 0
-        var fewest = limit.map { Int64((Double($0) * Double(incidents)).squareRoot()) } ?? incidents
+        var fewest: Int64
+        switch reading {
+        case .ordered(let limit?): fewest = Int64((Double(limit) * Double(incidents)).squareRoot())
+        case .ordered(nil): fewest = incidents
+        case .unordered: fewest = incidents / 8
+        }
         var best: Candidate?
         for candidate in candidates {
             // Each count stops at the fewest so far: a later candidate only has to beat it.

@@ -241,6 +241,14 @@ extension Database {
         try statement.run()
     }
 
+    /// How SQLite runs `sql`: the `detail` lines of `EXPLAIN QUERY PLAN`
+    /// (<https://www.sqlite.org/eqp.html>), e.g. `SEARCH incidents USING INDEX incidents_by_road (road=?)`.
+    public func queryPlan(_ sql: String, _ arguments: [String: SQLiteValue] = [:]) throws -> [String] {
+        var lines: [String] = []
+        try query("EXPLAIN QUERY PLAN " + sql, arguments) { lines.append($0.string(at: try $0.column("detail")) ?? "") }
+        return lines
+    }
+
     /// Prepares `sql`, binds `arguments` by name, and calls `row` for each result row.
     public func query(_ sql: String, _ arguments: [String: SQLiteValue] = [:], _ row: (Statement) throws -> Void) throws {
         let statement = try prepare(sql)
