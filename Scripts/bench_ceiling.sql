@@ -3,14 +3,13 @@
 -- maintains them the same way. Scripts/bench copies ../shared/bench/ceiling.c (read-only) into
 -- .build/bench/ and runs the part before "-- at commit" after the ceiling creates its table, and
 -- the part after it in the ceiling's one transaction, just before its COMMIT, as the product
--- runs them at the end of each poll (Sources/IncidentSQLite/DerivedIndexes.swift). The product's
--- page cache size comes first, so both programs use the same.
+-- runs them at the end of each poll (Sources/IncidentSQLite/DerivedIndexes.swift). Both use
+-- SQLite's default page cache.
 --
 -- The ceiling's table (WITHOUT ROWID, raw GITS fields) stands in for the product's columns:
 -- startDate for started_at, endDate for ended_at, inciPlace1 for road, restrictType (six values)
 -- for category (six values in the generated feed), inciDesc and inciPlace2 for description and
 -- location, coord_x/coord_y for longitude/latitude, the regSeq number for the incident id.
-PRAGMA cache_size = -8192;
 CREATE INDEX IF NOT EXISTS ceiling_by_start ON incidents (startDate);
 -- incidents_active: every new row, in arrival order (regSeq grows as the product's ids).
 CREATE INDEX IF NOT EXISTS ceiling_active ON incidents (regSeq, endDate) WHERE source IS NOT NULL;

@@ -27,7 +27,6 @@ public final class SQLiteStore: @unchecked Sendable {  // all state is behind `l
         // file also finds the lock while the schema is being made.
         db = try MigrationLock.whileMigrating(path) {
             let db = try Database(path: path, mode: .readWriteCreate, busyTimeout: busyTimeout)
-            try db.execute("PRAGMA cache_size = -\(Self.writerCacheKiB)")
             if try !migrator.migrate(db, now: clock.now()).isEmpty { try db.checkpoint() }
             return db
         }
@@ -35,12 +34,6 @@ public final class SQLiteStore: @unchecked Sendable {  // all state is behind `l
         self.columns = ContentColumns(fields)
         self.migrator = migrator
     }
-
-    /// The page cache of a writing connection, in KiB (SQLite's default is 2,000). A poll's new
-    /// incidents land at random places in `incidents_by_start`, the R*Tree and the full-text
-    /// index; with 8 MiB a 300,000-record fresh ingest spent 1.3 s in system calls reading back
-    /// pages it had to spill, instead of 3.3 s, for about 20 MB more peak RSS.
-    static let writerCacheKiB = 8192
 
     /// Opens an existing database for queries only. Never creates or migrates it; when a
     /// migration is under way in another process, waits for it (up to `busyTimeout`).

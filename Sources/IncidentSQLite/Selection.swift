@@ -14,9 +14,9 @@ import IncidentCore
 /// a `--search` term of three or more characters (the full-text index). For a listing, reading
 /// the rows a candidate matches, m of N incidents, and sorting them costs about m; reading in
 /// the order's index and checking each row costs about L·N/m for a page of L rows, and N
-/// without a limit. So the candidate with the fewest matches drives when m < √(L·N) (m < N
-/// without a limit); otherwise the order's index does, every filter checked on the rows it
-/// reads. For counting, a candidate drives when m < N/8, otherwise the table is read in rowid
+/// without a limit. So the candidate with the fewest matches drives when m < √(L·N) (without a
+/// limit, m < N/2: sorting m rows costs about as much as reading them); otherwise the order's
+/// index does, every filter checked on the rows it reads. For counting, a candidate drives when m < N/8, otherwise the table is read in rowid
 /// order (``Reading/unordered``). A candidate's m is counted by reading at most that bound of
 /// its index entries, so the choice costs a few thousand index entries for a page.
 struct Selection {
@@ -209,7 +209,7 @@ struct Selection {
         var fewest: Int64
         switch reading {
         case .ordered(let limit?): fewest = Int64((Double(limit) * Double(incidents)).squareRoot())
-        case .ordered(nil): fewest = incidents
+        case .ordered(nil): fewest = incidents / 2
         case .unordered: fewest = incidents / 8
         }
         var best: Candidate?

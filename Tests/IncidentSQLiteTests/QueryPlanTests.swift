@@ -48,8 +48,12 @@ struct QueryPlanTests {
          "SEARCH incidents USING INDEX incidents_by_road (road=?)"),
         ("--road 고속도로 (390): a page in start order", QueryFixture.query(limit: 50) { $0.roadContains = "고속도로" },
          "incidents_by_start", "SCAN incidents USING INDEX incidents_by_start"),
-        ("--road 고속도로 without a limit (390 of 400)", QueryFixture.query { $0.roadContains = "고속도로" },
+        ("--road 고속도로 without a limit (390 of 400): every row in start order", QueryFixture.query { $0.roadContains = "고속도로" },
+         "incidents_by_start", "SCAN incidents USING INDEX incidents_by_start"),
+        ("--road 강변 without a limit (5)", QueryFixture.query { $0.roadContains = "강변" },
          "incidents_by_road", "SEARCH incidents USING INDEX incidents_by_road (road=?)"),
+        ("--source gits without a limit (100 of 400)", QueryFixture.query { $0.sources = ["gits"] },
+         "sqlite_autoindex_incidents_1", "SEARCH incidents USING INDEX sqlite_autoindex_incidents_1 (source=?)"),
         // `road IN ()`: false before the first row is read (the program jumps past the loop).
         ("--road with no such road", QueryFixture.query(limit: 50) { $0.roadContains = "없는길" }, "incidents_by_road",
          "SCAN incidents USING INDEX incidents_by_road"),
