@@ -80,20 +80,17 @@ public final class Database {
     /// another connection reads an older snapshot, copies what it can and leaves the rest
     /// to the next checkpoint (SQLite's own after a later commit, or the next call).
     ///
-    /// - Returns: true when the log was emptied and truncated.
-    /// - Throws: ``SQLiteError`` on an I/O error.
+    /// Runs after the work it follows has committed, so it never fails that work.
+    ///
+    /// - Returns: true when the log was emptied and truncated; false when a reader kept it from
+    ///   finishing, or it failed (an I/O error, which the next write meets and reports).
     @discardableResult
-    public func checkpoint() throws -> Bool {
+    public func checkpoint() -> Bool {
         guard path != ":memory:" && !path.isEmpty else { return true }
         sqlite3_busy_timeout(handle, 0)
         defer { sqlite3_busy_timeout(handle, busyTimeoutMilliseconds) }
         var logFrames: Int32 = 0, checkpointedFrames: Int32 = 0
-        let rc = sqlite3_wal_checkpoint_v2(handle, "main", SQLITE_CHECKPOINT_TRUNCATE, &logFrames, &checkpointedFrames)
-        switch rc & 0xff {
-        case SQLITE_OK: return true
-        case SQLITE_BUSY, SQLITE_LOCKED: return false
-        default: throw error(rc, sql: "checkpoint")
-        }
+        return sqlite3_wal_checkpoint_v2(handle, "main", SQLITE_CHECKPOINT_TRUNCATE, &logFrames, &checkpointedFrames) == SQLITE_OK
     }
 
     /// With `INCIDENTS_SQL_TRACE=FILE` in the environment, appends every statement this process

@@ -9,8 +9,8 @@
 ///
 /// ``add(_:in:)`` runs after rows were inserted or changed, ``remove(_:in:)`` before rows change
 /// or are deleted. Statements over a set of rows, not triggers: a trigger runs a sub-program per
-/// row, which made a 300,000-record fresh ingest about 1.3 s slower (of about 7) than adding
-/// the poll's new rows once, at its end, with one statement per structure.
+/// row, which cost 300,000 new incidents 1.3 s more CPU (0.5 s for the full-text index, 0.8 s
+/// for the R*Tree) than adding them at the end of the poll with one statement per structure.
 enum DerivedIndexes {
     /// Some incidents: an SQL condition on `incidents` and its arguments.
     struct Rows {

@@ -36,7 +36,7 @@ extension SQLiteStore: IngestStore {
                     run.id = nil
                 } else {
                     try db.execute("COMMIT")
-                    try db.checkpoint()
+                    db.checkpoint()
                 }
                 return run
             } catch {

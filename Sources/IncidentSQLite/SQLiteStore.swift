@@ -27,7 +27,7 @@ public final class SQLiteStore: @unchecked Sendable {  // all state is behind `l
         // file also finds the lock while the schema is being made.
         db = try MigrationLock.whileMigrating(path) {
             let db = try Database(path: path, mode: .readWriteCreate, busyTimeout: busyTimeout)
-            if try !migrator.migrate(db, now: clock.now()).isEmpty { try db.checkpoint() }
+            if try !migrator.migrate(db, now: clock.now()).isEmpty { db.checkpoint() }
             return db
         }
         self.clock = clock
@@ -91,7 +91,7 @@ extension SQLiteStore: StoreAdministration {
         try withDatabase { db in
             try MigrationLock.whileMigrating(db.path) {
                 let applied = try migrator.migrate(db, now: clock.now()).map(\.name)
-                if !applied.isEmpty { try db.checkpoint() }
+                if !applied.isEmpty { db.checkpoint() }
                 return applied
             }
         }
@@ -154,7 +154,7 @@ extension SQLiteStore: StoreAdministration {
             counts.runs += runs
             if runs < batchSize { break }
         }
-        try withDatabase { try $0.checkpoint() }
+        withDatabase { $0.checkpoint() }
         return counts
     }
 
