@@ -59,10 +59,6 @@ INSERT INTO incidents_search (rowid, description, location)
     WHERE id > (SELECT indexed_through FROM search_index_state) ORDER BY id;
 DROP TABLE search_index_state;
 
--- How many rows contain each trigram (https://www.sqlite.org/fts5.html#the_fts5vocab_virtual_table_module):
--- no storage of its own; read to tell a rare search term from a common one.
-CREATE VIRTUAL TABLE incidents_search_terms USING fts5vocab(incidents_search, 'row');
-
 -- Incidents by source, category, road and the UTC minute of the day they started, kept by the
 -- store in step with incidents (added with a poll's new rows, removed before a row changes or is
 -- deleted), so `stats` reads a few hundred rows instead of every incident. An absent road or
