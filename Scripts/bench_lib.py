@@ -329,7 +329,7 @@ def cmd_queries(args):
         _, _, _, status, err = timed(command, None, out, dict(os.environ, INCIDENTS_SQL_TRACE=trace))
         if status != 0:
             print("bench: %s: exit %d: %s" % (name, status, err[0]), file=sys.stderr)
-            rows_out.append(dict(name=name, kind=kind, failed="exit %d: %s" % (status, err[0])))
+            rows_out.append(dict(name=name, kind=kind, failed="exit %d: %s" % (status, err[0][:60])))
             failed = True
             continue
         with open(out, "rb") as f:

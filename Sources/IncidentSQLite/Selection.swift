@@ -131,18 +131,19 @@ struct Selection {
             candidates.append(Candidate(index: "incidents_bbox", from: "incidents NOT INDEXED", condition: "id IN (\(overlapping))",
                                         matches: overlapping))
         }
-        var near: (condition: String, within: String, candidate: Int)?
+        var near: (center: Coordinate, condition: String, candidate: Int)?
         if let center = query.near {
             arguments["near_lat"] = .real(center.latitude)
             arguments["near_lon"] = .real(center.longitude)
             arguments["near_radius"] = .real(query.radiusMeters)
             let condition = "\(Self.distanceFromNear(latitude: "latitude", longitude: "longitude")) <= :near_radius"
             conditions.append(condition)
-            // In the R*Tree, the boxes whose nearest point is within the radius, without reading rows.
-            let within = Self.overlapping("near") + " AND \(Self.nearestInBox) <= :near_radius + \(Self.boxRoundingMeters)"
-            near = (condition, within, candidates.count)
-            candidates.append(Candidate(index: "incidents_bbox", from: "incidents NOT INDEXED", condition: "id IN (\(within))",
-                                        matches: within, arguments: Self.arguments(BoundingBox.around(center, meters: query.radiusMeters), as: "near")))
+            // The boxes in the circle's bounding box (a distance for each would cost about as
+            // much as reading the row it spares).
+            let overlapping = Self.overlapping("near")
+            near = (center, condition, candidates.count)
+            candidates.append(Candidate(index: "incidents_bbox", from: "incidents NOT INDEXED", condition: "id IN (\(overlapping))",
+                                        matches: overlapping, arguments: Self.arguments(BoundingBox.around(center, meters: query.radiusMeters), as: "near")))
         }
         if let text = query.search {
             let search = try SearchText(text)
@@ -159,13 +160,18 @@ struct Selection {
             }
         }
         if let near, conditions == [near.condition], query.order == .distance, case .ordered(let limit?) = reading {
-            // The nearest `limit` alone: their exact distance is at most the limit-th smallest
-            // distance to a box plus a box's size, so only the boxes nearer than that are read
-            // (k nearest neighbours; a few more than `limit` rows instead of every row in range).
+            // Only the nearest `limit`: k nearest neighbours from the R*Tree alone, so a page
+            // reads a few more rows than it shows. Their distance is at most the limit-th
+            // smallest distance to a box plus a box's size, so only the boxes nearer than that
+            // are read, in a circle small enough to hold about 4 × limit boxes when one that size
+            // surely holds `limit` incidents.
+            let radius = try Self.nearestRadius(near.center, limit: limit, radius: query.radiusMeters, db: db)
+            candidates[near.candidate].arguments = Self.arguments(BoundingBox.around(near.center, meters: radius), as: "near")
             candidates[near.candidate].arguments["near_rank"] = .integer(Int64(limit - 1))
             candidates[near.candidate].condition = """
-                id IN (\(near.within) AND \(Self.nearestInBox) <= coalesce((SELECT \(Self.nearestInBox) FROM incidents_bbox \
-                WHERE \(Self.overlaps("near")) ORDER BY 1 LIMIT 1 OFFSET :near_rank), 1e308) + \(Self.boxRoundingMeters))
+                id IN (WITH boxes AS MATERIALIZED (SELECT id, \(Self.nearestInBox) AS nearest FROM incidents_bbox \
+                WHERE \(Self.overlaps("near"))) SELECT id FROM boxes WHERE nearest <= coalesce((SELECT nearest FROM boxes \
+                ORDER BY nearest LIMIT 1 OFFSET :near_rank), 1e308) + \(Self.boxRoundingMeters))
                 """
         }
         try choose(among: candidates, order: query.order, reading: reading, db: db)
@@ -184,6 +190,25 @@ struct Selection {
     private static func arguments(_ box: BoundingBox, as name: String) -> [String: SQLiteValue] {
         ["\(name)_min_lat": .real(box.minLatitude), "\(name)_max_lat": .real(box.maxLatitude),
          "\(name)_min_lon": .real(box.minLongitude), "\(name)_max_lon": .real(box.maxLongitude)]
+    }
+
+    /// The radius, at most `radius`, of a circle around `center` that surely holds the `limit`
+    /// nearest incidents: if the incidents in the circle's box were spread evenly, one about 4 ×
+    /// `limit` of them, when at least `limit` boxes lie within it by a margin; otherwise `radius`.
+    static func nearestRadius(_ center: Coordinate, limit: Int, radius: Double, db: Database) throws -> Double {
+        func count(_ sql: String, within meters: Double, upTo bound: Int) throws -> Int {
+            var values = arguments(BoundingBox.around(center, meters: meters), as: "near")
+            values.merge(["near_lat": .real(center.latitude), "near_lon": .real(center.longitude), "bound": .integer(Int64(bound))]) { $1 }
+            let statement = try db.prepare("SELECT count(*) FROM (\(sql) LIMIT :bound)")
+            try statement.bind(values.filter { statement.hasParameter($0.key) })
+            return try statement.step() ? statement.int(at: 0) ?? 0 : 0
+        }
+        let inBox = try count(overlapping("near"), within: radius, upTo: 100 * limit)
+        guard inBox > 16 * limit else { return radius }
+        let smaller = radius * (16 * Double(limit) / (Double.pi * Double(inBox))).squareRoot()
+        let sure = try count("SELECT 1 FROM incidents_bbox WHERE \(overlaps("near")) AND \(nearestInBox) <= \(smaller - boxRoundingMeters)",
+                             within: smaller, upTo: limit)
+        return sure >= limit ? smaller : radius
     }
 
     /// The distance in meters from the `--near` point to the nearest point of an R*Tree box: no

@@ -58,6 +58,43 @@ struct QueryResultTests {
         }
     }
 
+    /// 3,000 incidents: a dense cluster of 2,500 around 37.5N 127.0E (random, fixed seed), some on
+    /// the very same spot, and 500 spread over a degree.
+    static let dense = Result { () throws -> (SQLiteStore, [StoredIncident]) in
+        var generator = SplitMix64(seed: 13)
+        func uniform(_ range: ClosedRange<Double>) -> Double {
+            range.lowerBound + Double(generator.next() >> 11) / Double(1 << 53) * (range.upperBound - range.lowerBound)
+        }
+        let incidents = (0..<3000).map { i -> Incident in
+            let (latitude, longitude) = i < 2500
+                ? (i % 50 == 0 ? (37.5, 127.0) : (37.5 + uniform(-0.02...0.02), 127.0 + uniform(-0.025...0.025)))
+                : (uniform(37.0...38.0), uniform(126.5...127.5))
+            return Incident(source: "gits", externalID: "D\(i)", category: .accident, description: "d",
+                            coordinate: Coordinate(latitude: latitude, longitude: longitude),
+                            startedAt: QueryFixture.start.adding(seconds: Int64(i * 60)))
+        }
+        let store = try memoryStore()
+        try QueryFixture.poll(store, "gits", incidents, at: t0)
+        return (store, try store.incidents(matching: IncidentQuery(now: t0, order: .source)))
+    }
+
+    @Test("--near in a dense cluster: the nearest page comes from a smaller circle that surely holds it, and is exact",
+          arguments: [1, 10, 50, 200])
+    func nearestInCluster(limit: Int) throws {
+        let (store, all) = try Self.dense.get()
+        for (latitude, longitude, radius) in [(37.5, 127.0, 5000.0), (37.51, 127.01, 3000), (37.48, 126.98, 20_000), (37.3, 127.3, 5000)] {
+            var query = IncidentQuery(now: t0, order: .distance, limit: limit)
+            query.near = Coordinate(latitude: latitude, longitude: longitude)
+            query.radiusMeters = radius
+            #expect(Self.ids(try store.incidents(matching: query)) == Self.ids(Reference.list(all, query)), "\(latitude),\(longitude) \(radius) m")
+        }
+        // In the cluster, the circle read for a small page is much smaller than the one asked
+        // for; 200 of the 2,500 in the box are too many for a smaller one to pay off.
+        let center = try #require(Coordinate(latitude: 37.5, longitude: 127.0))
+        let read = try store.withDatabase { try Selection.nearestRadius(center, limit: limit, radius: 5000, db: $0) }
+        if limit <= 50 { #expect(read < 2500) } else { #expect(read == 5000) }
+    }
+
     @Test("the SQL distance is Coordinate.distance(to:) to a micrometre")
     func distanceInSQL() throws {
         let store = try Self.store.get()
@@ -123,5 +160,18 @@ struct QueryResultTests {
         #expect(SearchText.windows("잠실대교") == ["\"잠실대\"", "\"실대교\""])
         #expect(SearchText.windows("a\"b") == ["\"a\"\"b\""])
         #expect(SearchText.windows(String(repeating: "x", count: 256)).count == SearchText.maxWindowsPerTerm)
+    }
+}
+
+/// A small deterministic generator (SplitMix64), so the dense fixture is the same in every run.
+struct SplitMix64: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
     }
 }
