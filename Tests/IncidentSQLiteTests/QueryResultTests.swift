@@ -58,17 +58,19 @@ struct QueryResultTests {
         }
     }
 
-    /// 3,000 incidents: a dense cluster of 2,500 around 37.5N 127.0E (random, fixed seed), some on
-    /// the very same spot, and 500 spread over a degree.
+    /// 3,000 incidents: a dense cluster of 2,500 around 37.5N 127.0E, some on the very same spot,
+    /// and 500 spread over a degree; scattered by additive recurrences (fractional parts of
+    /// multiples of irrational numbers), the same in every run.
     static let dense = Result { () throws -> (SQLiteStore, [StoredIncident]) in
-        var generator = SplitMix64(seed: 13)
-        func uniform(_ range: ClosedRange<Double>) -> Double {
-            range.lowerBound + Double(generator.next() >> 11) / Double(1 << 53) * (range.upperBound - range.lowerBound)
+        func scatter(_ i: Int, _ step: Double, _ range: ClosedRange<Double>) -> Double {
+            let fraction = (Double(i) * step).truncatingRemainder(dividingBy: 1)
+            return range.lowerBound + fraction * (range.upperBound - range.lowerBound)
         }
+        let (golden, root2) = ((5.0.squareRoot() - 1) / 2, 2.0.squareRoot())
         let incidents = (0..<3000).map { i -> Incident in
             let (latitude, longitude) = i < 2500
-                ? (i % 50 == 0 ? (37.5, 127.0) : (37.5 + uniform(-0.02...0.02), 127.0 + uniform(-0.025...0.025)))
-                : (uniform(37.0...38.0), uniform(126.5...127.5))
+                ? (i % 50 == 0 ? (37.5, 127.0) : (scatter(i, golden, 37.48...37.52), scatter(i, root2, 126.975...127.025)))
+                : (scatter(i, golden, 37.0...38.0), scatter(i, root2, 126.5...127.5))
             return Incident(source: "gits", externalID: "D\(i)", category: .accident, description: "d",
                             coordinate: Coordinate(latitude: latitude, longitude: longitude),
                             startedAt: QueryFixture.start.adding(seconds: Int64(i * 60)))
@@ -163,15 +165,3 @@ struct QueryResultTests {
     }
 }
 
-/// A small deterministic generator (SplitMix64), so the dense fixture is the same in every run.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}

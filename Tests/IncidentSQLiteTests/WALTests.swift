@@ -27,6 +27,13 @@ struct WALTests {
                              ListProducer(incidents: (0..<count).map { incident("\($0)", description: "\(description) \($0)") }).callAsFunction)
     }
 
+    /// A database of `count` incidents written by one poll, its store closed.
+    static func written(_ description: String, count: Int) throws -> (directory: URL, path: String) {
+        let (directory, path) = try database()
+        try poll(try SQLiteStore(path: path, clock: .fixed(t0)), at: t0, description, count: count)
+        return (directory, path)
+    }
+
     @Test("after each poll the -wal is empty, even while a reader held an older snapshot during the poll",
           .timeLimit(.minutes(1)))
     func truncatedAfterEachPoll() throws {
@@ -54,11 +61,7 @@ struct WALTests {
 
     @Test("the -wal and -shm stay, empty, when the last connection closes")
     func keptWhenClosed() throws {
-        let (_, path) = try Self.database()
-        do {
-            let store = try SQLiteStore(path: path, clock: .fixed(t0))
-            try Self.poll(store, at: t0, "first", count: 10)
-        }
+        let (_, path) = try Self.written("first", count: 10)
         #expect(Self.size(path + "-wal") == 0)
         #expect(Self.size(path + "-shm") != nil)
     }
@@ -87,11 +90,7 @@ struct WALTests {
 
     @Test("a user who may read the database but not write its directory lists, searches and counts")
     func readOnlyUser() throws {
-        let (directory, path) = try Self.database()
-        do {
-            let store = try SQLiteStore(path: path, clock: .fixed(t0))
-            try Self.poll(store, at: t0, "[사고] 잠실대교", count: 50)
-        }
+        let (directory, path) = try Self.written("[사고] 잠실대교", count: 50)
         let (count, found, total) = try Self.asReadOnlyUser(directory) { () throws -> (Int, Int, Int) in
             let reader = try SQLiteStore(readingFrom: path, clock: .fixed(t1))
             var search = IncidentQuery(now: t1)
@@ -107,11 +106,7 @@ struct WALTests {
 
     @Test("without the kept -wal and -shm, that user could not open it: why they are kept")
     func whyKept() throws {
-        let (directory, path) = try Self.database()
-        do {
-            let store = try SQLiteStore(path: path, clock: .fixed(t0))
-            try Self.poll(store, at: t0, "x", count: 5)
-        }
+        let (directory, path) = try Self.written("x", count: 5)
         try FileManager.default.removeItem(atPath: path + "-wal")
         try FileManager.default.removeItem(atPath: path + "-shm")
         try Self.asReadOnlyUser(directory) {
