@@ -36,6 +36,7 @@ let package = Package(
                 .embedInCode("0003_search.sql"),
                 .embedInCode("0004_run_outcomes.sql"),
                 .embedInCode("0005_query_indexes.sql"),
+                .embedInCode("0006_geometry_and_road_ref.sql"),
             ]
         ),
         // SQLite: connection/statement wrappers, migrator, the incident repository.

@@ -116,6 +116,9 @@ public struct IncidentQuery: Sendable {
     public var seenSince: UTCInstant?
     /// The road name contains this text.
     public var roadContains: String?
+    /// With ``roadContains``: the canonical road that text names (`고속국도1호선` for
+    /// `경부고속도로`), whose incidents match too whatever their provider calls the road.
+    public var roadReference: String?
     /// The position lies in this box.
     public var boundingBox: BoundingBox?
     /// The position lies within `radiusMeters` of this point, by ``Coordinate/distance(to:)``.

@@ -1,4 +1,5 @@
 import Foundation
+import IncidentCore
 internal import CSQLite3
 
 /// One SQLite connection. Owns the `sqlite3*` handle and closes it in `deinit`.
@@ -53,6 +54,7 @@ public final class Database {
         Self.traceIfAsked(db)
         // Fail early and clearly on a file that is not a database (instead of at the first query).
         try execute("PRAGMA foreign_keys = ON")
+        try SQLFunctions.register(on: db)
         if path != ":memory:" && !path.isEmpty && mode != .readOnly {
             // Changing the journal mode needs an exclusive lock, and SQLite answers SQLITE_BUSY
             // at once instead of calling the busy handler: wait here as for any statement.
@@ -221,5 +223,23 @@ public final class Database {
     func error(_ rc: Int32, sql: String?) -> SQLiteError {
         SQLiteError(code: .init(rawValue: sqlite3_extended_errcode(handle) != 0 ? sqlite3_extended_errcode(handle) : rc),
                     message: lastErrorMessage, sql: sql)
+    }
+}
+
+/// Functions this package adds to SQL, registered on every connection.
+enum SQLFunctions {
+    /// `geometry_distance(geojson, latitude, longitude)`: meters from the point to the nearest
+    /// part of the GeoJSON geometry (``Geometry/distance(to:)``); NULL when the text is not a
+    /// geometry or the point is not WGS84. Deterministic, so SQLite may reuse a result.
+    static func register(on db: OpaquePointer) throws {
+        let rc = sqlite3_create_function_v2(db, "geometry_distance", 3, SQLITE_UTF8 | SQLITE_DETERMINISTIC, nil, { context, count, values in
+            guard count == 3, let values, let text = sqlite3_value_text(values[0]),
+                  let geometry = Geometry(geoJSON: String(cString: text)),
+                  let point = Coordinate(latitude: sqlite3_value_double(values[1]), longitude: sqlite3_value_double(values[2])) else {
+                return sqlite3_result_null(context)
+            }
+            sqlite3_result_double(context, geometry.distance(to: point))
+        }, nil, nil, nil)
+        guard rc == SQLITE_OK else { throw SQLiteError(code: .init(rawValue: rc), message: "cannot register geometry_distance") }
     }
 }

@@ -5,7 +5,8 @@
 ///   content (it stores the index only), so a row must be removed with the values it was
 ///   indexed with (<https://www.sqlite.org/fts5.html#external_content_tables>);
 /// - `incidents_bbox`, the R*Tree of each incident's bounding box;
-/// - `incident_counts`, incidents by source, category, road and minute of start, for `stats`.
+/// - `incident_counts`, incidents by source, category, road, canonical road and minute of start,
+///   for `stats` and the road names `--road` searches.
 ///
 /// ``add(_:in:)`` runs after rows were inserted or changed, ``remove(_:in:)`` before rows change
 /// or are deleted. Statements over a set of rows, not triggers: a trigger runs a sub-program per
@@ -27,8 +28,10 @@ enum DerivedIndexes {
     }
 
     /// The bounding box of an incident (`min_longitude, max_longitude, min_latitude,
-    /// max_latitude`, WGS84 degrees) and when it has one: today its position.
-    static let boundingBox = (columns: "longitude, longitude, latitude, latitude",
+    /// max_latitude`, WGS84 degrees) and when it has one: its geometry's box (0006), else its
+    /// position (a box with no area). An incident with a geometry always has a position.
+    static let boundingBox = (columns: "coalesce(min_longitude, longitude), coalesce(max_longitude, longitude), "
+                                + "coalesce(min_latitude, latitude), coalesce(max_latitude, latitude)",
                               exists: "latitude IS NOT NULL AND longitude IS NOT NULL")
 
     /// What `incident_counts` counts: each dimension and the expression of its key (an absent
@@ -37,6 +40,7 @@ enum DerivedIndexes {
         ("source", "source"),
         ("category", "category"),
         ("road", "coalesce(road, '')"),
+        ("road_ref", "coalesce(road_ref, '')"),
         ("start_minute", "coalesce(substr(started_at, 12, 5), '')"),  // HH:MM of the RFC 3339 UTC text
     ]
 

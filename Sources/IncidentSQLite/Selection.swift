@@ -50,11 +50,19 @@ struct Selection {
         """
     }
 
+    /// The distance in meters from an incident to the `--near` point: to its line or points when
+    /// it has a geometry (``Geometry/distance(to:)``, through the SQL function
+    /// `geometry_distance` every connection registers), else to its position.
+    static let incidentDistance = """
+        CASE WHEN geometry IS NULL THEN \(distanceFromNear(latitude: "latitude", longitude: "longitude")) \
+        ELSE geometry_distance(geometry, :near_lat, :near_lon) END
+        """
+
     /// The ORDER BY of a listing: nearest first for `distance` (with a `--near` point; newest
     /// first without one), ties and every other order broken by id.
     static func orderClause(_ order: IncidentOrder, near: Coordinate?) -> String {
         switch order {
-        case .distance where near != nil: return "\(distanceFromNear(latitude: "latitude", longitude: "longitude")), id"
+        case .distance where near != nil: return "\(incidentDistance), id"
         case .started, .distance: return "started_at DESC NULLS LAST, id DESC"
         case .startedAscending: return "started_at ASC NULLS LAST, id ASC"
         case .lastSeen: return "last_seen_at DESC, id DESC"
@@ -101,13 +109,29 @@ struct Selection {
             indexed("incidents_by_category", "category IN " + list("category", query.categories.map(\.rawValue)))
         }
         if let road = query.roadContains {
-            // The distinct road names are the `road` keys of incident_counts: a few thousand
-            // at most, searched instead of every incident; their incidents come from the index.
-            var names: [String] = []
+            // The distinct road names, and canonical names, are the `road` and `road_ref` keys
+            // of incident_counts: a few thousand at most, searched instead of every incident;
+            // their incidents come from the indexes. A canonical name matches when it contains
+            // the text or is the road the text names (`--road 경부고속도로` finds ITS's 경부선).
+            var names: [String] = [], references: [String] = []
             try db.query("""
-                SELECT key FROM incident_counts WHERE dimension = 'road' AND key <> '' AND instr(key, :road) > 0 ORDER BY key
-                """, ["road": .text(road.nfc)]) { names.append($0.string(at: 0) ?? "") }
-            indexed("incidents_by_road", "road IN " + list("road", names))
+                SELECT dimension, key FROM incident_counts
+                WHERE (dimension = 'road' AND key <> '' AND instr(key, :road) > 0)
+                   OR (dimension = 'road_ref' AND key <> '' AND (instr(key, :road) > 0 OR key = :road_reference))
+                ORDER BY dimension, key
+                """, ["road": .text(road.nfc), "road_reference": .optional(query.roadReference)]) { row in
+                if row.string(at: 0) == "road" { names.append(row.string(at: 1) ?? "") } else { references.append(row.string(at: 1) ?? "") }
+            }
+            if references.isEmpty {
+                indexed("incidents_by_road", "road IN " + list("road", names))
+            } else {
+                let byName = "road IN " + list("road", names), byReference = "road_ref IN " + list("road_ref", references)
+                conditions.append("(\(byName) OR \(byReference))")
+                let matching = "SELECT id FROM incidents INDEXED BY incidents_by_road WHERE \(byName) "
+                    + "UNION SELECT id FROM incidents INDEXED BY incidents_by_road_ref WHERE \(byReference)"
+                candidates.append(Candidate(index: "incidents_by_road", from: "incidents NOT INDEXED", condition: "id IN (\(matching))",
+                                            matches: matching))
+            }
         }
         var window: [String] = []
         if let since = query.startedSince {
@@ -124,8 +148,12 @@ struct Selection {
             indexed("incidents_by_seen", "last_seen_at >= :seen_since")
         }
         if let box = query.boundingBox {
-            // The R*Tree's boxes are rounded outwards: each row's exact position is checked.
-            conditions.append("latitude BETWEEN :bbox_min_lat AND :bbox_max_lat AND longitude BETWEEN :bbox_min_lon AND :bbox_max_lon")
+            // The R*Tree's boxes are rounded outwards: each row's exact extent (its geometry's
+            // box, or its position) is checked against the box.
+            conditions.append("""
+                coalesce(min_latitude, latitude) <= :bbox_max_lat AND coalesce(max_latitude, latitude) >= :bbox_min_lat \
+                AND coalesce(min_longitude, longitude) <= :bbox_max_lon AND coalesce(max_longitude, longitude) >= :bbox_min_lon
+                """)
             arguments.merge(Self.arguments(box, as: "bbox")) { $1 }
             let overlapping = Self.overlapping("bbox")
             candidates.append(Candidate(index: "incidents_bbox", from: "incidents NOT INDEXED", condition: "id IN (\(overlapping))",
@@ -136,7 +164,7 @@ struct Selection {
             arguments["near_lat"] = .real(center.latitude)
             arguments["near_lon"] = .real(center.longitude)
             arguments["near_radius"] = .real(query.radiusMeters)
-            let condition = "\(Self.distanceFromNear(latitude: "latitude", longitude: "longitude")) <= :near_radius"
+            let condition = "\(Self.incidentDistance) <= :near_radius"
             conditions.append(condition)
             // The boxes in the circle's bounding box (a distance for each would cost about as
             // much as reading the row it spares).

@@ -18,7 +18,7 @@ struct DerivedIndexTests {
                 let incident = stored.incident
                 let minute = incident.startedAt.map { String($0.rfc3339.dropFirst(11).prefix(5)) } ?? ""
                 for key in ["source\t\(incident.source)", "category\t\(incident.category.rawValue)", "road\t\(incident.road ?? "")",
-                            "start_minute\t\(minute)"] {
+                            "road_ref\t\(incident.roadRef ?? "")", "start_minute\t\(minute)"] {
                     expected[key, default: 0] += 1
                 }
             }
@@ -26,7 +26,8 @@ struct DerivedIndexTests {
             try db.query("SELECT dimension, key, incidents FROM incident_counts") { counts["\($0.string(at: 0) ?? "")\t\($0.string(at: 1) ?? "")"] = $0.int(at: 2) }
             #expect(counts == expected, "counts after \(step)", sourceLocation: sourceLocation)
 
-            // R*Tree: one box per positioned incident, holding its position.
+            // R*Tree: one box per positioned incident, holding its extent (its geometry's box, or
+            // its position), rounded outwards by at most a float step.
             var boxes: [Int64: (Double, Double, Double, Double)] = [:]
             try db.query("SELECT id, min_longitude, max_longitude, min_latitude, max_latitude FROM incidents_bbox") {
                 boxes[$0.int64(at: 0) ?? 0] = ($0.double(at: 1) ?? 0, $0.double(at: 2) ?? 0, $0.double(at: 3) ?? 0, $0.double(at: 4) ?? 0)
@@ -34,9 +35,10 @@ struct DerivedIndexTests {
             let positioned = rows.filter { $0.incident.coordinate != nil }
             #expect(Set(boxes.keys) == Set(positioned.map(\.id)), "R*Tree ids after \(step)", sourceLocation: sourceLocation)
             for stored in positioned {
-                guard let c = stored.incident.coordinate, let box = boxes[stored.id] else { continue }
-                #expect(box.0 <= c.longitude && c.longitude <= box.1 && box.2 <= c.latitude && c.latitude <= box.3
-                        && box.1 - box.0 < 1e-4 && box.3 - box.2 < 1e-4, "box of \(stored.id) after \(step)", sourceLocation: sourceLocation)
+                guard let e = stored.incident.extent, let box = boxes[stored.id] else { continue }
+                #expect(box.0 <= e.minLongitude && e.maxLongitude <= box.1 && box.2 <= e.minLatitude && e.maxLatitude <= box.3
+                        && (box.1 - box.0) - (e.maxLongitude - e.minLongitude) < 1e-4 && (box.3 - box.2) - (e.maxLatitude - e.minLatitude) < 1e-4,
+                        "box of \(stored.id) after \(step)", sourceLocation: sourceLocation)
             }
 
             // Full-text index: every term of an index rebuilt from incidents lists the same rows.

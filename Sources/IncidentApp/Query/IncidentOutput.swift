@@ -8,6 +8,8 @@ enum FieldValue {
     case integer(Int64)
     /// A list of texts (a run's warnings).
     case texts([String])
+    /// A GeoJSON geometry object (written as JSON, not as a string), or absent.
+    case geometry(Geometry?)
 
     /// JSON text (RFC 8259): strings quoted, numbers bare, absent values `null`.
     var json: String {
@@ -16,6 +18,7 @@ enum FieldValue {
         case .number(let value): value.map { "\($0)" } ?? "null"
         case .integer(let value): String(value)
         case .texts(let values): "[" + values.map(JSONText.quoted).joined(separator: ", ") + "]"
+        case .geometry(let value): value?.geoJSON ?? "null"
         }
     }
 
@@ -26,6 +29,7 @@ enum FieldValue {
         case .number(let value): value.map { "\($0)" } ?? ""
         case .integer(let value): String(value)
         case .texts(let values): values.joined(separator: "; ")
+        case .geometry(let value): value?.geoJSON ?? ""
         }
     }
 }
@@ -45,9 +49,12 @@ enum IncidentOutput {
         ]
         for field in IncidentField.content {
             switch field.value(stored.incident) {
+            case .null where field.storage == .geometry:
+                fields.append((field.columns[0], .geometry(nil)))  // its box columns are the store's
             case .null:
                 let absent: FieldValue = field.storage == .coordinate ? .number(nil) : .text(nil)
                 fields += field.columns.map { ($0, absent) }
+            case .geometry(let geometry): fields.append((field.columns[0], .geometry(geometry)))
             case .text(let text): fields.append((field.columns[0], .text(text)))
             case .instant(let instant): fields.append((field.columns[0], .text(instant.rfc3339)))
             case .coordinate(let point):

@@ -1,5 +1,6 @@
 import Foundation
 import IncidentCore
+import IncidentFeeds
 
 /// `incidents`: query the incidents `incident-scheduler` stored. Never changes them (the only
 /// write is bringing the derived search index up to date for `--search`). Each subcommand is
@@ -61,6 +62,7 @@ public enum QueryTool {
         query.startedUntil = try instant(until)
         query.seenSince = try instant(seenSince)
         query.roadContains = try arguments.value(road)
+        query.roadReference = query.roadContains.flatMap(KoreanRoads.canonical(query:))
         query.boundingBox = try arguments.value(bbox)
         query.near = try arguments.value(near)
         if let radius = try arguments.value(radius) {
