@@ -1,0 +1,110 @@
+import Foundation
+import IncidentCore
+import IncidentNetworking
+import IncidentXML
+
+/// Open511 road events (open511.org): the 511 systems of Canada and the US that publish the
+/// standard, such as 511 SF Bay (`https://api.511.org/traffic/events`, key `api_key`) and
+/// DriveBC (`https://api.open511.gov.bc.ca/events`, no key).
+///
+/// Facts (Open511 API documentation; the recorded pages of 511 SF Bay, 2023-05-31, and
+/// DriveBC, 2023-06): answers are JSON (`format=json`) or XML; a list is paged, each page
+/// linking to the next by `pagination.next_url` (relative to the request, or absolute; 511.org
+/// repeats the `api_key` in it), the last page having none. A poll reads every page before it
+/// stores anything (``nextPage(after:contentType:requestURL:)``): it is complete only when
+/// each page was read. The reader is chosen by sniffing the body.
+public enum Open511Provider: FeedProvider {
+    public static let name = "open511"
+
+    /// `format`: what the request asks for (`format=` and `Accept`).
+    public static let format = ProviderOption.choice(
+        "format", ["json", "xml"], default: "json",
+        help: "response format asked for (`format=`); the answer is read whatever format it comes in")
+    /// `timeZone`: the jurisdiction's zone.
+    public static let timeZone = ProviderOption.timeZone(
+        help: "the jurisdiction's zone: `recurring_schedules` dates and daily times are local times there (DriveBC: `America/Vancouver`); instants without a zone are UTC")
+
+    public static let options: [any ProviderOptionDeclaration] = [format, timeZone]
+    public static let keyParameterNames = [Open511Router.keyParameter]
+
+    /// A source must give its server's events endpoint as `baseURL`; the key is optional
+    /// (DriveBC needs none).
+    /// - Throws: ``FeedError`` `configuration` without a `baseURL`.
+    public static func router(for source: SourceDefinition) throws -> any Router {
+        guard let baseURL = source.baseURL else {
+            throw FeedError(.configuration, provider: name,
+                            message: "source '\(source.name)' has no baseURL: give the server's events endpoint, e.g. https://api.open511.gov.bc.ca/events or https://api.511.org/traffic/events")
+        }
+        return Open511Router(baseURL: baseURL, key: source.key, format: source.options[format])
+    }
+
+    public static func read(file: URL, contentType: String?, source: String, _ body: (FeedRecord) throws -> Void) throws -> ResponseVerdict {
+        try read(file: file, contentType: contentType, definition: SourceDefinition(name: source, provider: name), body)
+    }
+
+    public static func read(file: URL, contentType: String?, definition source: SourceDefinition,
+                            _ body: (FeedRecord) throws -> Void) throws -> ResponseVerdict {
+        let zone = ProviderZone(identifier: source.options[timeZone]) ?? .utc
+        let (kind, head) = try BodySniffer.sniff(file)
+        switch kind {
+        case .json:
+            return try Open511JSONReader.read(file: file, zone: zone, source: source.name, body)
+        case .xml:
+            return try Open511XMLReader.read(file: file, charset: Self.charset(contentType), zone: zone, source: source.name, body)
+        case .html, .empty, .other:
+            throw BodySniffer.unexpected(kind, head: head, contentType: contentType, provider: name, expected: "Open511 JSON or XML")
+        }
+    }
+
+    /// The next page: `pagination.next_url` (JSON) or the `rel="next"` link of `<pagination>`
+    /// (XML), resolved against the request (``PageLink``), carrying the request's key; nil on
+    /// the last page and for a body that is neither (reading it then fails with the cause).
+    public static func nextPage(after file: URL, contentType: String?, requestURL: URL) throws -> URL? {
+        let link: String? = switch try BodySniffer.sniff(file).kind {
+        case .json: try Open511JSONReader.nextURL(in: file)
+        case .xml: Open511XMLReader.nextURL(in: file, charset: charset(contentType))
+        default: nil
+        }
+        return try link.map { try PageLink.resolve($0, against: requestURL, keyParameterNames: keyParameterNames, provider: name) }
+    }
+
+    static func charset(_ contentType: String?) -> String? {
+        XMLRecordReader.charset(inContentType: contentType)
+    }
+}
+
+/// One request for Open511 events: `GET <baseURL>?format=json&api_key=KEY` (the key only when
+/// the source has one).
+public struct Open511Router: Router {
+    /// The query parameter that carries the key (511.org's `api_key`).
+    public static let keyParameter = "api_key"
+
+    /// The events endpoint, e.g. `https://api.511.org/traffic/events`; a query it holds is kept.
+    public var baseURL: URL
+    public var key: APIKey?
+    /// `json` or `xml`.
+    public var format: String
+
+    public init(baseURL: URL, key: APIKey?, format: String) {
+        self.baseURL = baseURL
+        self.key = key
+        self.format = format
+    }
+
+    public var path: String { "" }
+    public var headers: [String: String] { ["Accept": format == "xml" ? "application/xml, text/xml" : "application/json"] }
+
+    public var task: RequestTask {
+        .queryParameters([.text("format", format)] + (key.map { [.key(Self.keyParameter, $0)] } ?? []))
+    }
+
+    /// One event of the 511 SF Bay page (Moya's `sampleData`), for stubbed tests.
+    public var sampleResponse: StubResponse? {
+        StubResponse(headers: ["Content-Type": "application/json"], text: """
+            {"events":[{"id":"511.org/1","status":"ACTIVE","headline":"Disabled vehicle","event_type":"INCIDENT",\
+            "event_subtypes":["Disabled vehicle"],"severity":"Minor","created":"2024-01-01T00:00Z","updated":"2024-01-01T00:00Z",\
+            "geography":{"type":"Point","coordinates":[-121.95,38.37]},"roads":[{"name":"I-80 E"}],\
+            "schedule":{"intervals":["2024-01-01T00:00Z/"]}}],"pagination":{"offset":0},"meta":{"version":"v1"}}
+            """)
+    }
+}
