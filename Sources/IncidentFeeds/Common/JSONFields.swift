@@ -4,7 +4,14 @@ import IncidentJSON
 extension JSONValue {
     /// A string's or a number's text, trimmed; nil when empty, absent (`null`) or of another
     /// type. Providers send ids and codes either way (`"id": 17` or `"id": "17"`).
-    var text: String? { scalarText?.nonEmptyTrimmed }
+    var text: String? {
+        guard let text = scalarText else { return nil }
+        // Most values start and end with a visible ASCII character: no Unicode property lookup.
+        if let first = text.utf8.first, let last = text.utf8.last, (0x21...0x7E).contains(first), (0x21...0x7E).contains(last) {
+            return text
+        }
+        return text.nonEmptyTrimmed
+    }
 
     /// The value as one line of text for an extension field: a string as is, a number as
     /// written, `true`/`false`, anything else as compact JSON; nil for `null`.
