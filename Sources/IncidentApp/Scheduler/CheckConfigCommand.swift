@@ -10,7 +10,7 @@ enum CheckConfigCommand {
         Command(
             name: "check-config",
             abstract: "Validate the configuration and show each source as it will run (keys redacted).",
-            discussion: "Exit 0 when every source is valid and has its key; 78 otherwise, with the reason.",
+            discussion: "Exit 0 when every source is valid and has the key its provider needs; 78 otherwise, with the reason.",
             options: [CommonOptions.config, CommonOptions.database],
             run: { arguments in try run(arguments, context) })
     }
@@ -19,12 +19,22 @@ enum CheckConfigCommand {
         let configuration = try SchedulerTool.loadConfiguration(arguments, context, requireKeys: false)
         var rows = [["SOURCE", "PROVIDER", "URL", "KEY", "INTERVAL", "TIMEOUT", "RETRIES", "OPTIONS"]]
         var missing: [String] = []
+        var problems: [String] = []
         for source in configuration.sources {
-            let url = (try? ProviderRegistry.provider(named: source.provider)?.router(for: source).asURLRequest().url)
-                .flatMap { $0 }.map(Redaction.redact) ?? (source.baseURL.map(Redaction.redact) ?? "(provider default)")
-            if source.key == nil { missing.append(source.name) }
+            // The provider says what a source needs: GITS and ITS a key, Open511 and WZDx a baseURL.
+            var url = source.baseURL.map(Redaction.redact) ?? "(provider default)"
+            do {
+                if let built = try ProviderRegistry.provider(named: source.provider)?.router(for: source).asURLRequest().url {
+                    url = Redaction.redact(built)
+                }
+            } catch let error as FeedError where error.kind == .missingKey {
+                missing.append(source.name)
+            } catch {
+                problems.append(String(describing: error))
+            }
+            let key = source.key != nil ? "set (REDACTED)" : missing.last == source.name ? "MISSING" : "none"
             let options = ProviderRegistry.describeOptions(of: source)
-            rows.append([source.name, source.provider, url, source.key == nil ? "MISSING" : "set (REDACTED)",
+            rows.append([source.name, source.provider, url, key,
                          ValueParsers.durationText(source.intervalSeconds), "\(Int(source.requestTimeoutSeconds))s",
                          String(source.retryPolicy.maxRetries), options.isEmpty ? "-" : options.joined(separator: " ")])
         }
@@ -36,5 +46,6 @@ enum CheckConfigCommand {
         guard missing.isEmpty else {
             throw ConfigurationError("no API key for \(missing.joined(separator: ", ")): set the keyEnv variable or keyFile")
         }
+        guard problems.isEmpty else { throw ConfigurationError(problems.joined(separator: "; ")) }
     }
 }
