@@ -202,3 +202,27 @@ struct WZDxTests {
         #expect(Redaction.redact("https://x/wzdx?key=secret1&a=1&apiKey=secret2") == "https://x/wzdx?key=REDACTED&a=1&apiKey=REDACTED")
     }
 }
+
+/// The two providers polled through `StubHTTPClient` (their sample responses, no sockets), with
+/// the `IngestIncidents` use case over a store double.
+@Suite("Open511 and WZDx through the stub client")
+struct InternationalStubbedPollTests {
+    @Test("each provider's sample response polls into a mapped incident", arguments: [
+        ("open511", "511.org/1", IncidentCategory.breakdown, "2024-01-01T00:00:00Z"),
+        ("wzdx", "wz-1", IncidentCategory.roadwork, "2024-01-01T00:00:00Z"),
+    ])
+    func samples(provider: String, id: String, category: IncidentCategory, start: String) async throws {
+        var source = SourceDefinition(name: "\(provider)-test", provider: provider, baseURL: URL(string: "https://example.org/feed"))
+        source.key = APIKey("k+1/2=")
+        let feed = try ProviderRegistry.feed(for: source, client: StubHTTPClient())
+        let store = StubbedPollTests.RecordingStore()
+        let run = await IngestIncidents(store: store, clock: .fixed(StubbedPollTests.now), describe: { String(describing: $0) })(feed)
+        #expect(run.status == .succeeded)
+        let incident = try #require(store.stored.first)
+        #expect(store.stored.count == 1)
+        #expect(incident.externalID == id)
+        #expect(incident.source == "\(provider)-test")
+        #expect(incident.category == category)
+        #expect(incident.startedAt?.rfc3339 == start)
+    }
+}

@@ -25,18 +25,32 @@ public enum Open511Provider: FeedProvider {
         help: "the jurisdiction's zone: `recurring_schedules` dates and daily times are local times there (DriveBC: `America/Vancouver`); instants without a zone are UTC")
 
     public static let options: [any ProviderOptionDeclaration] = [format, timeZone]
-    public static let keyParameterNames = [Open511Router.keyParameter]
+    /// 511.org's key parameter.
+    public static let keyParameter = "api_key"
+    public static let keyParameterNames = [keyParameter]
 
-    /// A source must give its server's events endpoint as `baseURL`; the key is optional
-    /// (DriveBC needs none).
+    /// `GET <baseURL>?format=json&api_key=KEY`: a source gives its server's events endpoint as
+    /// `baseURL`; the key is optional (DriveBC needs none).
     /// - Throws: ``FeedError`` `configuration` without a `baseURL`.
     public static func router(for source: SourceDefinition) throws -> any Router {
         guard let baseURL = source.baseURL else {
             throw FeedError(.configuration, provider: name,
                             message: "source '\(source.name)' has no baseURL: give the server's events endpoint, e.g. https://api.open511.gov.bc.ca/events or https://api.511.org/traffic/events")
         }
-        return Open511Router(baseURL: baseURL, key: source.key, format: source.options[format])
+        let asked = source.options[Self.format]
+        return EndpointRouter(baseURL: baseURL, query: [.text("format", asked)] + (source.key.map { [.key(keyParameter, $0)] } ?? []),
+                              accept: asked == "xml" ? "application/xml, text/xml" : "application/json",
+                              sampleResponse: sampleResponse)
     }
+
+    /// One event of the 511 SF Bay page, for stubbed tests.
+    static let sampleResponse =
+        StubResponse(headers: ["Content-Type": "application/json"], text: """
+            {"events":[{"id":"511.org/1","status":"ACTIVE","headline":"Disabled vehicle","event_type":"INCIDENT",\
+            "event_subtypes":["Disabled vehicle"],"severity":"Minor","created":"2024-01-01T00:00Z","updated":"2024-01-01T00:00Z",\
+            "geography":{"type":"Point","coordinates":[-121.95,38.37]},"roads":[{"name":"I-80 E"}],\
+            "schedule":{"intervals":["2024-01-01T00:00Z/"]}}],"pagination":{"offset":0},"meta":{"version":"v1"}}
+            """)
 
     public static func read(file: URL, contentType: String?, source: String, _ body: (FeedRecord) throws -> Void) throws -> ResponseVerdict {
         try read(file: file, contentType: contentType, definition: SourceDefinition(name: source, provider: name), body)
@@ -70,41 +84,5 @@ public enum Open511Provider: FeedProvider {
 
     static func charset(_ contentType: String?) -> String? {
         XMLRecordReader.charset(inContentType: contentType)
-    }
-}
-
-/// One request for Open511 events: `GET <baseURL>?format=json&api_key=KEY` (the key only when
-/// the source has one).
-public struct Open511Router: Router {
-    /// The query parameter that carries the key (511.org's `api_key`).
-    public static let keyParameter = "api_key"
-
-    /// The events endpoint, e.g. `https://api.511.org/traffic/events`; a query it holds is kept.
-    public var baseURL: URL
-    public var key: APIKey?
-    /// `json` or `xml`.
-    public var format: String
-
-    public init(baseURL: URL, key: APIKey?, format: String) {
-        self.baseURL = baseURL
-        self.key = key
-        self.format = format
-    }
-
-    public var path: String { "" }
-    public var headers: [String: String] { ["Accept": format == "xml" ? "application/xml, text/xml" : "application/json"] }
-
-    public var task: RequestTask {
-        .queryParameters([.text("format", format)] + (key.map { [.key(Self.keyParameter, $0)] } ?? []))
-    }
-
-    /// One event of the 511 SF Bay page (Moya's `sampleData`), for stubbed tests.
-    public var sampleResponse: StubResponse? {
-        StubResponse(headers: ["Content-Type": "application/json"], text: """
-            {"events":[{"id":"511.org/1","status":"ACTIVE","headline":"Disabled vehicle","event_type":"INCIDENT",\
-            "event_subtypes":["Disabled vehicle"],"severity":"Minor","created":"2024-01-01T00:00Z","updated":"2024-01-01T00:00Z",\
-            "geography":{"type":"Point","coordinates":[-121.95,38.37]},"roads":[{"name":"I-80 E"}],\
-            "schedule":{"intervals":["2024-01-01T00:00Z/"]}}],"pagination":{"offset":0},"meta":{"version":"v1"}}
-            """)
     }
 }

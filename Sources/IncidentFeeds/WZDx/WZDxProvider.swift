@@ -32,15 +32,27 @@ public enum WZDxProvider: FeedProvider {
     static let schema = JSONRecordSchema(recordPaths: [["features", "*"]],
                                          envelopePaths: [["feed_info"], ["road_event_feed_info"], ["type"]], wrapperKey: nil)
 
-    /// A source must give the feed's URL as `baseURL`; the key is optional.
+    /// `GET <baseURL>?apiKey=KEY`: a source gives the feed's URL as `baseURL`; the key, when it
+    /// has one, goes under its `keyParameter`.
     /// - Throws: ``FeedError`` `configuration` without a `baseURL`.
     public static func router(for source: SourceDefinition) throws -> any Router {
         guard let baseURL = source.baseURL else {
             throw FeedError(.configuration, provider: name,
                             message: "source '\(source.name)' has no baseURL: give the WZDx feed's URL, e.g. https://data.cotrip.org/api/v1/wzdx")
         }
-        return WZDxRouter(baseURL: baseURL, key: source.key, keyParameter: source.options[keyParameter])
+        return EndpointRouter(baseURL: baseURL, query: source.key.map { [.key(source.options[keyParameter], $0)] } ?? [],
+                              accept: "application/geo+json, application/json", sampleResponse: sampleResponse)
     }
+
+    /// One work zone, for stubbed tests.
+    static let sampleResponse =
+        StubResponse(headers: ["Content-Type": "application/geo+json"], text: """
+            {"feed_info":{"publisher":"TestDOT","version":"4.2","update_date":"2024-01-01T00:00:00Z"},"type":"FeatureCollection",\
+            "features":[{"id":"wz-1","type":"Feature","properties":{"core_details":{"event_type":"work-zone","data_source_id":"1",\
+            "road_names":["I-80"],"direction":"westbound","description":"Lane closed"},"start_date":"2024-01-01T00:00:00Z",\
+            "end_date":"2024-01-02T00:00:00Z","is_start_date_verified":false,"is_end_date_verified":false,\
+            "vehicle_impact":"some-lanes-closed","lanes":[]},"geometry":{"type":"LineString","coordinates":[[-93.6,41.6],[-93.5,41.6]]}}]}
+            """)
 
     public static func read(file: URL, contentType: String?, source: String, _ body: (FeedRecord) throws -> Void) throws -> ResponseVerdict {
         let (kind, head) = try BodySniffer.sniff(file)
@@ -65,35 +77,5 @@ public enum WZDxProvider: FeedProvider {
         tally.confirmedSuccess = (envelope[0] ?? envelope[1])?.object != nil
         tally.incompleteBecause += envelope.problems
         return tally.verdict
-    }
-}
-
-/// One request for a WZDx feed: `GET <baseURL>?apiKey=KEY` (the key only when the source has
-/// one, under the source's `keyParameter`).
-public struct WZDxRouter: Router {
-    /// The feed's URL; a query it holds is kept.
-    public var baseURL: URL
-    public var key: APIKey?
-    public var keyParameter: String
-
-    public init(baseURL: URL, key: APIKey?, keyParameter: String) {
-        self.baseURL = baseURL
-        self.key = key
-        self.keyParameter = keyParameter
-    }
-
-    public var path: String { "" }
-    public var headers: [String: String] { ["Accept": "application/geo+json, application/json"] }
-    public var task: RequestTask { .queryParameters(key.map { [.key(keyParameter, $0)] } ?? []) }
-
-    /// One work zone (Moya's `sampleData`), for stubbed tests.
-    public var sampleResponse: StubResponse? {
-        StubResponse(headers: ["Content-Type": "application/geo+json"], text: """
-            {"feed_info":{"publisher":"TestDOT","version":"4.2","update_date":"2024-01-01T00:00:00Z"},"type":"FeatureCollection",\
-            "features":[{"id":"wz-1","type":"Feature","properties":{"core_details":{"event_type":"work-zone","data_source_id":"1",\
-            "road_names":["I-80"],"direction":"westbound","description":"Lane closed"},"start_date":"2024-01-01T00:00:00Z",\
-            "end_date":"2024-01-02T00:00:00Z","is_start_date_verified":false,"is_end_date_verified":false,\
-            "vehicle_impact":"some-lanes-closed","lanes":[]},"geometry":{"type":"LineString","coordinates":[[-93.6,41.6],[-93.5,41.6]]}}]}
-            """)
     }
 }
