@@ -77,7 +77,7 @@ struct GITSEndToEndTests {
                              environment: ["GITS_SERVICE_KEY": Self.key, "GITS_BASE_URL": server.url("/api/rest/").absoluteString])
         #expect(result.status == 1)
         #expect(result.stderr.contains("level=error event=ingest.failed source=gits"))
-        #expect(result.stderr.contains("headerCd=99"))
+        #expect(result.stderr.contains("answered headerCd 99 ("))
         #expect(try await ws.listJSON().isEmpty)
         expectNoKey(Self.key, in: [result.stdout, result.stderr], database: ws.databaseBytes())
     }

@@ -2,6 +2,7 @@ import Foundation
 import IncidentCore
 @testable import IncidentFeeds
 import IncidentNetworking
+import IncidentXML
 import TestSupport
 import Testing
 
@@ -136,32 +137,43 @@ struct Open511Tests {
         try Golden.check(all, "open511_repentigny_open511_v0_events_xml_2013-05")
     }
 
-    @Test("Repentigny read in chunks of 1 to 64 bytes, and with the GML prefix renamed, gives the same incidents")
+    @Test("Repentigny read in chunks of 1 to 64 bytes, and with the GML prefix renamed, gives the same events")
     func repentignyChunksAndPrefixes() throws {
-        /// Every field of every record, as the golden files write them.
-        func read(_ file: URL, chunkSize: Int = 256 * 1024) throws -> String {
-            var out: [FeedRecord] = []
-            _ = try Open511XMLReader.read(file: file, charset: nil, zone: .utc, source: "test", chunkSize: chunkSize) { out.append($0) }
-            return Golden.text(out)
-        }
-        let whole = try read(Self.repentigny)
-        #expect(whole.components(separatedBy: "\ntest.open511.org/").count == 19)
-        for size in 1...64 {
-            #expect(try read(Self.repentigny, chunkSize: size) == whole, "chunk size \(size)")
-        }
-        let text = try String(contentsOf: Self.repentigny, encoding: .utf8)
-        for renamed in [text.replacingOccurrences(of: "gml:", with: "g:").replacingOccurrences(of: "xmlns:gml=", with: "xmlns:g="),
-                        text.replacingOccurrences(of: "gml:", with: "").replacingOccurrences(of: "xmlns:gml=", with: "xmlns=")
-                            .replacingOccurrences(of: "<open511 xmlns=\"http://www.opengis.net/gml\"", with: "<open511 xmlns:x=\"http://www.opengis.net/gml\"")] {
-            // The second variant puts GML elements in no namespace: they are not GML, so no geometry is read.
-            let text = try read(try temporaryFile(renamed, name: "renamed.xml"))
-            if renamed.contains("<g:Point") {
-                #expect(text == whole)
-            } else {
-                #expect(!text.contains("geometry:") && !text.contains("coordinate:"))
-                #expect(text.components(separatedBy: "\ntest.open511.org/").count == 19)
+        /// The events read from `bytes` fed in chunks of `chunkSize`.
+        func read(_ bytes: [UInt8], chunkSize: Int) throws -> [Open511Event] {
+            var out: [Open511Event] = []
+            let reader = XMLRecordReader(schema: Open511XMLReader.schema) { record, _ in out.append(Open511XMLReader.event(from: record)) }
+            var offset = 0
+            while offset < bytes.count {
+                try reader.parse(Array(bytes[offset..<min(offset + chunkSize, bytes.count)]))
+                offset += chunkSize
             }
+            try reader.finish()
+            return out
         }
+        let bytes = [UInt8](try Data(contentsOf: Self.repentigny))
+        let whole = try read(bytes, chunkSize: bytes.count)
+        #expect(whole.count == 19)
+        #expect(whole.allSatisfy { $0.problems.isEmpty && $0.geography != nil })
+        for size in 1...64 {
+            #expect(try read(bytes, chunkSize: size) == whole, "chunk size \(size)")
+        }
+        // The GML namespace under another prefix.
+        let text = try String(decoding: bytes, as: UTF8.self)
+        let renamed = text.replacingOccurrences(of: "gml:", with: "g:").replacingOccurrences(of: "xmlns:gml=", with: "xmlns:g=")
+        #expect(try read(Array(renamed.utf8), chunkSize: 4096) == whole)
+        // The GML namespace as the default namespace of each geometry, no prefix at all.
+        var defaulted = text
+        for name in ["Point", "LineString"] {
+            defaulted = defaulted.replacingOccurrences(of: "<gml:\(name) ", with: "<\(name) xmlns=\"http://www.opengis.net/gml\" ")
+                .replacingOccurrences(of: "</gml:\(name)>", with: "</\(name)>")
+        }
+        defaulted = defaulted.replacingOccurrences(of: "gml:coordinates>", with: "coordinates>")
+        #expect(!defaulted.contains("<gml:"))
+        #expect(try read(Array(defaulted.utf8), chunkSize: 4096) == whole)
+        // GML elements in no namespace are not GML: no geometry is read from them.
+        let foreign = text.replacingOccurrences(of: "<gml:", with: "<").replacingOccurrences(of: "</gml:", with: "</")
+        #expect(try read(Array(foreign.utf8), chunkSize: 4096).map(\.geography) == Array(repeating: nil, count: 19))
     }
 
     // MARK: Variants of the kinds

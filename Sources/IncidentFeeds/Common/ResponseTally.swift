@@ -22,6 +22,8 @@ struct ResponseTally {
     /// Characters replaced while reading (illegal XML characters, HTML entities, raw control
     /// characters or invalid UTF-8 in JSON strings).
     var repairs = 0
+    /// The envelope's own message (`resultMsg`, `headerMsg`), for errors.
+    var envelopeMessage: String?
     /// Further reasons the response cannot be trusted to be complete.
     var incompleteBecause: [String] = []
     var warnings: [String] = []

@@ -18,30 +18,26 @@ public enum Open511JSONReader {
     /// Where pagination says what comes next; read by ``Open511Provider/nextPage(after:contentType:requestURL:)``.
     static let paginationSchema = JSONRecordSchema(recordPaths: [], envelopePaths: [["pagination", "next_url"]], wrapperKey: nil)
 
-    /// Reads a response file, passing each event (mapped, or rejected with its reason) to `body`.
-    /// - Throws: ``FeedError`` (`malformedBody`, `unexpectedResponse`), or what `body` throws.
-    static func read(file: URL, zone: ProviderZone, source: String, _ body: (FeedRecord) throws -> Void) throws -> ResponseVerdict {
-        let format = JSONFeedFormat(provider: Open511Provider.name, schema: schema) { record in
-            Open511Mapper.record(event(from: record), source: source, zone: zone)
-        }
-        let summary = try format.read(file: file, body)
-        var tally = ResponseTally(successField: "events")
-        tally.count(summary)
-        tally.incompleteBecause += summary.envelope.problems
-        if summary.recordPathsFound[0] > 0 {
-            tally.confirmedSuccess = summary.recordPathsFound[1] == 0
-            if !tally.confirmedSuccess {
-                tally.incompleteBecause.append("the document holds both events and a single event")
+    /// The events of a response: complete when it holds an `events` list; an application's
+    /// single wrapped event is read but cannot clear; a document with neither is refused.
+    static let format = JSONFeedFormat(
+        provider: Open511Provider.name, schema: schema, successField: "events list", dto: event(from:),
+        inspect: { _, _ in },
+        inspectRecordLists: { found, tally in
+            switch (found[0] > 0, found[1] > 0) {
+            case (true, false):
+                tally.confirmedSuccess = true
+            case (true, true):
+                tally.confirmedSuccess = true
+                tally.incompleteBecause.append("the document holds both an events list and a single event")
+            case (false, true):
+                tally.confirmedSuccess = true
+                tally.incompleteBecause.append("the document is one event wrapped as {\"event\": …} by an application, not an Open511 events list, so it cannot say which other events are active")
+            case (false, false):
+                throw FeedError(.unexpectedResponse, provider: Open511Provider.name,
+                                message: "the JSON document has no events list, so it is not an Open511 answer and cannot say there are no events; check the base URL and the key")
             }
-        } else if summary.recordPathsFound[1] > 0 {
-            tally.confirmedSuccess = true
-            tally.incompleteBecause.append("the document is one event wrapped as {\"event\": …} by an application, not an Open511 events list, so it cannot say which other events are active")
-        } else {
-            throw FeedError(.unexpectedResponse, provider: Open511Provider.name,
-                            message: "the JSON document has no events list, so it is not an Open511 answer and cannot say there are no events; check the base URL and the key")
-        }
-        return tally.verdict
-    }
+        })
 
     /// The `pagination.next_url` of a page: nil when absent, `null` or empty (the last page).
     /// - Throws: ``FeedError`` `unexpectedResponse` when it is not a text.

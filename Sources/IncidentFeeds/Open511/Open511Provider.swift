@@ -62,9 +62,11 @@ public enum Open511Provider: FeedProvider {
         let (kind, head) = try BodySniffer.sniff(file)
         switch kind {
         case .json:
-            return try Open511JSONReader.read(file: file, zone: zone, source: source.name, body)
+            return try Open511JSONReader.format.read(file: file, contentType: contentType,
+                                                     map: { Open511Mapper.record($0, source: source.name, zone: zone) }, body)
         case .xml:
-            return try Open511XMLReader.read(file: file, charset: Self.charset(contentType), zone: zone, source: source.name, body)
+            return try Open511XMLReader.format.read(file: file, contentType: contentType,
+                                                    map: { Open511Mapper.record($0, source: source.name, zone: zone) }, body)
         case .html, .empty, .other:
             throw BodySniffer.unexpected(kind, head: head, contentType: contentType, provider: name, expected: "Open511 JSON or XML")
         }

@@ -97,41 +97,20 @@ enum Open511XMLReader {
         contextAttributes: [XMLContextAttribute(element: XMLName("open511"),
                                                 attribute: XMLAttribute(XMLName("base", namespaceURI: "http://www.w3.org/XML/1998/namespace")))])
 
-    /// Reads a response file, passing each event (mapped, or rejected with its reason) to `body`.
-    /// - Throws: ``FeedError`` (`malformedBody`, `unexpectedResponse`), or what `body` throws.
-    static func read(file: URL, charset: String?, zone: ProviderZone, source: String, chunkSize: Int = 256 * 1024,
-                     _ body: (FeedRecord) throws -> Void) throws -> ResponseVerdict {
-        var tally = ResponseTally(successField: "<events>")
-        // The reader keeps its callback only for this call.
-        let (root, repairs) = try withoutActuallyEscaping(body) { body in
-            let reader = XMLRecordReader(schema: schema) { record, envelope in
-                try checkRoot(envelope.rootElement)
-                tally.recordsRead += 1
-                try body(Open511Mapper.record(event(from: record), source: source, zone: zone))
+    /// The events of a response. The root must be `<open511>`; with no event, the answer is
+    /// incomplete (see the type's documentation).
+    static let format = XMLFeedFormat(
+        provider: Open511Provider.name, schema: schema, successField: "<events>", dto: event(from:),
+        inspect: { envelope, tally in
+            guard envelope.rootElement == XMLName("open511") else {
+                throw FeedError(.unexpectedResponse, provider: Open511Provider.name,
+                                message: "expected an Open511 <open511> document but the root element is <\(envelope.rootElement?.description ?? "none")>; check the base URL")
             }
-            do {
-                try reader.parse(contentsOf: file, charset: charset, chunkSize: chunkSize)
-            } catch let error as XMLParseError {
-                throw FeedError(.malformedBody, provider: Open511Provider.name,
-                                message: "malformed XML response at line \(error.line), column \(error.column): \(error.message); nothing was stored")
+            tally.confirmedSuccess = true
+            if tally.recordsRead == 0 {
+                tally.incompleteBecause.append("the Open511 XML document lists no event, which cannot be told from a document of another kind")
             }
-            return (reader.envelope.rootElement, reader.repairs)
-        }
-        try checkRoot(root)
-        tally.repairs += repairs
-        tally.confirmedSuccess = tally.recordsRead > 0
-        if tally.recordsRead == 0 {
-            tally.incompleteBecause.append("the Open511 XML document lists no event, which cannot be told from a document of another kind")
-        }
-        return tally.verdict
-    }
-
-    static func checkRoot(_ root: XMLName?) throws {
-        guard root == XMLName("open511") else {
-            throw FeedError(.unexpectedResponse, provider: Open511Provider.name,
-                            message: "expected an Open511 <open511> document but the root element is <\(root?.description ?? "none")>; check the base URL")
-        }
-    }
+        })
 
     /// The `href` of the `rel="next"` link of the page's pagination, resolved against `xml:base`.
     static func nextURL(in file: URL, charset: String?) -> String? {

@@ -59,23 +59,24 @@ public enum WZDxProvider: FeedProvider {
         guard kind == .json else {
             throw BodySniffer.unexpected(kind, head: head, contentType: contentType, provider: name, expected: "a WZDx GeoJSON feed")
         }
-        let format = JSONFeedFormat(provider: name, schema: schema) { record in
-            WZDxMapper.record(WZDxRoadEvent(record: record), source: source)
-        }
-        let summary = try format.read(file: file, body)
-        let envelope = summary.envelope
-        if let type = envelope[2], type.string != "FeatureCollection" {
-            throw FeedError(.unexpectedResponse, provider: name,
-                            message: "the JSON document's type is \(String(type.description.prefix(40))), not FeatureCollection: it is not a WZDx feed; check the base URL")
-        }
-        guard summary.recordPathsFound[0] > 0 else {
-            throw FeedError(.unexpectedResponse, provider: name,
-                            message: "the JSON document has no features list, so it is not a WZDx feed and cannot say there are no work zones: '\(BodySniffer.excerpt(head))'; check the base URL and the key")
-        }
-        var tally = ResponseTally(successField: "feed_info")
-        tally.count(summary)
-        tally.confirmedSuccess = (envelope[0] ?? envelope[1])?.object != nil
-        tally.incompleteBecause += envelope.problems
-        return tally.verdict
+        return try format.read(file: file, contentType: contentType, map: { WZDxMapper.record($0, source: source) }, body)
     }
+
+    /// Features of a WZDx feed: `feed_info` (or `road_event_feed_info`) says it is one; a
+    /// document of another GeoJSON type, or without `features`, is refused.
+    static let format = JSONFeedFormat(
+        provider: name, schema: schema, successField: "feed_info", dto: WZDxRoadEvent.init(record:),
+        inspect: { envelope, tally in
+            if let type = envelope[2], type.string != "FeatureCollection" {
+                throw FeedError(.unexpectedResponse, provider: name,
+                                message: "the JSON document's type is \(String(type.description.prefix(40))), not FeatureCollection: it is not a WZDx feed; check the base URL")
+            }
+            tally.confirmedSuccess = (envelope[0] ?? envelope[1])?.object != nil
+        },
+        inspectRecordLists: { found, _ in
+            guard found[0] > 0 else {
+                throw FeedError(.unexpectedResponse, provider: name,
+                                message: "the JSON document has no features list, so it is not a WZDx feed and cannot say there are no work zones; check the base URL and the key")
+            }
+        })
 }
