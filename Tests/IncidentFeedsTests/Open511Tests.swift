@@ -79,6 +79,19 @@ struct Open511Tests {
         }
     }
 
+    @Test("wall-clock times of a tz zone: summer and winter offsets, the repeated hour, the skipped hour", arguments: [
+        ("2023-06-05T09:00:00Z", "2023-06-05T16:00:00Z"),  // PDT, -07:00
+        ("2023-01-05T09:00:00Z", "2023-01-05T17:00:00Z"),  // PST, -08:00
+        ("2023-11-05T01:30:00Z", "2023-11-05T08:30:00Z"),  // shown twice: the first time, still PDT
+        ("2023-03-12T02:30:00Z", "2023-03-12T10:30:00Z"),  // never shown: 03:30 PDT
+    ])
+    func zone(wall: String, expected: String) throws {
+        let vancouver = try #require(ProviderZone(identifier: "America/Vancouver"))
+        #expect(vancouver.instant(showing: try #require(Self.instant(wall))).rfc3339 == expected)
+        #expect(ProviderZone.utc.instant(showing: try #require(Self.instant(wall))).rfc3339 == wall)
+        #expect(ProviderZone(identifier: "Nowhere/Atlantis") == nil)
+    }
+
     @Test("DriveBC's {\"event\": …} wrapper: the event is read, and the answer is incomplete (it lists one event, not all)")
     func wrappedEvent() throws {
         let (all, verdict) = try records(Open511Provider.self, Self.driveBCWrapped)

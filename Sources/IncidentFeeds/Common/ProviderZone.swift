@@ -33,20 +33,12 @@ public struct ProviderZone: Sendable, Equatable {
         zone.secondsFromGMT(for: Date(timeIntervalSince1970: TimeInterval(instant.secondsSince1970)))
     }
 
-    /// The instant at which clocks in this zone show the given wall-clock time; nil when a
-    /// field is out of range.
+    /// The instant at which clocks in this zone show `wall`, a wall-clock time whose fields are
+    /// written as if at UTC (`2023-06-05T09:00:00Z` for 09:00 on 5 June).
     ///
     /// A time shown twice (the hour repeated when daylight saving time ends) is read as its
     /// first occurrence; a time never shown (skipped when it starts) is moved forward by the
     /// gap (`02:30` on the spring-forward day reads as `03:30` of the new offset).
-    public func instant(year: Int, month: Int, day: Int, hour: Int, minute: Int, second: Int = 0) -> UTCInstant? {
-        UTCInstant(localYear: year, month: month, day: day, hour: hour, minute: minute, second: second, utcOffsetSeconds: 0)
-            .map(instant(showing:))
-    }
-
-    /// The instant at which clocks in this zone show `wall`, a wall-clock time whose fields are
-    /// written as if at UTC (`2023-06-05T09:00:00Z` for 09:00 on 5 June); the same rules as
-    /// ``instant(year:month:day:hour:minute:second:)``.
     public func instant(showing wall: UTCInstant) -> UTCInstant {
         let before = offsetSeconds(at: wall)
         let guess = wall.adding(seconds: -Int64(before))
