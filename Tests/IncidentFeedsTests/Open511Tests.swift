@@ -1,6 +1,7 @@
 import Foundation
 import IncidentCore
 @testable import IncidentFeeds
+import IncidentJSON
 import IncidentNetworking
 import IncidentXML
 import TestSupport
@@ -239,6 +240,27 @@ struct Open511Tests {
         #expect(ice.category == .weather)
         #expect(ice.startedAt?.rfc3339 == "2024-11-03T03:00:00Z")
         #expect(ice.expectedEndAt?.rfc3339 == "2024-11-10T12:00:00Z")
+    }
+
+    @Test("the events as sent: severity in the server's case and normalized, + members of the event and of its roads")
+    func eventsAsSent() throws {
+        func events(_ file: URL) throws -> [Open511Event] {
+            var out: [Open511Event] = []
+            try JSONRecordReader(schema: Open511JSONReader.schema) { record, _ in out.append(Open511JSONReader.event(from: record)) }
+                .parse(contentsOf: file)
+            return out
+        }
+        let sf = try #require(try events(Self.sf511).first)
+        #expect(sf.severity == "Moderate")
+        #expect(sf.normalizedSeverity == "MODERATE")
+        #expect(sf.extensions == [.init("+source_type", "CHP"), .init("+source_id", "230531GG00285")])
+        #expect(sf.roads.first?.extensions.map(\.name) == ["+lane_type", "+lane_status", "+road_advisory", "+article"])
+        #expect(sf.intervals == ["2023-05-31T13:17Z/"])
+        let driveBC = try events(Self.driveBC)
+        #expect(driveBC.map(\.normalizedSeverity) == ["MAJOR", "MINOR", "MINOR", "MINOR", "MAJOR"])
+        #expect(driveBC[2].recurringSchedules == [Open511Event.RecurringSchedule(
+            startDate: "2023-06-05", endDate: "2023-07-28", dailyStartTime: "09:00", dailyEndTime: "15:00",
+            days: ["1", "2", "3", "4", "5", "6", "7"])])
     }
 
     @Test("an empty events list is a complete answer with no event")
