@@ -121,6 +121,31 @@ struct InternationalEndToEndTests {
         server.stop()
     }
 
+    @Test("check-config: an Open511 source needs no key but a baseURL; a GITS source still needs its key")
+    func checkConfig() async throws {
+        let ws = try Workspace()
+        let good = try ws.write("good.json", """
+            {"database": "\(ws.database)", "sources": [
+              {"name": "drivebc", "provider": "open511", "baseURL": "https://api.open511.gov.bc.ca/events", "timeZone": "America/Vancouver"},
+              {"name": "cdot", "provider": "wzdx", "keyEnv": "CDOT_KEY", "baseURL": "https://data.cotrip.org/api/v1/wzdx"}]}
+            """)
+        let ok = try await run("incident-scheduler", ["check-config", "--config", good], environment: ["CDOT_KEY": "cdot-secret-1", "COLUMNS": "200"])
+        #expect(ok.status == 0, "\(ok.stderr)")
+        #expect(ok.stdout.contains("drivebc  none            https://api.open511.gov.bc.ca/events?format=json"), "\(ok.stdout)")
+        #expect(ok.stdout.contains("https://data.cotrip.org/api/v1/wzdx?apiKey=REDACTED"), "\(ok.stdout)")
+        expectNoKey("cdot-secret-1", in: [ok.stdout, ok.stderr])
+        let bad = try ws.write("bad.json", """
+            {"sources": [{"name": "nourl", "provider": "wzdx"}, {"name": "gits", "provider": "gits"}]}
+            """)
+        let refused = try await run("incident-scheduler", ["check-config", "--config", bad])
+        #expect(refused.status == 78)
+        #expect(refused.stderr.contains("sources[1] (gits): no keyEnv or keyFile"), "\(refused.stderr)")
+        let noURL = try ws.write("nourl.json", #"{"sources": [{"name": "nourl", "provider": "wzdx"}]}"#)
+        let refusedURL = try await run("incident-scheduler", ["check-config", "--config", noURL])
+        #expect(refusedURL.status == 78)
+        #expect(refusedURL.stderr.contains("wzdx: source 'nourl' has no baseURL: give the WZDx feed's URL"), "\(refusedURL.stderr)")
+    }
+
     @Test("ingest --file with a configured source: its timeZone reads DriveBC's recurring schedule")
     func configuredReplay() async throws {
         let ws = try Workspace()

@@ -19,6 +19,11 @@ public protocol FeedProvider: Sendable {
     /// values are hidden in any text, even before the first request is built.
     static var keyParameterNames: [String] { get }
 
+    /// Whether every source of this provider needs a key (the configuration refuses one
+    /// without). False when the server decides: Open511's DriveBC needs none, 511.org one.
+    /// Default: true.
+    static var requiresKey: Bool { get }
+
     /// The request for one poll of `source`, built from its key and options.
     /// - Throws: ``FeedError`` `missingKey` when the source has no key.
     static func router(for source: SourceDefinition) throws -> any Router
@@ -56,6 +61,8 @@ extension FeedProvider {
 
     public static func nextPage(after file: URL, contentType: String?, requestURL: URL) throws -> URL? { nil }
 
+    public static var requiresKey: Bool { true }
+
     public static func read(file: URL, contentType: String?, definition source: SourceDefinition,
                             _ body: (FeedRecord) throws -> Void) throws -> ResponseVerdict {
         try read(file: file, contentType: contentType, source: source.name, body)
@@ -66,7 +73,7 @@ extension FeedProvider {
     static func classifyQuota(_ error: NetworkError, provider: String) -> any Error {
         guard error.statusCode == 429 else { return error }
         return FeedError(.quotaExceeded, provider: provider, code: "HTTP 429",
-                         message: "the API kept answering HTTP 429 Too Many Requests after \(error.attempts) attempts: the request quota is used up",
+                         message: "the API answered HTTP 429 Too Many Requests after \(Plural.count(error.attempts, "attempt")): the request quota is used up",
                          retryAfterSeconds: error.retryAfterSeconds)
     }
 }

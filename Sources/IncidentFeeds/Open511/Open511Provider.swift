@@ -28,6 +28,8 @@ public enum Open511Provider: FeedProvider {
     /// 511.org's key parameter.
     public static let keyParameter = "api_key"
     public static let keyParameterNames = [keyParameter]
+    /// The key is optional: sent when the source has one.
+    public static let requiresKey = false
 
     /// `GET <baseURL>?format=json&api_key=KEY`: a source gives its server's events endpoint as
     /// `baseURL`; the key is optional (DriveBC needs none).

@@ -27,6 +27,8 @@ public enum WZDxProvider: FeedProvider {
 
     public static let options: [any ProviderOptionDeclaration] = [keyParameter]
     public static let keyParameterNames = keyParameters
+    /// The key is optional: sent when the source has one.
+    public static let requiresKey = false
 
     /// Record path `features[*]`; envelope `feed_info`, `road_event_feed_info`, `type`.
     static let schema = JSONRecordSchema(recordPaths: [["features", "*"]],
