@@ -58,7 +58,7 @@ let package = Package(
         .testTarget(name: "IncidentXMLTests", dependencies: ["IncidentXML", "TestSupport"]),
         .testTarget(name: "IncidentJSONTests", dependencies: ["IncidentJSON", "TestSupport"]),
         .testTarget(name: "IncidentSQLiteTests", dependencies: ["IncidentSQLite", "IncidentCore", "TestSupport"]),
-        .testTarget(name: "IncidentFeedsTests", dependencies: ["IncidentFeeds", "IncidentCore", "IncidentXML", "IncidentNetworking", "TestSupport"]),
+        .testTarget(name: "IncidentFeedsTests", dependencies: ["IncidentFeeds", "IncidentCore", "IncidentXML", "IncidentJSON", "IncidentNetworking", "TestSupport"]),
         .testTarget(name: "IncidentAppTests", dependencies: ["IncidentApp", "IncidentCore", "IncidentFeeds", "IncidentNetworking", "IncidentSQLite", "TestSupport"]),
         .testTarget(name: "EndToEndTests", dependencies: ["TestSupport", "IncidentSQLite", "IncidentCore"]),
     ],

@@ -214,7 +214,7 @@ struct OperatorTests {
         let url = TestPaths.packageRoot.appendingPathComponent("Scripts/config/config.example.json")
         let text = try String(contentsOf: url, encoding: .utf8)
         let configuration = try Configuration.load(from: url, environment: ["GITS_SERVICE_KEY": "k", "ITS_API_KEY": "k"])
-        #expect(configuration.sources.map(\.name) == ["gits", "its-seoul"])
+        #expect(configuration.sources.map(\.name) == ["gits", "its-seoul", "drivebc"])
         let fields = Configuration.fields + Configuration.sourceFields + Configuration.retryFields
             + ProviderRegistry.all.flatMap { $0.options.map(\.name) }
         for field in fields { #expect(text.contains("\"\(field)\""), "the example does not mention \(field)") }

@@ -131,12 +131,15 @@ struct Configuration: Sendable {
         try source.refuseUnknownFields(known: sourceFields + provider.options.map(\.name), what: " for provider \(providerName)")
         var definition = SourceDefinition(name: try source.requiredText("name").nfc,
                                           provider: providerName)
-        do {
-            definition.key = try key(of: source, environment: environment, baseDirectory: baseDirectory)
-        } catch var problem as KeyProblem {
-            if requireKeys { throw problem.error }
-            problem.source = definition.name
-            keyProblems.append(problem)
+        // A provider whose key is optional (Open511, WZDx) reads one only when a field names it.
+        if provider.requiresKey || source["keyEnv"] != nil || source["keyFile"] != nil {
+            do {
+                definition.key = try key(of: source, environment: environment, baseDirectory: baseDirectory)
+            } catch var problem as KeyProblem {
+                if requireKeys { throw problem.error }
+                problem.source = definition.name
+                keyProblems.append(problem)
+            }
         }
         if let text = try source.text("baseURL") {
             guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), ["http", "https"].contains(scheme),

@@ -11,7 +11,7 @@ enum CheckConfigCommand {
             name: "check-config",
             abstract: "Validate the configuration and show each source as it will run (keys redacted).",
             discussion: """
-            Exit 0 when every source is valid and has its key; 78 otherwise, naming each problem exactly as `run`
+            Exit 0 when every source is valid and has the key its provider needs; 78 otherwise, naming each problem exactly as `run`
             would (a key variable unset or empty, a key file missing, unreadable, empty, or holding more than one word).
             """,
             options: [CommonOptions.config, CommonOptions.database, CommonOptions.wide],
@@ -22,11 +22,22 @@ enum CheckConfigCommand {
         let configuration = try SchedulerTool.loadConfiguration(arguments, context, requireKeys: false)
         let problems = Dictionary(configuration.keyProblems.map { ($0.source, $0) }, uniquingKeysWith: { first, _ in first })
         var rows = [["SOURCE", "KEY", "URL", "INTERVAL", "TIMEOUT", "RETRIES", "PROVIDER", "OPTIONS"]]
+        var routerProblems: [String] = []
         for source in configuration.sources {
-            let url = (try? ProviderRegistry.provider(named: source.provider)?.router(for: source).asURLRequest().url)
-                .flatMap { $0 }.map(Redaction.redact) ?? (source.baseURL.map(Redaction.redact) ?? "(provider default)")
+            // The provider says what else a source needs (Open511 and WZDx: a baseURL).
+            var url = source.baseURL.map(Redaction.redact) ?? "(provider default)"
+            do {
+                if let built = try ProviderRegistry.provider(named: source.provider)?.router(for: source).asURLRequest().url {
+                    url = Redaction.redact(built)
+                }
+            } catch let error as FeedError where error.kind == .missingKey {
+                // Named with the exact reason in keyProblems.
+            } catch {
+                routerProblems.append(String(describing: error))
+            }
+            let key = problems[source.name].map { $0.kind.rawValue.uppercased() } ?? (source.key == nil ? "none" : "set (REDACTED)")
             let options = ProviderRegistry.describeOptions(of: source)
-            rows.append([source.name, problems[source.name].map { $0.kind.rawValue.uppercased() } ?? "set (REDACTED)", url,
+            rows.append([source.name, key, url,
                          ValueParsers.durationText(source.intervalSeconds), "\(Int(source.requestTimeoutSeconds))s",
                          String(source.retryPolicy.maxRetries), source.provider, options.isEmpty ? "-" : options.joined(separator: " ")])
         }
@@ -42,5 +53,6 @@ enum CheckConfigCommand {
             // The very messages `run` stops with, one per source.
             throw ConfigurationError(configuration.keyProblems.map(\.error.message).joined(separator: "; "))
         }
+        guard routerProblems.isEmpty else { throw ConfigurationError(routerProblems.joined(separator: "; ")) }
     }
 }
