@@ -58,12 +58,11 @@ enum TextTable {
     }
 
     /// One row as a line of `layout`: each kept cell made single-line, cut to its column's
-    /// width (unless not `cutting`) and padded; trailing spaces removed; ends in a newline.
-    static func line(_ row: [String], _ layout: Layout, cutting: Bool = true) -> String {
+    /// width and padded; trailing spaces removed; ends in a newline.
+    static func line(_ row: [String], _ layout: Layout) -> String {
         var line = ""
         for (position, column) in layout.columns.enumerated() {
-            let clean = singleLine(row[column])
-            let cell = cutting ? truncate(clean, to: layout.widths[position]) : clean
+            let cell = truncate(singleLine(row[column]), to: layout.widths[position])
             line += cell
             if position < layout.columns.count - 1 {
                 line += String(repeating: " ", count: max(0, layout.widths[position] - displayWidth(cell)) + 2)

@@ -344,7 +344,8 @@ struct TableWriter: IncidentWriter {
         // Description and location are cut first; on a narrow terminal, location, restriction,
         // source and category are left out.
         table = StreamingTable(header: header, maxWidth: settings.width, flexible: ["DESCRIPTION", "LOCATION"].map(column),
-                               droppable: ["LOCATION", "RESTRICTION", "SOURCE", "CATEGORY"].map(column), out: out)
+                               droppable: ["LOCATION", "RESTRICTION", "SOURCE", "CATEGORY"].map(column),
+                               uncut: Set(["ID", "DISTANCE"].compactMap { header.firstIndex(of: $0) }), out: out)
     }
 
     mutating func write(_ row: ListedIncident) throws {
