@@ -180,7 +180,7 @@ enum MapPage {
       "use strict";
       function data(id) { return JSON.parse(document.getElementById(id).textContent); }
       var settings = data("settings"), incidents = data("incidents"), totals = data("totals");
-      var map = L.map("map", { maxZoom: 19 });
+      var map = L.map("map", { maxZoom: 19, zoomSnap: 0.25 });
       if (settings.tiles) {
         L.tileLayer(settings.tiles, { maxZoom: 19, attribution: settings.attribution }).addTo(map);
       }
