@@ -62,37 +62,23 @@ enum MapPage {
 
     /// `text` with `& < > " '` as HTML character references.
     static func htmlEscaped(_ text: String) -> String {
-        var out = ""
-        out.reserveCapacity(text.utf8.count)
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            case "'": out += "&#39;"
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out
+        replacing(text, ["&": "&amp;", "<": "&lt;", ">": "&gt;", "\"": "&quot;", "'": "&#39;"])
     }
 
     /// JSON text made safe inside an HTML `<script>` element and as JavaScript source: `<`,
     /// `>`, `&`, U+2028 and U+2029 as `\uXXXX` escapes. They can occur only inside JSON
     /// strings, where the escapes mean the same characters.
     static func scriptSafe(_ json: String) -> String {
-        guard json.unicodeScalars.contains(where: { "<>&\u{2028}\u{2029}".unicodeScalars.contains($0) }) else { return json }
+        replacing(json, ["<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u{2028}": "\\u2028", "\u{2029}": "\\u2029"])
+    }
+
+    /// `text` with each scalar that `replacements` names replaced by its text.
+    private static func replacing(_ text: String, _ replacements: [Unicode.Scalar: String]) -> String {
+        guard text.unicodeScalars.contains(where: { replacements[$0] != nil }) else { return text }
         var out = ""
-        out.reserveCapacity(json.utf8.count + 16)
-        for scalar in json.unicodeScalars {
-            switch scalar {
-            case "<": out += "\\u003c"
-            case ">": out += "\\u003e"
-            case "&": out += "\\u0026"
-            case "\u{2028}": out += "\\u2028"
-            case "\u{2029}": out += "\\u2029"
-            default: out.unicodeScalars.append(scalar)
-            }
+        out.reserveCapacity(text.utf8.count + 16)
+        for scalar in text.unicodeScalars {
+            if let replacement = replacements[scalar] { out += replacement } else { out.unicodeScalars.append(scalar) }
         }
         return out
     }
