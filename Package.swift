@@ -40,7 +40,7 @@ let package = Package(
         // SQLite: connection/statement wrappers, migrator, the incident repository.
         .target(name: "IncidentSQLite", dependencies: ["CSQLite3", "IncidentCore", "IncidentMigrations"]),
         // Providers: one folder each (router, record reader, mapper).
-        .target(name: "IncidentFeeds", dependencies: ["IncidentCore", "IncidentNetworking", "IncidentXML"]),
+        .target(name: "IncidentFeeds", dependencies: ["IncidentCore", "IncidentNetworking", "IncidentXML", "IncidentJSON"]),
         // Configuration, argument parsing, commands, logging: the composition root.
         .target(name: "IncidentApp", dependencies: ["CTerminal", "IncidentCore", "IncidentNetworking", "IncidentFeeds", "IncidentSQLite"]),
 

@@ -6,7 +6,8 @@ import Glibc
 
 /// Aligned plain-text tables for people. Widths are display columns (Korean and other East
 /// Asian wide characters take two, per glibc's `wcwidth` in a UTF-8 locale), so columns line up
-/// in a terminal; the widest columns are truncated with `…` to fit `maxWidth`.
+/// in a terminal; the widest columns are truncated with `…` to fit `maxWidth`
+/// (``Terminal/width(_:)``: the terminal's width, no limit when output is not a terminal).
 enum TextTable {
     /// Renders `rows` (the first is the header) with two spaces between columns, fitting
     /// `maxWidth` (see ``layout(_:maxWidth:flexible:droppable:)``). Cut cells end in `…`.
@@ -113,12 +114,19 @@ enum Terminal {
 
     static func enableWideCharacterWidths() { _ = localeOnce }
 
-    /// The width to fit: `$COLUMNS`, else the terminal's (TIOCGWINSZ), else 120 when stdout is
-    /// not a terminal.
+    /// The width to fit tables to: `$COLUMNS` when set (an explicit request, as `ps` reads it),
+    /// else the terminal's width (TIOCGWINSZ) when stdout is a terminal, else `Int.max`:
+    /// output to a pipe or a file is never cut and no column is left out.
     static func width(_ environment: [String: String]) -> Int {
         if let columns = environment["COLUMNS"].flatMap(Int.init), columns > 20 { return columns }
+        guard isatty(STDOUT_FILENO) == 1 else { return Int.max }
         var size = winsize()
         if ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 20 { return Int(size.ws_col) }
-        return 120
+        return 80
+    }
+
+    /// ``width(_:)``, or `Int.max` with `--wide` (every column, nothing cut).
+    static func width(_ environment: [String: String], wide: Bool) -> Int {
+        wide ? Int.max : width(environment)
     }
 }

@@ -104,15 +104,18 @@ public struct SourceSummary: Equatable, Sendable {
     public var lastSuccessAt: UTCInstant?
     /// Failed or cancelled runs since the last run that stored records (skipped ones do not count).
     public var consecutiveFailures: Int
+    /// When the oldest of those failed or cancelled runs started; nil when there is none.
+    public var failingSince: UTCInstant?
     /// The quota pause, when one is in force or was last set.
     public var quotaExhaustedUntil: UTCInstant?
 
     public init(source: String, lastRun: IngestRun? = nil, lastSuccessAt: UTCInstant? = nil,
-                consecutiveFailures: Int = 0, quotaExhaustedUntil: UTCInstant? = nil) {
+                consecutiveFailures: Int = 0, failingSince: UTCInstant? = nil, quotaExhaustedUntil: UTCInstant? = nil) {
         self.source = source
         self.lastRun = lastRun
         self.lastSuccessAt = lastSuccessAt
         self.consecutiveFailures = consecutiveFailures
+        self.failingSince = failingSince
         self.quotaExhaustedUntil = quotaExhaustedUntil
     }
 }
@@ -140,6 +143,18 @@ public protocol IncidentReader: Sendable {
     func rejections(runID: Int64) throws -> [StoredRejection]
     /// One summary per source that has runs or quota state, by source name.
     func sourceSummaries() throws -> [SourceSummary]
+    /// The number of incidents active at `now` (``StoredIncident/isActive(at:)``) per source;
+    /// sources without any are absent. For health views and metrics.
+    func activeIncidentCounts(at now: UTCInstant) throws -> [String: Int]
+}
+
+extension IncidentReader {
+    /// Counted through ``statistics(matching:utcOffsetSeconds:)``; a store with a cheaper
+    /// query (one `GROUP BY source`) implements the requirement itself.
+    public func activeIncidentCounts(at now: UTCInstant) throws -> [String: Int] {
+        Dictionary(try statistics(matching: IncidentQuery(now: now, activeOnly: true), utcOffsetSeconds: 0).bySource,
+                   uniquingKeysWith: +)
+    }
 }
 
 /// What a prune removed.

@@ -44,6 +44,13 @@ public enum TemporaryBodies {
         return removed
     }
 
+    /// A new name for a body file of this process in `directory`, for a caller that keeps a
+    /// body beyond `HTTPClient.withResponse` (several pages read in one transaction): moved
+    /// there, it is removed by ``removeLeftovers(in:)`` if this process dies before it does.
+    public static func fileURL(in directory: URL) -> URL {
+        directory.appendingPathComponent("\(prefix)\(getpid())-\(UUID().uuidString)\(suffix)")
+    }
+
     /// The owner's PID in a body file's name, or nil for any other name.
     static func ownerPID(ofFileNamed name: String) -> pid_t? {
         guard name.hasPrefix(prefix), name.hasSuffix(suffix) else { return nil }
@@ -64,7 +71,7 @@ public enum TemporaryBodies {
     ///
     /// - Throws: `CocoaError` naming the file when it cannot be created or locked.
     static func create(in directory: URL) throws -> TemporaryBody {
-        let url = directory.appendingPathComponent("\(prefix)\(getpid())-\(UUID().uuidString)\(suffix)")
+        let url = fileURL(in: directory)
         let fd = open(url.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard fd >= 0 else {
             throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: url.path,

@@ -227,7 +227,7 @@ extension SQLiteStore: IncidentReader {
                     summaries[source, default: SourceSummary(source: source)].lastSuccessAt = row.instant(at: 1)
                 }
                 try db.query("""
-                    SELECT r.source, count(*) FROM ingest_runs r
+                    SELECT r.source, count(*), min(r.started_at) FROM ingest_runs r
                     WHERE r.status IN ('failed', 'cancelled')
                       AND r.id > coalesce((SELECT max(s.id) FROM ingest_runs s
                                            WHERE s.source = r.source AND s.status IN ('succeeded', 'incomplete')), 0)
@@ -235,6 +235,7 @@ extension SQLiteStore: IncidentReader {
                     """) { row in
                     guard let source = row.string(at: 0) else { return }
                     summaries[source, default: SourceSummary(source: source)].consecutiveFailures = row.int(at: 1) ?? 0
+                    summaries[source, default: SourceSummary(source: source)].failingSince = row.instant(at: 2)
                 }
                 try db.query("SELECT source, exhausted_until FROM source_state WHERE exhausted_until IS NOT NULL") { row in
                     guard let source = row.string(at: 0) else { return }
@@ -242,6 +243,20 @@ extension SQLiteStore: IncidentReader {
                 }
                 return summaries.values.sorted { $0.source < $1.source }
             }
+        }
+    }
+
+    public func activeIncidentCounts(at now: UTCInstant) throws -> [String: Int] {
+        try withDatabase { db in
+            var counts: [String: Int] = [:]
+            // StoredIncident.isActive(at:), in SQL, as in whereClause.
+            try db.query("""
+                SELECT source, count(*) FROM incidents
+                WHERE cleared_at IS NULL AND (ended_at IS NULL OR ended_at > :now) GROUP BY source
+                """, ["now": .text(now.rfc3339)]) { row in
+                if let source = row.string(at: 0) { counts[source] = row.int(at: 1) ?? 0 }
+            }
+            return counts
         }
     }
 

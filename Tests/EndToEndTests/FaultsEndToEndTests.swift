@@ -80,7 +80,7 @@ struct FaultsEndToEndTests {
         let result = try await s.runOnce(key)
         #expect(result.status == 1)
         #expect(try await s.server.requests(path: "/api/rest/getIncidentInfo").count == 1)
-        #expect(result.stderr.contains(response.status == 401 ? "HTTP 401" : "gateway error 30"))
+        #expect(result.stderr.contains(response.status == 401 ? "HTTP 401" : "gateway answered returnReasonCode 30"))
         try await s.expectUnchanged()
         #expect(try await s.lastRunStatus() == "failed")
         expectNoKey(Self.rawKey, in: [result.stdout, result.stderr], database: s.ws.databaseBytes())

@@ -77,7 +77,7 @@ struct GITSEndToEndTests {
                              environment: ["GITS_SERVICE_KEY": Self.key, "GITS_BASE_URL": server.url("/api/rest/").absoluteString])
         #expect(result.status == 1)
         #expect(result.stderr.contains("level=error event=ingest.failed source=gits"))
-        #expect(result.stderr.contains("headerCd=99"))
+        #expect(result.stderr.contains("answered headerCd 99 ("))
         #expect(try await ws.listJSON().isEmpty)
         expectNoKey(Self.key, in: [result.stdout, result.stderr], database: ws.databaseBytes())
     }
@@ -151,7 +151,7 @@ struct GITSEndToEndTests {
         #expect(keep.stdout.hasPrefix("deleted 0 incidents, 0 revisions and 0 runs older than "))
         let cleared = try await run("incident-scheduler", ["prune", "--older-than", "1d", "--database", ws.database])
         #expect(cleared.status == 0, "\(cleared.stderr)")
-        #expect(cleared.stdout.hasPrefix("deleted 1 incidents, 0 revisions and 0 runs"), "\(cleared.stdout)")
+        #expect(cleared.stdout.hasPrefix("deleted 1 incident, 0 revisions and 0 runs"), "\(cleared.stdout)")
         #expect(try await ws.listJSON().map { $0.text("external_id") } == ["202401010002", "202401010001"])
         #expect(try await run("incident-scheduler", ["prune", "--database", ws.database]).status == 64)
     }

@@ -71,7 +71,7 @@ struct SourcesEndToEndTests {
         #expect(result.status == 1)
         let line = try #require(result.stderr.split(separator: "\n").first { $0.contains("source=its-seoul") })
         #expect(line.contains("level=error event=ingest.failed"))
-        #expect(line.contains(code == "html" ? "an HTML page" : "gateway error \(code)"), "\(line)")
+        #expect(line.contains(code == "html" ? "an HTML page" : "gateway answered returnReasonCode \(code)"), "\(line)")
         #expect(try await ws.listJSON(["--source", "gits"]).count == 4)
         #expect(try await ws.listJSON(["--source", "its-chungcheong"]).count == 2)
         #expect(try await ws.listJSON(["--source", "its-seoul"]).isEmpty)

@@ -57,4 +57,23 @@ struct LocalTimeTests {
     func rejects(text: String) {
         #expect(UTCInstant(local: text, layout: .dashed, utcOffsetSeconds: Self.kst) == nil)
     }
+
+    @Test("ISO 8601 as the international standards write it", arguments: [
+        ("2023-05-31T13:17Z", 0, "2023-05-31T13:17:00Z"),
+        ("2022-12-01T10:15:00-08:00", 0, "2022-12-01T18:15:00Z"),
+        ("2026-04-02T12:03:00.001346644Z", 0, "2026-04-02T12:03:00Z"),
+        ("2025-11-27T06:24:59.094Z", 0, "2025-11-27T06:24:59Z"),
+        ("2021-04-26T15:19", 0, "2021-04-26T15:19:00Z"),
+        ("2021-04-26T15:19", -7 * 3600, "2021-04-26T22:19:00Z"),
+        ("2023-05-31", 2 * 3600, "2023-05-30T22:00:00Z"),
+        ("2023-05-31t13:17:00z", 0, "2023-05-31T13:17:00Z"),
+    ])
+    func iso8601(text: String, offset: Int, utc: String) {
+        #expect(UTCInstant(iso8601: text, utcOffsetSeconds: offset)?.rfc3339 == utc)
+    }
+
+    @Test("ISO 8601 rejects", arguments: ["2023-05-31T", "2023-05", "31.05.2023", "2023-05-31T25:00Z", "2023-05-31/"])
+    func iso8601Rejects(text: String) {
+        #expect(UTCInstant(iso8601: text, utcOffsetSeconds: 0) == nil)
+    }
 }

@@ -94,7 +94,7 @@ struct StubbedPollTests {
         #expect(store.runs.map(\.status) == [.skipped])
     }
 
-    @Test("a record that fails mapping fails the whole poll: the store keeps nothing of it")
+    @Test("a record that cannot be mapped is set aside with its reason; the rest of the poll reaches the store")
     func badRecord() async throws {
         let client = StubHTTPClient { _, _ in
             .response(StubResponse(text: "<ServiceResult><msgHeader><headerCd>0</headerCd></msgHeader><msgBody><itemList><regSeq>1</regSeq></itemList><itemList><startDate>bad</startDate></itemList></msgBody></ServiceResult>"))
@@ -102,8 +102,10 @@ struct StubbedPollTests {
         let feed = try ProviderRegistry.feed(for: SourceDefinition(name: "gits", provider: "gits", key: APIKey("k")), client: client)
         let store = RecordingStore()
         let run = await ingest(store)(feed)
-        #expect(run.status == .failed)
-        #expect(run.error?.contains("has no regSeq") == true)
-        #expect(store.stored.isEmpty)
+        #expect(run.status == .succeeded)
+        #expect(store.stored.map(\.externalID) == ["1"])
+        #expect(store.rejected.map(\.externalID) == [nil])
+        #expect(store.rejected.map(\.reason) == ["the record has no regSeq"])
+        #expect(store.rejected.map(\.excerpt) == ["startDate=bad"])
     }
 }

@@ -24,7 +24,7 @@ enum ListCommand {
               incidents list --since 2h --category accident --format geojson > accidents.geojson
               incidents list --since 7d --tz KST --format csv-excel > week.csv
             """,
-            options: QueryTool.databaseOptions + QueryTool.filterOptions + [order, limit, format, CommonOptions.timeZone],
+            options: QueryTool.databaseOptions + QueryTool.filterOptions + [order, limit, format, CommonOptions.timeZone, CommonOptions.wide],
             run: { arguments in try run(arguments, context) })
     }
 
@@ -32,7 +32,8 @@ enum ListCommand {
         let query = try listQuery(arguments, context)
         let format = try arguments.value(format) ?? .table
         var writer = IncidentOutput.writer(format, to: OutputBuffer(context), IncidentOutput.Settings(
-            width: Terminal.width(context.environment), zone: query.zone, withDistance: query.query.near != nil))
+            width: Terminal.width(context.environment, wide: arguments[CommonOptions.wide]), zone: query.zone,
+            withDistance: query.query.near != nil))
         try QueryTool.reading(arguments, context) { reader in
             try QueryIncidents(reader: reader).forEach(query.query) { try writer.write(ListedIncident($0, query: query.query)) }
         }

@@ -96,7 +96,7 @@ enum MapPage {
         <head>
         <meta charset="utf-8">
         <meta name="viewport" content="width=device-width, initial-scale=1">
-        <meta name="generator" content="incidents \(htmlEscaped(QueryTool.version))">
+        <meta name="generator" content="incidents \(htmlEscaped(BuildInfo.version))">
         <title>\(title)</title>
         \(assets.styles.map { "<style>\n\($0)\n</style>" }.joined(separator: "\n"))
         <style>

@@ -5,8 +5,6 @@ import IncidentCore
 /// write is bringing the derived search index up to date for `--search`). Each subcommand is
 /// its own file; this one holds the root and what they share.
 public enum QueryTool {
-    public static let version = SchedulerTool.version
-
     public static func command(_ context: Context) -> Command {
         Command(
             name: "incidents",

@@ -20,7 +20,7 @@ enum StatsCommand {
               incidents stats --by road --per day --tz KST
               incidents stats --by hour --chart --since 7d
             """,
-            options: QueryTool.databaseOptions + QueryTool.filterOptions + [by, per, chart, format, CommonOptions.timeZone],
+            options: QueryTool.databaseOptions + QueryTool.filterOptions + [by, per, chart, format, CommonOptions.timeZone, CommonOptions.wide],
             run: { arguments in try run(arguments, context) })
     }
 
@@ -33,7 +33,7 @@ enum StatsCommand {
             throw UsageError("--per needs --by with a field that is not a time (source, category, road, provider-category, restriction, status)")
         }
         if json && arguments[chart] { throw UsageError("--chart draws a table's counts; leave it out with --format json") }
-        let width = Terminal.width(context.environment)
+        let width = Terminal.width(context.environment, wide: arguments[CommonOptions.wide])
         let (stats, groups) = try QueryTool.reading(arguments, context) { store in
             var stats = try store.statistics(matching: query, utcOffsetSeconds: zone.fixedOffsetSeconds ?? 0)
             if zone.fixedOffsetSeconds == nil { stats.byHour = try counts(store, query, by: .hour, per: nil, zone).map { ($0.key, $0.count) } }

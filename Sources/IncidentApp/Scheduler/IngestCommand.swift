@@ -64,8 +64,10 @@ enum IngestCommand {
                 cause.keep(error)
                 return describe(error)
             })
+            let began = ContinuousClock.now
             let run = await ingest(feed, observedAt: observedAt, dryRun: dryRun)
-            SchedulerService.logRun(run, provider: provider, dryRun: dryRun, logger: logger)
+            SchedulerService.logRun(run, provider: provider, dryRun: dryRun, seconds: (ContinuousClock.now - began).seconds,
+                                    logger: logger)
             switch run.status {
             case .succeeded, .incomplete: return
             case .cancelled: throw IngestFailed(run: run, cause: CancellationError())

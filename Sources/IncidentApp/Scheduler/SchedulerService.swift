@@ -25,6 +25,9 @@ struct SchedulerService: Sendable {
     /// Waiting between polls and for deadlines, injected by tests.
     let timing: PollTiming
     let permits: PollPermits
+    /// What the metrics file shows beyond the run log: the configured sources and the measured
+    /// duration of each one's last poll.
+    let metrics: MetricsState
 
     init(store: Stores.Writable, clock: UTCClock, host: String? = nil, logger: Logger, dryRun: Bool = false, metricsFile: String? = nil,
          concurrency: Int, timing: PollTiming = .live, makeClient: (@Sendable (SourceDefinition) -> any HTTPClient)? = nil) {
@@ -36,10 +39,12 @@ struct SchedulerService: Sendable {
         self.metricsFile = metricsFile
         self.timing = timing
         self.permits = PollPermits(concurrency)
+        self.metrics = MetricsState()
         self.makeClient = makeClient ?? { source in
             URLSessionHTTPClient(configuration: NetworkConfiguration(requestTimeout: source.requestTimeoutSeconds,
                                                                      attemptTimeout: source.attemptTimeoutSeconds,
-                                                                     retryPolicy: source.retryPolicy),
+                                                                     retryPolicy: source.retryPolicy,
+                                                                     userAgent: BuildInfo.userAgent),
                                  onEvent: { Self.logHTTPEvent($0, logger: logger) })
         }
     }
@@ -48,8 +53,9 @@ struct SchedulerService: Sendable {
         IngestIncidents(store: store, clock: clock, host: host, describe: ErrorText.describer(origin: .live))
     }
 
-    /// Polls `source` once over HTTP, then logs the run.
+    /// Polls `source` once over HTTP, then logs the run with its duration (monotonic clock).
     func poll(_ source: SourceDefinition, client: any HTTPClient) async -> IngestRun {
+        let began = timing.now()
         let run: IngestRun
         do {
             run = await ingest(try ProviderRegistry.feed(for: source, client: client), dryRun: dryRun)
@@ -60,7 +66,9 @@ struct SchedulerService: Sendable {
             run = IngestRun(source: source.name, startedAt: now, finishedAt: now, status: .failed,
                             error: ErrorText.describe(error))
         }
-        Self.logRun(run, provider: source.provider, dryRun: dryRun, logger: logger)
+        let seconds = timing.now() - began
+        metrics.durations.withLock { $0[run.source] = seconds }
+        Self.logRun(run, provider: source.provider, dryRun: dryRun, seconds: seconds, logger: logger)
         return run
     }
 
@@ -90,6 +98,7 @@ struct SchedulerService: Sendable {
     /// (recorded as cancelled; nothing of them stored) and the sources not yet started are
     /// recorded as skipped, with the reason.
     func pollRound(_ sources: [SourceDefinition], deadlineSeconds: Int64) async -> Round {
+        configure(sources)
         let deadline = Deadline()
         let work = Task { () -> [IngestRun] in
             await withTaskGroup(of: (Int, IngestRun).self) { group in
@@ -138,7 +147,8 @@ struct SchedulerService: Sendable {
                 ? "not polled: the run's deadline (\(ValueParsers.durationText(deadlineSeconds))) passed before its turn"
                 : "not polled: the run was stopped by a signal before its turn"
             let run = ingest.skip(source: source.name, reason: reason, dryRun: dryRun)
-            Self.logRun(run, provider: source.provider, dryRun: dryRun, logger: logger)
+            // Never started: it took no time (and it is no poll for the metrics' durations).
+            Self.logRun(run, provider: source.provider, dryRun: dryRun, seconds: 0, logger: logger)
             return run
         }
         let run = await poll(source, client: makeClient(source))
@@ -169,11 +179,19 @@ struct SchedulerService: Sendable {
 
     // MARK: After polls
 
+    /// The sources of the configuration in force: the metrics file shows these, and only these.
+    func configure(_ sources: [SourceDefinition]) {
+        metrics.sources.withLock { $0 = sources.map(\.name) }
+    }
+
     /// Writes the metrics file, when one was asked for; a failure is logged, not fatal.
     func writeMetrics() {
         guard let metricsFile else { return }
         do {
-            try Metrics.write(store, to: metricsFile)
+            let (sources, durations) = (metrics.sources.withLock { $0 }, metrics.durations.withLock { $0 })
+            let text = Metrics.render(sources: sources, summaries: try store.sourceSummaries(),
+                                      activeIncidents: try store.activeIncidentCounts(at: clock.now()), durations: durations)
+            try Metrics.write(text, to: metricsFile)
         } catch {
             logger.log(.error, "metrics.failed", ["file": metricsFile, "error": ErrorText.describe(error)])
         }
@@ -196,9 +214,9 @@ struct SchedulerService: Sendable {
 
     // MARK: Log lines
 
-    /// One line per run: its counts when it stored records, its error otherwise.
-    static func logRun(_ run: IngestRun, provider: String, dryRun: Bool, logger: Logger) {
-        let duration = run.finishedAt.secondsSince1970 - run.startedAt.secondsSince1970
+    /// One line per run: its counts when it stored records, its error otherwise; `seconds` is
+    /// how long it took (fractional, from a monotonic clock).
+    static func logRun(_ run: IngestRun, provider: String, dryRun: Bool, seconds: Double, logger: Logger) {
         switch run.status {
         case .succeeded, .incomplete:
             logger.log(run.status == .succeeded ? .info : .warning, dryRun ? "ingest.dry_run" : "ingest.\(run.status == .succeeded ? "finished" : "incomplete")", [
@@ -206,13 +224,13 @@ struct SchedulerService: Sendable {
                 "fetched": run.counts.fetched, "inserted": run.counts.inserted, "updated": run.counts.updated,
                 "unchanged": run.counts.unchanged, "reopened": run.counts.reopened, "cleared": run.counts.cleared,
                 "rejected": run.counts.rejected, "duplicates": run.counts.duplicates,
-                "duration_s": duration, "warnings": run.warnings.isEmpty ? nil : run.warnings.joined(separator: "; "),
+                "duration_s": seconds, "warnings": run.warnings.isEmpty ? nil : run.warnings.joined(separator: "; "),
                 "note": dryRun ? "dry run: nothing was written" : nil,
             ])
         case .failed, .cancelled, .skipped:
             logger.log(run.status == .skipped ? .warning : .error, "ingest.\(run.status.rawValue)", [
                 "source": run.source, "provider": provider, "status": run.status.rawValue,
-                "duration_s": duration, "resumes_at": run.resumesAt?.rfc3339, "error": run.error,
+                "duration_s": seconds, "resumes_at": run.resumesAt?.rfc3339, "error": run.error,
             ])
         }
     }
@@ -223,7 +241,7 @@ struct SchedulerService: Sendable {
         let clean = event.decision == .done && event.attempt == 1 && (200...299).contains(event.statusCode ?? 0)
         logger.log(clean ? .debug : .warning, "http.attempt", [
             "source": event.label, "method": event.method.rawValue, "url": event.redactedURL,
-            "status": event.statusCode, "bytes": event.bytes, "duration_ms": event.durationMilliseconds,
+            "status": event.statusCode, "bytes": event.bytes, "duration_s": Double(event.durationMilliseconds) / 1000,
             "attempt": event.attempt, "decision": event.decision, "error": event.errorSummary,
         ])
     }
@@ -303,4 +321,12 @@ actor PollPermits {
         guard let index = waiters.firstIndex(where: { $0.id == id }) else { return }
         waiters.remove(at: index).continuation.resume(throwing: CancellationError())
     }
+}
+
+/// What the metrics file needs beyond the run log, shared by the polls of one process.
+final class MetricsState: Sendable {
+    /// The configured source names, in configuration order.
+    let sources = Mutex<[String]>([])
+    /// Seconds the last poll of each source took in this process (monotonic clock).
+    let durations = Mutex<[String: Double]>([:])
 }

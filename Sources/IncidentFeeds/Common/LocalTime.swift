@@ -43,15 +43,34 @@ extension UTCInstant {
         }) else { return nil }
         self = parsed
     }
+
+    /// Parses an ISO 8601 time as the international standards write them (DATEX II, Open511,
+    /// WZDx): RFC 3339 (`2023-05-31T13:17:00Z`, `…-08:00`, fractions of any length), and the
+    /// variants they are seen with: no seconds (`2023-05-31T13:17Z`), no zone
+    /// (`2021-04-26T15:19`, read at `utcOffsetSeconds`, the provider's configured zone), or a
+    /// date alone (`2023-05-31`: its midnight at `utcOffsetSeconds`).
+    ///
+    /// Returns nil for anything else.
+    public init?(iso8601 text: String, utcOffsetSeconds: Int) {
+        var copy = text
+        guard let parsed = copy.withUTF8({ bytes -> UTCInstant? in
+            var scanner = LocalTimeScanner(bytes: bytes, allowsDateAlone: true)
+            return scanner.instant(defaultOffset: utcOffsetSeconds)
+        }) else { return nil }
+        self = parsed
+    }
 }
 
 /// A one-pass scanner over the UTF-8 bytes of a local time value.
 private struct LocalTimeScanner {
     let bytes: UnsafeBufferPointer<UInt8>
+    /// A dashed date with nothing after it is its midnight.
+    let allowsDateAlone: Bool
     var index = 0
 
-    init(bytes: UnsafeBufferPointer<UInt8>) {
+    init(bytes: UnsafeBufferPointer<UInt8>, allowsDateAlone: Bool = false) {
         self.bytes = bytes
+        self.allowsDateAlone = allowsDateAlone
     }
 
     mutating func instant(defaultOffset: Int) -> UTCInstant? {
@@ -61,7 +80,14 @@ private struct LocalTimeScanner {
         var second = 0
         if accept(UInt8(ascii: "-")) {
             guard let m = digits(2), accept(UInt8(ascii: "-")), let d = digits(2) else { return nil }
-            guard accept(UInt8(ascii: "T")) || accept(UInt8(ascii: " ")) else { return nil }
+            if allowsDateAlone {
+                var end = index
+                while end < bytes.count, bytes[end] == UInt8(ascii: " ") { end += 1 }
+                if end == bytes.count {
+                    return UTCInstant(localYear: year, month: m, day: d, hour: 0, minute: 0, second: 0, utcOffsetSeconds: defaultOffset)
+                }
+            }
+            guard accept(UInt8(ascii: "T")) || accept(UInt8(ascii: "t")) || accept(UInt8(ascii: " ")) else { return nil }
             while accept(UInt8(ascii: " ")) {}
             guard let h = digits(2), accept(UInt8(ascii: ":")), let mi = digits(2) else { return nil }
             if accept(UInt8(ascii: ":")) {

@@ -7,7 +7,8 @@ import IncidentNetworking
 /// Facts (ITS open API guide; recorded items of 2022-12-20): key parameter `apiKey`; every
 /// value may be a string or a number; `startDate`/`endDate` are `yyyyMMddHHmmss` Korea time;
 /// `coordX` is the WGS84 longitude, `coordY` the latitude; a bad key is HTTP 401 with
-/// `resultCode` 4005. The reader is chosen by sniffing the body, not by `getType`.
+/// `resultCode` 4005, a used-up daily limit `resultCode` 4001 (``KoreanAPIEnvelope``). The
+/// reader is chosen by sniffing the body, not by `getType` (``ITSReaders``).
 public enum ITSProvider: FeedProvider {
     public static let name = "its"
 
@@ -47,17 +48,16 @@ public enum ITSProvider: FeedProvider {
 
     public static func read(file: URL, contentType: String?, source: String, _ body: (FeedRecord) throws -> Void) throws -> ResponseVerdict {
         let (kind, head) = try BodySniffer.sniff(file)
+        let map = { (dto: EventInfoDTO) in ITSMapper.record(from: dto, source: source) }
         switch kind {
         case .json:
-            try ITSJSONReader.read(file: file, head: head) { try body(.incident(try ITSMapper.incident(from: $0, source: source))) }
+            return try ITSReaders.json.read(file: file, contentType: contentType, map: map, body)
         case .xml:
-            try ParsePipeline.run(produce: { emit in try ITSXMLReader.read(file: file, emit) },
-                                  consume: { dto in try body(.incident(try ITSMapper.incident(from: dto, source: source))) })
+            return try ITSReaders.xml.read(file: file, contentType: contentType, map: map, body)
         case .html, .empty, .other:
             throw BodySniffer.unexpected(kind, head: head, contentType: contentType, provider: name,
                                          expected: "ITS eventInfo JSON or XML")
         }
-        return .complete
     }
 
     /// HTTP 401 is ITS's answer to a bad key (resultCode 4005): a typed invalid-key error.
@@ -66,17 +66,5 @@ public enum ITSProvider: FeedProvider {
         let code = (error.bodyExcerpt?.contains("4005") ?? false) ? "4005" : nil
         return FeedError(.invalidKey, provider: name, code: code,
                          message: "the ITS API refused the key (HTTP 401\(code.map { ", resultCode \($0)" } ?? ""))")
-    }
-
-    /// `resultCode` absent, `0`, `"0"` or `"00"` is success; 4005 is an invalid key; any other
-    /// code is an API error carrying the code and message.
-    static func checkResult(code: String?, message: String?) throws {
-        guard let code, Int(code) != 0 else { return }
-        if code == "4005" {
-            throw FeedError(.invalidKey, provider: name, code: code,
-                            message: "the ITS API refused the key (resultCode 4005, \(message ?? "no message"))")
-        }
-        throw FeedError(.apiError, provider: name, code: code,
-                        message: "ITS API error resultCode=\(code) (\(message ?? "no message")); nothing was stored")
     }
 }
