@@ -35,6 +35,7 @@ let package = Package(
                 .embedInCode("0002_source_state.sql"),
                 .embedInCode("0003_search.sql"),
                 .embedInCode("0004_run_outcomes.sql"),
+                .embedInCode("0005_query_indexes.sql"),
             ]
         ),
         // SQLite: connection/statement wrappers, migrator, the incident repository.

@@ -123,8 +123,10 @@ public struct SourceSummary: Equatable, Sendable {
 /// Reading stored incidents and runs (the query CLI, metrics, `sources`).
 public protocol IncidentReader: Sendable {
     /// Calls `row` for each incident matching `query`, in its order, while the store reads them:
-    /// memory does not depend on the number of rows. `--search` text that the store cannot
-    /// use is a ``QueryError``, never a store error.
+    /// memory does not depend on the number of rows. With a ``IncidentQuery/near`` point, only
+    /// incidents within ``IncidentQuery/radiusMeters`` by ``Coordinate/distance(to:)``, and
+    /// ``IncidentOrder/distance`` lists the nearest first (ties by id); the limit applies after
+    /// both. `--search` text that the store cannot use is a ``QueryError``, never a store error.
     func forEachIncident(matching query: IncidentQuery, _ row: (StoredIncident) throws -> Void) throws
     /// One incident, its revisions and its quarantined records; nil when there is no such id.
     func history(ofIncident id: Int64) throws -> IncidentHistory?
