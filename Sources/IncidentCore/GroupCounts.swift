@@ -61,8 +61,9 @@ public enum GroupCounter {
     /// as in ``QueryIncidents/forEach(_:_:)``) by `field`, and per `bucket` when given. Local
     /// times are `started_at` plus `utcOffset(started_at)` seconds.
     ///
-    /// Order: by bucket (ascending, `-` first), then for ``IncidentGrouping/isTime`` fields by
-    /// key ascending, otherwise largest count first and then key ascending.
+    /// Order: by bucket, then for ``IncidentGrouping/isTime`` fields by key, otherwise largest
+    /// count first and then by key; texts in UTF-8 byte order (SQLite's BINARY collation), so
+    /// `-` (no value) comes before digits and Hangul.
     /// - Throws: the reader's errors.
     public static func count(_ reader: any IncidentReader, matching query: IncidentQuery, by field: IncidentGrouping,
                              per bucket: TimeBucket?, utcOffset: (UTCInstant) -> Int) throws -> [GroupCount] {
@@ -80,10 +81,11 @@ public enum GroupCounter {
 
     /// `counts` in the documented order of ``count(_:matching:by:per:utcOffset:)``.
     public static func sorted(_ counts: [GroupCount], by field: IncidentGrouping) -> [GroupCount] {
-        counts.sorted { a, b in
-            if a.bucket != b.bucket { return (a.bucket ?? "") < (b.bucket ?? "") }
+        func precedes(_ a: String, _ b: String) -> Bool { a.utf8.lexicographicallyPrecedes(b.utf8) }
+        return counts.sorted { a, b in
+            if a.bucket != b.bucket { return precedes(a.bucket ?? "", b.bucket ?? "") }
             if !field.isTime && a.count != b.count { return a.count > b.count }
-            return a.key < b.key
+            return precedes(a.key, b.key)
         }
     }
 

@@ -1,20 +1,17 @@
 import IncidentCore
 
 extension SQLiteStore {
-    /// `stats --by FIELD [--per day|hour]` as one `GROUP BY` over the rows the query's filters
-    /// select (the same WHERE clause as `list`). Local times are `started_at` shifted by
-    /// `utcOffsetSeconds` with SQLite's `strftime` modifier. With a `--near` point the rows are
-    /// counted by ``GroupCounter``, which applies the exact distance the WHERE clause's box only
-    /// approximates. Keys and order as ``GroupCounter/count(_:matching:by:per:utcOffset:)``.
+    /// `stats --by FIELD [--per day|hour]` as one `GROUP BY` over the rows the query selects
+    /// (``Selection``, as for `statistics`: the same conditions as `list`, `--near` by exact
+    /// distance), in one snapshot. Local times are `started_at` shifted by `utcOffsetSeconds`
+    /// with SQLite's `strftime` modifier. Keys and order as
+    /// ``GroupCounter/count(_:matching:by:per:utcOffset:)``, which the tests compare it with.
     public func groupCounts(matching query: IncidentQuery, by field: IncidentGrouping, per bucket: TimeBucket?,
                             utcOffsetSeconds: Int) throws -> [GroupCount] {
-        if query.near != nil {
-            return try GroupCounter.count(self, matching: query, by: field, per: bucket) { _ in utcOffsetSeconds }
-        }
-        if query.search != nil { refreshSearchIndex() }
-        return try withDatabase { db in
+        try withDatabase { db in
             try db.readTransaction {
-                var (clause, arguments) = try whereClause(query, db: db)
+                let selection = try Selection(query, reading: .unordered, db: db)
+                var arguments = selection.arguments
                 let shift = "'\(utcOffsetSeconds) seconds'"
                 func local(_ format: String) -> String { "coalesce(strftime('\(format)', started_at, \(shift)), '-')" }
                 let key: String
@@ -37,13 +34,11 @@ extension SQLiteStore {
                 case .day: local("%Y-%m-%d")
                 case .hour: local("%Y-%m-%d %H")
                 }
-                let sql = "SELECT \(bucketColumn) AS b, \(key) AS k, count(*) AS n FROM incidents\(clause) GROUP BY b, k"
+                let sql = "SELECT \(bucketColumn) AS b, \(key) AS k, count(*) AS n FROM \(selection.from)\(selection.whereClause) GROUP BY b, k"
                 var counts: [GroupCount] = []
                 try db.query(sql, arguments) { row in
                     counts.append(GroupCount(bucket: row.string(at: 0), key: row.string(at: 1) ?? "-", count: row.int(at: 2) ?? 0))
                 }
-                // Sorted here rather than by ORDER BY, so that the order of texts is Swift's, the
-                // same as the generic counter's.
                 return GroupCounter.sorted(counts, by: field)
             }
         }

@@ -81,13 +81,10 @@ struct StreamingExportTests {
         #expect(checked.status == 0 && checked.stdout == "ok\n", "\(checked.stderr)")
     }
 
-    @Test("json and geojson: one element per row; table: one line per row, none wider than the terminal")
+    @Test("json: one array element per row; table: one line per row, none wider than the terminal")
     func wholeDocuments() async throws {
         let json = try await Self.list("json")
         #expect((try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [Any])?.count == Self.count)
-        let geojson = try await Self.list("geojson")
-        let collection = try JSONSerialization.jsonObject(with: Data(geojson.stdout.utf8)) as? [String: Any]
-        #expect((collection?["features"] as? [Any])?.count == Self.count)
         let table = try await Self.list("table")
         let lines = table.stdout.split(separator: "\n")
         #expect(lines.count == Self.count + 1)

@@ -62,12 +62,13 @@ enum StatsCommand {
                 "{" + pairs.map { "\(JSONText.quoted($0.0)): \($0.1)" }.joined(separator: ", ") + "}"
             }
             return context.output("{\"total\": \(stats.total), \"active\": \(stats.active), \"ended\": \(stats.ended), "
-                                  + "\"cleared\": \(stats.cleared), "
+                                  + "\"cleared\": \(stats.cleared), \"distinct_roads\": \(stats.distinctRoads), "
                                   + sections.map { "\"by_\($0.0)\": \(object($0.1))" }.joined(separator: ", ") + "}\n")
         }
         var out = totals
         for (name, pairs) in sections where !pairs.isEmpty {
-            let heading = title(name, time: name == "hour", zone)
+            var heading = title(name, time: name == "hour", zone)
+            if name == "road" && stats.distinctRoads > pairs.count { heading += " (top \(pairs.count) of \(stats.distinctRoads))" }
             out += "\n" + (arguments[chart]
                 ? BarChart.render(pairs, title: heading, width: width)
                 : TextTable.render([[heading, "COUNT"]] + pairs.map { [$0.0, String($0.1)] }, maxWidth: width))
