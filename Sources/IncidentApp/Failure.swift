@@ -89,6 +89,8 @@ struct Failure: Equatable, Sendable {
             self.init(status: ExitStatus.noInput, event: "database.missing", message: error.description)
         case let error as InputFileMissing:
             self.init(status: ExitStatus.noInput, event: "input.missing", message: error.description)
+        case let error as MapAssetsMissing:
+            self.init(status: ExitStatus.noInput, event: "input.missing", message: error.description)
         case let error as SchedulerLocked:
             self.init(status: ExitStatus.locked, level: .warning, event: "scheduler.locked", message: error.description)
         case let error as StaleSources:

@@ -133,6 +133,12 @@ public protocol IncidentReader: Sendable {
     /// Counts of the incidents matching `query` (its order and limit are ignored); hours of
     /// start are counted at `utcOffsetSeconds` east of UTC.
     func statistics(matching query: IncidentQuery, utcOffsetSeconds: Int) throws -> IncidentStatistics
+    /// Counts of the incidents matching `query` (its order and limit are ignored) grouped by
+    /// `field`, and per local day or hour of start when `bucket` is given; local times are
+    /// `utcOffsetSeconds` east of UTC. Order and keys as ``GroupCounter/count(_:matching:by:per:utcOffset:)``,
+    /// which is also the default implementation.
+    func groupCounts(matching query: IncidentQuery, by field: IncidentGrouping, per bucket: TimeBucket?,
+                     utcOffsetSeconds: Int) throws -> [GroupCount]
     /// The most recent runs, newest first; failures first when `failuresFirst`.
     func runs(source: String?, limit: Int, failuresFirst: Bool) throws -> [IngestRun]
     /// The records a run quarantined, in response order.

@@ -16,7 +16,7 @@ public enum QueryTool {
             read in --tz, or a duration ago (90s, 15m, 2h, 7d). Times are shown in --tz (default UTC).
             """,
             subcommands: [ListCommand.command(context), ShowCommand.command(context), StatsCommand.command(context),
-                          RunsCommand.command(context)])
+                          MapCommand.command(context), RunsCommand.command(context)])
     }
 
     /// `--database` and `--config` (whose `database` is used), as for the scheduler.
@@ -75,7 +75,7 @@ public enum QueryTool {
 
     /// Opens the store for reading and runs `body` with it. A store error is a
     /// ``DatabaseFailure`` naming the database (exit 1); a query the store cannot run as given
-    /// stays a ``QueryError`` (exit 64).
+    /// stays a ``QueryError`` (exit 64), and an output file that cannot be written an ``OutputFailure``.
     /// - Throws: ``StoreMissing`` when the database does not exist (exit 66).
     static func reading<Result>(_ arguments: ParsedArguments, _ context: Context,
                                 _ body: (any IncidentReader) throws -> Result) throws -> Result {
@@ -85,6 +85,8 @@ public enum QueryTool {
         } catch let error as StoreMissing {
             throw error
         } catch let error as QueryError {
+            throw error
+        } catch let error as OutputFailure {
             throw error
         } catch {
             throw DatabaseFailure(database: path, cause: error)
