@@ -39,8 +39,10 @@ enum IngestCommand {
         let configuration = try arguments.value(CommonOptions.config) == nil ? nil
             : try SchedulerTool.loadConfiguration(arguments, context, requireKeys: false)
         let provider: String
+        var options = ProviderOptionValues()
         if let configured = configuration?.sources.first(where: { $0.name == sourceName }) {
             provider = configured.provider
+            options = configured.options
         } else if ProviderRegistry.provider(named: sourceName) != nil {
             provider = sourceName
         } else {
@@ -57,7 +59,7 @@ enum IngestCommand {
         let path = try context.databasePath(arguments, configured: configuration?.database)
         try await SchedulerTool.withStore(path: path, context: context) { store in
             let feed = try ProviderRegistry.fileFeed(source: sourceName, provider: provider, file: URL(fileURLWithPath: filePath),
-                                                     complete: arguments[complete])
+                                                     complete: arguments[complete], options: options)
             let cause = FirstError()
             let describe = ErrorText.describer(origin: feed.origin)
             let ingest = IngestIncidents(store: store, clock: context.clock, host: context.host, describe: { error in

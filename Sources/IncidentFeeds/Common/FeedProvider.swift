@@ -34,6 +34,12 @@ public protocol FeedProvider: Sendable {
     ///   body), or what `body` throws.
     static func read(file: URL, contentType: String?, source: String, _ body: (FeedRecord) throws -> Void) throws -> ResponseVerdict
 
+    /// Reads a response body as ``read(file:contentType:source:_:)`` does, for a reader that
+    /// needs the source's options (a `timeZone`, a `language`). Default: that method with
+    /// `definition.name`.
+    static func read(file: URL, contentType: String?, definition: SourceDefinition,
+                     _ body: (FeedRecord) throws -> Void) throws -> ResponseVerdict
+
     /// Turns a network error into this provider's typed error where the body says more (e.g.
     /// HTTP 401 carrying an "invalid key" result code). Default: ``classifyQuota(_:provider:)``.
     static func classify(_ error: NetworkError) -> any Error
@@ -50,6 +56,11 @@ extension FeedProvider {
 
     public static func nextPage(after file: URL, contentType: String?, requestURL: URL) throws -> URL? { nil }
 
+    public static func read(file: URL, contentType: String?, definition: SourceDefinition,
+                            _ body: (FeedRecord) throws -> Void) throws -> ResponseVerdict {
+        try read(file: file, contentType: contentType, source: definition.name, body)
+    }
+
     /// HTTP 429 still answered after the retries is an exhausted quota (RFC 6585 §4): a typed
     /// `quotaExceeded` carrying the server's `Retry-After`. Other errors are returned unchanged.
     static func classifyQuota(_ error: NetworkError, provider: String) -> any Error {
@@ -62,7 +73,7 @@ extension FeedProvider {
 
 /// The providers this build knows.
 public enum ProviderRegistry {
-    public static let all: [any FeedProvider.Type] = [GITSProvider.self, ITSProvider.self]
+    public static let all: [any FeedProvider.Type] = [GITSProvider.self, ITSProvider.self, DATEX2Provider.self]
 
     public static var names: [String] { all.map { $0.name } }
 
@@ -94,12 +105,16 @@ public enum ProviderRegistry {
         return HTTPFeed(definition: source, provider: provider, client: client)
     }
 
-    /// A feed that replays a saved response file as one poll of `source`.
-    public static func fileFeed(source: String, provider name: String, file: URL, complete: Bool = false) throws -> any IncidentFeed {
+    /// A feed that replays a saved response file as one poll of `source`, read with the
+    /// provider `options` of the configured source (defaults when there is none).
+    public static func fileFeed(source: String, provider name: String, file: URL, complete: Bool = false,
+                                options: ProviderOptionValues = ProviderOptionValues()) throws -> any IncidentFeed {
         guard let provider = provider(named: name) else {
             throw FeedError(.configuration, provider: name, message: "unknown provider '\(name)' (known: \(names.joined(separator: ", ")))")
         }
-        return FileFeed(source: source, provider: provider, file: file, complete: complete)
+        var definition = SourceDefinition(name: source, provider: name)
+        definition.options = options
+        return FileFeed(definition: definition, provider: provider, file: file, complete: complete)
     }
 }
 
@@ -151,7 +166,7 @@ struct HTTPFeed: IncidentFeed {
         } catch let error as NetworkError {
             throw provider.classify(error)
         }
-        return try consume(ProviderStream(provider: provider, pages: pages, source: definition.name))
+        return try consume(ProviderStream(provider: provider, pages: pages, definition: definition))
     }
 }
 
@@ -181,11 +196,13 @@ enum RedirectOrigin {
 
 /// Replays a saved response as one poll (`incident-scheduler ingest --file`).
 struct FileFeed: IncidentFeed {
-    var source: String
+    /// The source the file is replayed as: its name and provider options.
+    var definition: SourceDefinition
     var provider: any FeedProvider.Type
     var file: URL
     /// The file is a complete answer of its time (`--complete`): it may clear.
     var complete: Bool
+    var source: String { definition.name }
     var origin: FeedOrigin { .file(path: file.path, complete: complete) }
 
     func poll<Result>(_ consume: (any IncidentStream) throws -> Result) async throws -> Result {
@@ -195,7 +212,7 @@ struct FileFeed: IncidentFeed {
             throw FeedError(.unreadableFile, provider: provider.name,
                             message: "cannot read \(file.path): no such file, a directory, or not readable")
         }
-        return try consume(ProviderStream(provider: provider, pages: [(file, nil)], source: source))
+        return try consume(ProviderStream(provider: provider, pages: [(file, nil)], definition: definition))
     }
 }
 
@@ -203,9 +220,9 @@ struct FileFeed: IncidentFeed {
 struct ProviderStream: IncidentStream {
     var provider: any FeedProvider.Type
     var pages: [(file: URL, contentType: String?)]
-    var source: String
+    var definition: SourceDefinition
 
     func read(_ body: (FeedRecord) throws -> Void) throws -> ResponseVerdict {
-        .combining(try pages.map { try provider.read(file: $0.file, contentType: $0.contentType, source: source, body) })
+        .combining(try pages.map { try provider.read(file: $0.file, contentType: $0.contentType, definition: definition, body) })
     }
 }
