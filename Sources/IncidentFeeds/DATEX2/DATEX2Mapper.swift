@@ -140,12 +140,26 @@ public enum DATEX2Mapper {
         return paragraphs.isEmpty ? nil : paragraphs.joined(separator: "\n\n")
     }
 
-    /// Each line without its leading and trailing spaces and tabs.
+    /// Each line without its leading and trailing spaces, tabs and CRs. Works on the UTF-8
+    /// bytes (all three are ASCII): it runs for every record.
     static func trimmedLines(_ text: String) -> String {
-        guard text.contains("\n") else { return text }
-        return text.split(separator: "\n", omittingEmptySubsequences: false)
-            .map { $0.trimmingCharacters(in: [" ", "\t", "\r"]) }
-            .joined(separator: "\n")
+        let bytes = Array(text.utf8)
+        guard bytes.contains(0x0A) else { return text }
+        func isBlank(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 || byte == 0x0D }
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count)
+        var start = 0
+        while start <= bytes.count {
+            var end = start
+            while end < bytes.count, bytes[end] != 0x0A { end += 1 }
+            var first = start, last = end
+            while first < last, isBlank(bytes[first]) { first += 1 }
+            while last > first, isBlank(bytes[last - 1]) { last -= 1 }
+            if start > 0 { out.append(0x0A) }
+            out.append(contentsOf: bytes[first..<last])
+            start = end + 1
+        }
+        return String(decoding: out, as: UTF8.self)
     }
 
     static func locationText(_ record: DATEX2Record) -> String? {
@@ -224,7 +238,9 @@ public enum DATEX2Mapper {
         guard dimension == 2 || dimension == 3 else {
             throw RecordProblem(text: "has a gmlLineString with srsDimension '\(line.srsDimension ?? "")', not 2 or 3")
         }
-        let numbers = posList.split(whereSeparator: { $0 == " " || $0 == "\n" || $0 == "\t" || $0 == "\r" })
+        guard let numbers = DecimalList.numbers(in: posList) else {
+            throw RecordProblem(text: "has a posList that is not a list of decimal numbers")
+        }
         guard numbers.count % dimension == 0 else {
             throw RecordProblem(text: "has a posList of \(numbers.count) numbers, not pairs\(dimension == 3 ? " of three" : "")")
         }
@@ -232,9 +248,8 @@ public enum DATEX2Mapper {
         positions.reserveCapacity(numbers.count / dimension)
         var i = 0
         while i < numbers.count {
-            guard let latitude = Double(numbers[i]), let longitude = Double(numbers[i + 1]),
-                  let position = Coordinate(latitude: latitude, longitude: longitude) else {
-                throw RecordProblem(text: "has a posList position '\(numbers[i]) \(numbers[i + 1])' that is not a WGS84 latitude and longitude")
+            guard let position = Coordinate(latitude: numbers[i], longitude: numbers[i + 1]) else {
+                throw RecordProblem(text: "has a posList position '\(numbers[i]) \(numbers[i + 1])' outside WGS84 latitude and longitude ranges")
             }
             positions.append(position)
             i += dimension

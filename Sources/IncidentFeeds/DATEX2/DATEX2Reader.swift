@@ -2,8 +2,9 @@ import Foundation
 import IncidentCore
 import IncidentXML
 
-/// Reads one DATEX II document, streaming: each `situationRecord` is mapped (``DATEX2Mapper``)
-/// and passed on as soon as it ends; ``finish()`` gives the verdict on the document.
+/// Reads one DATEX II document, streaming: each `situationRecord` is passed on as soon as it
+/// ends, as a ``DATEX2Record`` or mapped by ``DATEX2Mapper``; ``finish()`` gives the verdict on
+/// the document.
 ///
 /// An answer is a SituationPublication payload: 2.x `d2LogicalModel/payloadPublication`, 3.x
 /// `d2:payload` or `mc:payload` (in a `mc:messageContainer`, or a stateful push
@@ -26,9 +27,15 @@ import IncidentXML
 /// samples). An envelope value given twice (two payloads in one container) makes it
 /// incomplete too.
 final class DATEX2DocumentReader {
-    let settings: DATEX2Mapper.Settings
-    let source: String
-    private let emit: (FeedRecord) throws -> Void
+    /// One record as read, with its publication's time (nil when absent or unreadable).
+    struct Read: Sendable {
+        var record: DATEX2Record
+        var publicationTime: UTCInstant?
+    }
+
+    /// The zone of the publication time, when it has no offset.
+    let timeZone: ProviderTimeZone
+    private let emit: (Read) throws -> Void
     private var tally = ResponseTally(successField: "SituationPublication payload")
     private var payloadChecked = false
     /// The publication's time and language, read once (they precede the situations).
@@ -39,10 +46,18 @@ final class DATEX2DocumentReader {
 
     typealias E = DATEX2Schema.Envelope
 
-    init(settings: DATEX2Mapper.Settings, source: String, _ emit: @escaping (FeedRecord) throws -> Void) {
-        self.settings = settings
-        self.source = source
+    /// A reader that passes each record as read, unmapped (the caller maps it, e.g. on
+    /// another thread).
+    init(timeZone: ProviderTimeZone, records emit: @escaping (Read) throws -> Void) {
+        self.timeZone = timeZone
         self.emit = emit
+    }
+
+    /// A reader that maps each record with `settings` for `source` and passes the result.
+    convenience init(settings: DATEX2Mapper.Settings, source: String, _ emit: @escaping (FeedRecord) throws -> Void) {
+        self.init(timeZone: settings.timeZone) { read in
+            try emit(DATEX2Mapper.map(read.record, publicationTime: read.publicationTime, settings: settings, source: source))
+        }
     }
 
     /// Reads `file`, then finishes. `charset` is the HTTP charset, used when the document
@@ -89,13 +104,12 @@ final class DATEX2DocumentReader {
         let publication = self.publication ?? publicationContext(envelope)
         self.publication = publication
         tally.recordsRead += 1
-        let dto = DATEX2Record(record, defaultLanguage: publication.language)
-        try emit(DATEX2Mapper.map(dto, publicationTime: publication.time, settings: settings, source: source))
+        try emit(Read(record: DATEX2Record(record, defaultLanguage: publication.language), publicationTime: publication.time))
     }
 
     private func publicationContext(_ envelope: XMLEnvelope) -> (time: UTCInstant?, language: String?) {
         let time = (envelope[E.v2PublicationTime.rawValue] ?? envelope[E.v3PublicationTime.rawValue])
-            .flatMap { settings.timeZone.instant(iso8601: $0) }
+            .flatMap { timeZone.instant(iso8601: $0) }
         let language = [E.v2Payload, .d2Payload, .containerPayload].lazy
             .compactMap { envelope.attributes[$0.rawValue].dropFirst().first.flatMap { $0 } }.first
         return (time, language)
