@@ -10,7 +10,7 @@ enum CheckConfigCommand {
         Command(
             name: "check-config",
             abstract: "Validate the configuration and show each source as it will run (keys redacted).",
-            discussion: "Exit 0 when every source is valid and has its key; 78 otherwise, with the reason.",
+            discussion: "Exit 0 when every source is valid and has the key its provider needs; 78 otherwise, with the reason.",
             options: [CommonOptions.config, CommonOptions.database],
             run: { arguments in try run(arguments, context) })
     }
@@ -20,11 +20,22 @@ enum CheckConfigCommand {
         var rows = [["SOURCE", "PROVIDER", "URL", "KEY", "INTERVAL", "TIMEOUT", "RETRIES", "OPTIONS"]]
         var missing: [String] = []
         for source in configuration.sources {
-            let url = (try? ProviderRegistry.provider(named: source.provider)?.router(for: source).asURLRequest().url)
-                .flatMap { $0 }.map(Redaction.redact) ?? (source.baseURL.map(Redaction.redact) ?? "(provider default)")
-            if source.key == nil { missing.append(source.name) }
+            // A source lacks its key when its provider cannot build the request without one
+            // (a DATEX II publication may need none).
+            let router: (any Router)?
+            var needsKey = false
+            do {
+                router = try ProviderRegistry.provider(named: source.provider)?.router(for: source)
+            } catch {
+                router = nil
+                needsKey = (error as? FeedError)?.kind == .missingKey
+            }
+            let url = (try? router?.asURLRequest().url).flatMap { $0 }.map(Redaction.redact)
+                ?? (source.baseURL.map(Redaction.redact) ?? "(provider default)")
+            if needsKey { missing.append(source.name) }
             let options = ProviderRegistry.describeOptions(of: source)
-            rows.append([source.name, source.provider, url, source.key == nil ? "MISSING" : "set (REDACTED)",
+            let key = source.key != nil ? "set (REDACTED)" : needsKey ? "MISSING" : "none needed"
+            rows.append([source.name, source.provider, url, key,
                          ValueParsers.durationText(source.intervalSeconds), "\(Int(source.requestTimeoutSeconds))s",
                          String(source.retryPolicy.maxRetries), options.isEmpty ? "-" : options.joined(separator: " ")])
         }
