@@ -54,7 +54,7 @@ public enum DATEX2Provider: FeedProvider {
             return DATEX2Router(baseURL: source.baseURL)
         case (true, .some):
             throw FeedError(.configuration, provider: name,
-                            message: "source '\(source.name)' has a key but no keyParameter saying which query parameter carries it; set keyParameter, or remove keyEnv/keyFile")
+                            message: "source '\(source.name)' has an API key but no keyParameter naming the query parameter that carries it, so the key would not be sent")
         case (false, _):
             return DATEX2Router(baseURL: source.baseURL, key: (parameter, try source.requiredKey()))
         }
