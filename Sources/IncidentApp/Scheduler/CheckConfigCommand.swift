@@ -30,7 +30,7 @@ enum CheckConfigCommand {
                 if let built = try ProviderRegistry.provider(named: source.provider)?.router(for: source).asURLRequest().url {
                     url = Redaction.redact(built)
                 }
-            } catch let error as FeedError where error.kind == .missingKey {
+            } catch let error as FeedError where error.kind == .missingKey && problems[source.name] != nil {
                 // Named with the exact reason in keyProblems.
             } catch {
                 routerProblems.append(String(describing: error))

@@ -80,7 +80,7 @@ extension FeedProvider {
 
 /// The providers this build knows.
 public enum ProviderRegistry {
-    public static let all: [any FeedProvider.Type] = [GITSProvider.self, ITSProvider.self, Open511Provider.self, WZDxProvider.self]
+    public static let all: [any FeedProvider.Type] = [GITSProvider.self, ITSProvider.self, DATEX2Provider.self, Open511Provider.self, WZDxProvider.self]
 
     public static var names: [String] { all.map { $0.name } }
 
@@ -208,13 +208,14 @@ enum RedirectOrigin {
 
 /// Replays a saved response as one poll (`incident-scheduler ingest --file`).
 struct FileFeed: IncidentFeed {
+    /// The source the file is replayed as: its name and provider options.
     var definition: SourceDefinition
     var provider: any FeedProvider.Type
     var file: URL
     /// The file is a complete answer of its time (`--complete`): it may clear.
     var complete: Bool
-    var origin: FeedOrigin { .file(path: file.path, complete: complete) }
     var source: String { definition.name }
+    var origin: FeedOrigin { .file(path: file.path, complete: complete) }
 
     func poll<Result>(_ consume: (any IncidentStream) throws -> Result) async throws -> Result {
         var isDirectory: ObjCBool = false
