@@ -57,9 +57,30 @@ struct MixedProvidersEndToEndTests {
             """)
     }
 
-    static func runOnce(_ config: String) async throws -> ProcessResult {
-        try await run("incident-scheduler", ["run", "--once", "--config", config],
-                      environment: ["GITS_SERVICE_KEY": Self.gitsKey, "ITS_API_KEY": Self.itsKey])
+    /// Serves the five recorded answers and polls them with one `run --once` into a fresh database.
+    static func pollOnce(itsEnveloped: Bool) async throws -> (Workspace, ProcessResult) {
+        let server = try await Self.server(its: try Self.itsAnswer(enveloped: itsEnveloped))
+        defer { server.stop() }
+        let ws = try Workspace()
+        let result = try await run("incident-scheduler", ["run", "--once", "--config", try Self.config(ws, server)],
+                                   environment: ["GITS_SERVICE_KEY": Self.gitsKey, "ITS_API_KEY": Self.itsKey])
+        return (ws, result)
+    }
+
+    /// `incidents stats --format json`'s count per source.
+    static func countsBySource(_ ws: Workspace) async throws -> [String: Int] {
+        let stats = try await run("incidents", ["stats", "--database", ws.database, "--format", "json"])
+        #expect(stats.status == 0, "\(stats.stderr)")
+        let object = try #require(try Self.json(stats.stdout) as? [String: Any])
+        #expect(object["total"] as? Int == (object["by_source"] as? [String: Int])?.values.reduce(0, +))
+        return try #require(object["by_source"] as? [String: Int])
+    }
+
+    /// `incidents runs --format json`, parsed.
+    static func runs(_ ws: Workspace) async throws -> [[String: Any]] {
+        let runs = try await run("incidents", ["runs", "--database", ws.database, "--format", "json"])
+        #expect(runs.status == 0, "\(runs.stderr)")
+        return try #require(try Self.json(runs.stdout) as? [[String: Any]])
     }
 
     static func list(_ ws: Workspace, _ format: String) async throws -> ProcessResult {
@@ -118,10 +139,7 @@ struct MixedProvidersEndToEndTests {
 
     @Test("one run --once stores all five providers; every list format and the map carry every incident")
     func fiveProviders() async throws {
-        let server = try await Self.server(its: try Self.itsAnswer(enveloped: true))
-        defer { server.stop() }
-        let ws = try Workspace()
-        let result = try await Self.runOnce(try Self.config(ws, server))
+        let (ws, result) = try await Self.pollOnce(itsEnveloped: true)
         #expect(result.status == 0, "\(result.stderr)")
         for (source, provider) in [("gits", "gits"), ("its", "its"), ("fintraffic", "datex2"), ("drivebc", "open511"), ("cdot", "wzdx")] {
             let count = try #require(Self.expectedCounts[source])
@@ -129,13 +147,8 @@ struct MixedProvidersEndToEndTests {
         }
 
         // Per-source counts, from stats and from runs.
-        let stats = try await run("incidents", ["stats", "--database", ws.database, "--format", "json"])
-        #expect(stats.status == 0, "\(stats.stderr)")
-        let statsObject = try #require(try Self.json(stats.stdout) as? [String: Any])
-        #expect(statsObject["total"] as? Int == Self.total)
-        #expect(statsObject["by_source"] as? [String: Int] == Self.expectedCounts)
-        let runs = try await run("incidents", ["runs", "--database", ws.database, "--format", "json"])
-        let runRows = try #require(try Self.json(runs.stdout) as? [[String: Any]])
+        #expect(try await Self.countsBySource(ws) == Self.expectedCounts)
+        let runRows = try await Self.runs(ws)
         #expect(runRows.count == 5)
         for row in runRows {
             let source = try #require(row.text("source"))
@@ -231,18 +244,13 @@ struct MixedProvidersEndToEndTests {
 
     @Test("ITS's recorded items served bare: all stored, but that source is incomplete (exit 3); the other four succeed")
     func bareITSItems() async throws {
-        let server = try await Self.server(its: try Self.itsAnswer(enveloped: false))
-        defer { server.stop() }
-        let ws = try Workspace()
-        let result = try await Self.runOnce(try Self.config(ws, server))
+        let (ws, result) = try await Self.pollOnce(itsEnveloped: false)
         #expect(result.status == 3, "\(result.stderr)")
         #expect(result.stderr.contains("source=its provider=its status=incomplete fetched=11 inserted=11 "), "\(result.stderr)")
         #expect(result.stderr.contains("the response does not say it succeeded (no resultCode)"), "\(result.stderr)")
-        let runs = try await run("incidents", ["runs", "--database", ws.database, "--format", "json"])
-        let statuses = try #require(try Self.json(runs.stdout) as? [[String: Any]]).map { [$0.text("source"), $0.text("status")] }
+        let statuses = try await Self.runs(ws).map { [$0.text("source"), $0.text("status")] }
         #expect(Set(statuses) == [["gits", "succeeded"], ["its", "incomplete"], ["fintraffic", "succeeded"], ["drivebc", "succeeded"],
                                   ["cdot", "succeeded"]])
-        let stats = try await run("incidents", ["stats", "--database", ws.database, "--format", "json"])
-        #expect((try Self.json(stats.stdout) as? [String: Any])?["by_source"] as? [String: Int] == Self.expectedCounts)
+        #expect(try await Self.countsBySource(ws) == Self.expectedCounts)
     }
 }
