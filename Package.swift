@@ -14,6 +14,7 @@ let package = Package(
         // C libraries from Debian packages. Each is imported by exactly one Swift target.
         .systemLibrary(name: "CLibXML2", pkgConfig: "libxml-2.0", providers: [.apt(["libxml2-dev"])]),
         .systemLibrary(name: "CSQLite3", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
         // glibc's wcwidth(3), for aligning Korean text in tables.
         .systemLibrary(name: "CTerminal"),
 
@@ -27,19 +28,32 @@ let package = Package(
         .target(
             name: "IncidentMigrations",
             path: "Migrations",
+            exclude: ["postgres"],
             resources: [
                 .embedInCode("0001_incidents.sql"),
                 .embedInCode("0002_source_state.sql"),
                 .embedInCode("0003_search.sql"),
                 .embedInCode("0004_run_outcomes.sql"),
+                .embedInCode("0006_source_leases.sql"),
+            ]
+        ),
+        // The PostgreSQL schema migrations, embedded in the binary.
+        .target(
+            name: "IncidentPostgresMigrations",
+            path: "Migrations/postgres",
+            resources: [
+                .embedInCode("0001_incidents.sql"),
+                .embedInCode("0002_source_leases.sql"),
             ]
         ),
         // SQLite: connection/statement wrappers, migrator, the incident repository.
         .target(name: "IncidentSQLite", dependencies: ["CSQLite3", "IncidentCore", "IncidentMigrations"]),
+        // PostgreSQL: the shared store for several scheduler hosts (libpq), the same ports.
+        .target(name: "IncidentPostgres", dependencies: ["CLibPQ", "IncidentCore", "IncidentPostgresMigrations"]),
         // Providers: one folder each (router, record reader, mapper).
         .target(name: "IncidentFeeds", dependencies: ["IncidentCore", "IncidentNetworking", "IncidentXML"]),
         // Configuration, argument parsing, commands, logging: the composition root.
-        .target(name: "IncidentApp", dependencies: ["CTerminal", "IncidentCore", "IncidentNetworking", "IncidentFeeds", "IncidentSQLite"]),
+        .target(name: "IncidentApp", dependencies: ["CTerminal", "IncidentCore", "IncidentNetworking", "IncidentFeeds", "IncidentSQLite", "IncidentPostgres"]),
 
         .executableTarget(name: "incident-scheduler", dependencies: ["IncidentApp"]),
         .executableTarget(name: "incidents", dependencies: ["IncidentApp"]),
@@ -52,6 +66,8 @@ let package = Package(
         .testTarget(name: "IncidentSQLiteTests", dependencies: ["IncidentSQLite", "IncidentCore", "TestSupport"]),
         .testTarget(name: "IncidentFeedsTests", dependencies: ["IncidentFeeds", "IncidentCore", "IncidentXML", "IncidentNetworking", "TestSupport"]),
         .testTarget(name: "IncidentAppTests", dependencies: ["IncidentApp", "IncidentCore", "IncidentSQLite", "TestSupport"]),
+        // The store ports' tests, one body per test run against SQLite and PostgreSQL.
+        .testTarget(name: "StoreConformanceTests", dependencies: ["IncidentSQLite", "IncidentPostgres", "IncidentCore", "TestSupport"]),
         .testTarget(name: "EndToEndTests", dependencies: ["TestSupport", "IncidentSQLite", "IncidentCore"]),
     ],
     swiftLanguageModes: [.v6]

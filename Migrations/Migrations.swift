@@ -13,5 +13,6 @@ public enum BundledMigrations {
         ("0002_source_state.sql", String(decoding: PackageResources._002_source_state_sql, as: UTF8.self)),
         ("0003_search.sql", String(decoding: PackageResources._003_search_sql, as: UTF8.self)),
         ("0004_run_outcomes.sql", String(decoding: PackageResources._004_run_outcomes_sql, as: UTF8.self)),
+        ("0006_source_leases.sql", String(decoding: PackageResources._006_source_leases_sql, as: UTF8.self)),
     ]
 }

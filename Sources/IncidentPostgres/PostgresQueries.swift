@@ -1,0 +1,239 @@
+import Foundation
+import IncidentCore
+
+extension PostgresStore: IncidentReader {
+    public func forEachIncident(matching query: IncidentQuery, _ row: (StoredIncident) throws -> Void) throws {
+        var filter = Filter(query)
+        var sql = "SELECT \(StoredIncidentDecoder.lifecycleColumns), \(columns.list()) FROM incidents\(filter.clause) ORDER BY "
+            + Self.orderClause(query.order)
+        if let limit = query.limit { sql += " LIMIT " + filter.bind(.integer(Int64(limit))) }
+        try withConnection { connection in
+            var decoder: StoredIncidentDecoder?
+            try connection.forEachRow(sql, filter.arguments, context: "listing incidents") { result in
+                let decode = try decoder ?? StoredIncidentDecoder(result, columns: columns)
+                decoder = decode
+                try row(decode.stored(result, 0))
+            }
+        }
+    }
+
+    /// The WHERE clause of an ``IncidentQuery`` and its arguments (`$1`, `$2`, …). Each
+    /// condition matches exactly the rows the SQLite store's does; where an index needs a
+    /// looser test to be used, the looser test comes first and the exact one follows.
+    struct Filter {
+        private(set) var clause = ""
+        private(set) var arguments: [PostgresValue] = []
+
+        /// Adds `value` as the next parameter; returns its placeholder.
+        mutating func bind(_ value: PostgresValue) -> String {
+            arguments.append(value)
+            return "$\(arguments.count)"
+        }
+
+        init(_ query: IncidentQuery) {
+            var conditions: [String] = []
+            func list(_ values: [String]) -> String {
+                "(" + values.map { bind(.text($0)) }.joined(separator: ", ") + ")"
+            }
+            if query.activeOnly {
+                // StoredIncident.isActive(at:), in SQL.
+                conditions.append("cleared_at IS NULL AND (ended_at IS NULL OR ended_at > \(bind(.instant(query.now))))")
+            }
+            if !query.sources.isEmpty {
+                conditions.append("source IN " + list(query.sources))
+            }
+            if !query.categories.isEmpty {
+                conditions.append("category IN " + list(query.categories.map(\.rawValue)))
+            }
+            if let since = query.startedSince {
+                conditions.append("started_at >= " + bind(.instant(since)))
+            }
+            if let until = query.startedUntil {
+                conditions.append("started_at < " + bind(.instant(until)))
+            }
+            if let seen = query.seenSince {
+                conditions.append("last_seen_at >= " + bind(.instant(seen)))
+            }
+            if let road = query.roadContains {
+                // A substring, case-sensitive (SQLite: instr); LIKE reads the trigram index.
+                conditions.append("road LIKE " + bind(.text("%" + Self.escapeLike(road.nfc) + "%")))
+            }
+            for box in [query.boundingBox, query.near.map { BoundingBox.around($0, meters: query.radiusMeters) }] {
+                guard let box else { continue }
+                let (minLat, maxLat) = (bind(.real(box.minLatitude)), bind(.real(box.maxLatitude)))
+                let (minLon, maxLon) = (bind(.real(box.minLongitude)), bind(.real(box.maxLongitude)))
+                // The GiST index answers `<@` (with the geometric operators' 1e-6 tolerance);
+                // BETWEEN is SQLite's exact test.
+                conditions.append("point(longitude, latitude) <@ box(point(\(minLon), \(minLat)), point(\(maxLon), \(maxLat)))"
+                    + " AND latitude BETWEEN \(minLat) AND \(maxLat) AND longitude BETWEEN \(minLon) AND \(maxLon)")
+            }
+            if let search = query.search {
+                for term in search.nfc.split(whereSeparator: \.isWhitespace).map(String.init) {
+                    // Each term occurs in the description or the location, ASCII letters in
+                    // either case (SQLite's LIKE). ILIKE, which the trigram indexes answer,
+                    // finds a superset; the ASCII-only fold keeps exactly SQLite's matches.
+                    let pattern = "%" + Self.escapeLike(term) + "%"
+                    let loose = bind(.text(pattern))
+                    let exact = bind(.text(Self.asciiLowercased(pattern)))
+                    let fold = "'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz'"
+                    conditions.append("(description ILIKE \(loose) OR location ILIKE \(loose))"
+                        + " AND (translate(description, \(fold)) LIKE \(exact) OR translate(location, \(fold)) LIKE \(exact))")
+                }
+            }
+            clause = conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")
+        }
+
+        /// `text` with LIKE's wildcards and its escape character (backslash) escaped.
+        static func escapeLike(_ text: String) -> String {
+            text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "%", with: "\\%")
+                .replacingOccurrences(of: "_", with: "\\_")
+        }
+
+        static func asciiLowercased(_ text: String) -> String {
+            String(String.UnicodeScalarView(text.unicodeScalars.map {
+                ("A"..."Z").contains($0) ? Unicode.Scalar($0.value + 32) ?? $0 : $0
+            }))
+        }
+    }
+
+    static func orderClause(_ order: IncidentOrder) -> String {
+        switch order {
+        case .started, .distance: "started_at DESC NULLS LAST, id DESC"
+        case .startedAscending: "started_at ASC NULLS LAST, id ASC"
+        case .lastSeen: "last_seen_at DESC, id DESC"
+        case .source: "source, external_id"
+        }
+    }
+
+    public func history(ofIncident id: Int64) throws -> IncidentHistory? {
+        try withConnection { connection in
+            try connection.transaction("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", context: "reading incident \(id)") {
+                let current = try connection.query("SELECT \(StoredIncidentDecoder.lifecycleColumns), \(columns.list()) FROM incidents WHERE id = $1",
+                                                   [.integer(id)], context: "reading incident \(id)")
+                guard current.rowCount == 1 else { return nil }
+                let stored = try StoredIncidentDecoder(current, columns: columns).stored(current, 0)
+                let history = try connection.query("""
+                    SELECT revision, \(columns.list()), cleared_at, superseded_at
+                    FROM incident_revisions WHERE incident_id = $1 ORDER BY revision
+                    """, [.integer(id)], context: "reading the revisions of incident \(id)")
+                let decoder = try columns.decoder(for: history)
+                let (revision, clearedAt, supersededAt) = (try history.column("revision"), try history.column("cleared_at"),
+                                                           try history.column("superseded_at"))
+                let revisions = (0..<history.rowCount).map { row in
+                    IncidentRevision(
+                        revision: history.int(row, revision) ?? 0,
+                        incident: Incident(source: stored.incident.source, externalID: stored.incident.externalID,
+                                           values: decoder.values(history, row), fields: columns.fields),
+                        clearedAt: history.instant(row, clearedAt),
+                        supersededAt: history.instant(row, supersededAt) ?? UTCInstant(secondsSince1970: 0))
+                }
+                let rejected = try connection.query("""
+                    SELECT \(RejectionRows.columns) FROM rejected_records
+                    WHERE source = $1 AND external_id = $2 ORDER BY id DESC LIMIT 20
+                    """, [.text(stored.incident.source), .text(stored.incident.externalID)],
+                    context: "reading the records of incident \(id) set aside")
+                let rejections = try (0..<rejected.rowCount).map { try RejectionRows.decode(rejected, $0) }
+                return IncidentHistory(current: stored, revisions: revisions, rejections: rejections)
+            }
+        }
+    }
+
+    /// Counts by source, category, road (the 20 most frequent) and hour of start, read in one
+    /// snapshot. Keys are ordered by their bytes (`COLLATE "C"`), as SQLite orders them.
+    public func statistics(matching query: IncidentQuery, utcOffsetSeconds: Int) throws -> IncidentStatistics {
+        let filter = Filter(query)
+        return try withConnection { connection in
+            try connection.transaction("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", context: "counting incidents") {
+                func groups(_ expression: String, orderByKey: Bool = false, limit: Int? = nil) throws -> [(String, Int)] {
+                    var sql = "SELECT (\(expression)) COLLATE \"C\" AS k, count(*) AS n FROM incidents\(filter.clause) GROUP BY k ORDER BY "
+                        + (orderByKey ? "k" : "n DESC, k")
+                    if let limit { sql += " LIMIT \(limit)" }
+                    let result = try connection.query(sql, filter.arguments, context: "counting incidents")
+                    return (0..<result.rowCount).map { (result.string($0, 0) ?? "-", result.int($0, 1) ?? 0) }
+                }
+                var stats = IncidentStatistics()
+                var totals = filter
+                let now = totals.bind(.instant(query.now))
+                let result = try connection.query("""
+                    SELECT count(*), count(*) FILTER (WHERE cleared_at IS NULL AND (ended_at IS NULL OR ended_at > \(now))),
+                           count(*) FILTER (WHERE cleared_at IS NOT NULL)
+                    FROM incidents\(totals.clause)
+                    """, totals.arguments, context: "counting incidents")
+                stats.total = result.int(0, 0) ?? 0
+                stats.active = result.int(0, 1) ?? 0
+                stats.cleared = result.int(0, 2) ?? 0
+                stats.bySource = try groups("source")
+                stats.byCategory = try groups("category")
+                stats.byRoad = try groups("coalesce(road, '-')", limit: 20)
+                stats.byHour = try groups(
+                    "coalesce(to_char((started_at AT TIME ZONE 'UTC') + interval '\(utcOffsetSeconds) seconds', 'HH24'), '-')",
+                    orderByKey: true)
+                return stats
+            }
+        }
+    }
+
+    public func runs(source: String?, limit: Int, failuresFirst: Bool) throws -> [IngestRun] {
+        var sql = "SELECT \(RunRows.columns) FROM ingest_runs"
+        var arguments: [PostgresValue] = []
+        if let source {
+            arguments.append(.text(source))
+            sql += " WHERE source = $1"
+        }
+        arguments.append(.integer(Int64(limit)))
+        sql += " ORDER BY " + (failuresFirst ? "status IN ('succeeded', 'incomplete'), " : "") + "id DESC LIMIT $\(arguments.count)"
+        return try withConnection { connection in
+            let result = try connection.query(sql, arguments, context: "reading the run log")
+            return try (0..<result.rowCount).map { try RunRows.decode(result, $0) }
+        }
+    }
+
+    public func rejections(runID: Int64) throws -> [StoredRejection] {
+        try withConnection { connection in
+            let result = try connection.query("SELECT \(RejectionRows.columns) FROM rejected_records WHERE run_id = $1 ORDER BY id",
+                                              [.integer(runID)], context: "reading the records run \(runID) set aside")
+            return try (0..<result.rowCount).map { try RejectionRows.decode(result, $0) }
+        }
+    }
+
+    public func sourceSummaries() throws -> [SourceSummary] {
+        try withConnection { connection in
+            try connection.transaction("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", context: "summarizing the sources") {
+                let context = "summarizing the sources"
+                var summaries: [String: SourceSummary] = [:]
+                let last = try connection.query("""
+                    SELECT \(RunRows.columns) FROM ingest_runs WHERE id IN (SELECT max(id) FROM ingest_runs GROUP BY source)
+                    """, context: context)
+                for row in 0..<last.rowCount {
+                    let run = try RunRows.decode(last, row)
+                    summaries[run.source] = SourceSummary(source: run.source, lastRun: run)
+                }
+                let successes = try connection.query("""
+                    SELECT source, max(finished_at) FROM ingest_runs WHERE status IN ('succeeded', 'incomplete') GROUP BY source
+                    """, context: context)
+                for row in 0..<successes.rowCount {
+                    guard let source = successes.string(row, 0) else { continue }
+                    summaries[source, default: SourceSummary(source: source)].lastSuccessAt = successes.instant(row, 1)
+                }
+                let failures = try connection.query("""
+                    SELECT r.source, count(*) FROM ingest_runs r
+                    WHERE r.status IN ('failed', 'cancelled')
+                      AND r.id > coalesce((SELECT max(s.id) FROM ingest_runs s
+                                           WHERE s.source = r.source AND s.status IN ('succeeded', 'incomplete')), 0)
+                    GROUP BY r.source
+                    """, context: context)
+                for row in 0..<failures.rowCount {
+                    guard let source = failures.string(row, 0) else { continue }
+                    summaries[source, default: SourceSummary(source: source)].consecutiveFailures = failures.int(row, 1) ?? 0
+                }
+                let quota = try connection.query("SELECT source, exhausted_until FROM source_state WHERE exhausted_until IS NOT NULL",
+                                                 context: context)
+                for row in 0..<quota.rowCount {
+                    guard let source = quota.string(row, 0) else { continue }
+                    summaries[source, default: SourceSummary(source: source)].quotaExhaustedUntil = quota.instant(row, 1)
+                }
+                return summaries.values.sorted { $0.source < $1.source }
+            }
+        }
+    }
+}
