@@ -7,8 +7,10 @@
 /// - `run --loop`, at each turn: `claim(…, leaseSeconds: lease, notStartedAfter: now − 0.9 ×
 ///   interval)`. A claim is refused while another holder's lease runs or while another host
 ///   started a poll less than 0.9 intervals ago, so each source is polled by one scheduler per
-///   interval; when its scheduler dies (kill -9, lost network), another one takes it at its own
-///   next turn after the lease has expired: within one interval plus the lease time.
+///   interval. When its scheduler dies (kill -9, lost network), another one takes the source at
+///   its next turn once the lease has expired and 0.9 intervals have passed since the last
+///   start: within `max(0.9 × interval, lease)` plus one turn (an interval and its jitter)
+///   after that start.
 /// - `run --once` from cron on several hosts at the same minute: the same claim; the first host
 ///   polls, the others are refused (the poll was started by another host). Two `run --once` in
 ///   a row on one host both poll: a host's own earlier starts never refuse it.
