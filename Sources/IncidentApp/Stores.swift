@@ -1,22 +1,39 @@
 import Foundation
 import IncidentCore
+import IncidentNetworking
+import IncidentPostgres
 import IncidentSQLite
 
 /// The composition root for storage: turns the configured `database` value into the store
 /// ports. The only place in IncidentApp that names a store implementation.
+///
+/// `database` is a PostgreSQL connection URI or keyword string (``PostgresLocation/recognizes(_:)``:
+/// `postgresql://ingest@db.internal/incidents`, `host=db dbname=incidents`) or else an SQLite
+/// file path (`:memory:` in tests). A PostgreSQL password is never part of `database`: libpq
+/// reads PGPASSWORD, PGPASSFILE or ~/.pgpass, or the caller passes the one
+/// ``postgresPassword(variable:environment:)`` read.
 enum Stores {
     /// Everything a scheduler command needs from its store.
     typealias Writable = any IngestStore & IncidentReader & StoreAdministration
 
     /// Opens (creating and migrating when needed) the store for writing.
-    /// - Throws: the store's errors (cannot open, not a database, migration failures).
-    static func openForWriting(_ database: String, clock: UTCClock) throws -> Writable {
-        try SQLiteStore(path: database, clock: clock)
+    /// - Throws: the store's errors (cannot open or connect, not a database, migration failures,
+    ///   a connection string holding a password).
+    static func openForWriting(_ database: String, clock: UTCClock, password: String? = nil) throws -> Writable {
+        if PostgresLocation.recognizes(database) {
+            return try PostgresStore(PostgresLocation(database), password: password, clock: clock, access: .write)
+        }
+        return try SQLiteStore(path: database, clock: clock)
     }
 
-    /// Opens an existing store for queries only; never creates or migrates it.
-    /// - Throws: ``StoreMissing`` when there is no database; the store's errors otherwise.
-    static func openForReading(_ database: String, clock: UTCClock) throws -> any IncidentReader {
+    /// Opens an existing store for queries only; never creates or migrates it. A PostgreSQL
+    /// session is read-only, so a role with SELECT rights suffices.
+    /// - Throws: ``StoreMissing`` when there is no SQLite database; the store's errors otherwise
+    ///   (a PostgreSQL database that does not exist is the server's error, which names it).
+    static func openForReading(_ database: String, clock: UTCClock, password: String? = nil) throws -> any IncidentReader {
+        if PostgresLocation.recognizes(database) {
+            return try PostgresStore(PostgresLocation(database), password: password, clock: clock, access: .read)
+        }
         do {
             return try SQLiteStore(readingFrom: database, clock: clock)
         } catch StoreOpenError.missing(let path) {
@@ -25,14 +42,42 @@ enum Stores {
     }
 
     /// Opens the store for schema administration (`migrate`, `migrate --status`) without
-    /// applying or requiring migrations; `create` makes the database when missing.
-    static func openForInspection(_ database: String, clock: UTCClock, create: Bool = false) throws -> any StoreAdministration {
-        try SQLiteStore(inspecting: database, clock: clock, create: create)
+    /// applying or requiring migrations; `create` makes an SQLite database when missing (a
+    /// PostgreSQL database is made by its administrator: `createdb`).
+    static func openForInspection(_ database: String, clock: UTCClock, create: Bool = false,
+                                  password: String? = nil) throws -> any StoreAdministration {
+        if PostgresLocation.recognizes(database) {
+            return try PostgresStore(PostgresLocation(database), password: password, clock: clock, access: .inspect)
+        }
+        return try SQLiteStore(inspecting: database, clock: clock, create: create)
     }
 
-    /// The locks that keep schedulers sharing `database` from polling the same source at once.
-    static func schedulingLocks(_ database: String) -> any SchedulingLocks {
-        SQLiteSchedulingLocks(databasePath: database)
+    /// The locks that keep schedulers sharing `database` from polling the same source at once:
+    /// lock files beside an SQLite database; session advisory locks in PostgreSQL.
+    static func schedulingLocks(_ database: String, password: String? = nil) -> any SchedulingLocks {
+        if PostgresLocation.recognizes(database) {
+            return PostgresSchedulingLocks(connectionString: database, password: password)
+        }
+        return SQLiteSchedulingLocks(databasePath: database)
+    }
+
+    /// `database` as it may be shown in logs and messages: a PostgreSQL connection string
+    /// reduced to user, host, port and database; a path as is.
+    static func displayName(_ database: String) -> String {
+        guard PostgresLocation.recognizes(database) else { return database }
+        return (try? PostgresLocation(database).description) ?? "a PostgreSQL connection string that libpq cannot read"
+    }
+
+    /// The PostgreSQL password from the environment variable the configuration's `passwordEnv`
+    /// names (nil when it names none), registered for redaction like an API key; PGPASSWORD,
+    /// which libpq reads itself, is registered too, so neither appears in any log or error.
+    /// - Throws: ``StorePasswordMissing`` when the named variable is unset or empty.
+    static func postgresPassword(variable: String?, environment: [String: String]) throws -> String? {
+        if let libpq = environment["PGPASSWORD"], !libpq.isEmpty { Redaction.register(secret: libpq) }
+        guard let variable else { return nil }
+        guard let password = environment[variable], !password.isEmpty else { throw StorePasswordMissing(variable: variable) }
+        Redaction.register(secret: password)
+        return password
     }
 }
 
@@ -41,5 +86,14 @@ struct StoreMissing: Error, CustomStringConvertible {
     var database: String
     var description: String {
         "no incidents database at \(database); run `incident-scheduler run --once` (or `ingest`) first, or pass --database PATH"
+    }
+}
+
+/// The configuration's `passwordEnv` names a variable that is not set.
+struct StorePasswordMissing: Error, CustomStringConvertible {
+    var variable: String
+    var description: String {
+        "the configuration's passwordEnv names \(variable), which is not set or empty: export it with the PostgreSQL password, "
+            + "or remove passwordEnv to use PGPASSWORD or ~/.pgpass"
     }
 }
