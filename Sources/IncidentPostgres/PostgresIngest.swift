@@ -1,3 +1,4 @@
+import Foundation
 import IncidentCore
 
 extension PostgresStore: IngestStore {
@@ -16,8 +17,17 @@ extension PostgresStore: IngestStore {
                                     status: .succeeded, origin: poll.origin, observedAt: poll.observedAt, host: poll.host)
                 let runID = try RunRows.insert(run, running: true, connection: connection)
                 let staging = try PollStaging(connection: connection, columns: columns, poll: poll, runID: runID)
-                let verdict = try staging.receive(produce)
-                let outcome = try staging.apply()
+                let verdict: ResponseVerdict
+                let outcome: PollStaging.Outcome
+                if ProcessInfo.processInfo.environment["INCIDENTS_POSTGRES_BULK"] == "pipeline" {
+                    let pipeline = try PollPipeline(connection: connection, columns: columns, poll: poll, runID: runID)
+                    verdict = try produce(pipeline)
+                    try pipeline.finish()
+                    outcome = PollStaging.Outcome(counts: pipeline.counts, rejectedWithoutID: pipeline.rejectedWithoutID, older: pipeline.older)
+                } else {
+                    verdict = try staging.receive(produce)
+                    outcome = try staging.apply()
+                }
                 run.counts = outcome.counts
                 var incompleteBecause = verdict.incompleteBecause
                 if outcome.rejectedWithoutID > 0 {
@@ -184,8 +194,7 @@ final class PollStaging: PollSink {
             INSERT INTO poll_plan (ord, id, action)
             SELECT f.ord, e.id,
                    CASE WHEN e.id IS NULL THEN 'insert'
-                        WHEN EXISTS (SELECT 1 FROM poll_rows r WHERE r.rejected AND r.external_id = f.external_id AND r.ord < f.ord)
-                             THEN 'duplicate'
+                        WHEN r.first_ord < f.ord THEN 'duplicate'
                         WHEN e.content_hash = f.content_hash AND e.cleared_at IS NULL THEN 'unchanged'
                         WHEN $2::timestamptz < greatest(e.last_seen_at, e.cleared_at) THEN 'older'
                         WHEN e.cleared_at IS NULL THEN 'update'
@@ -193,6 +202,8 @@ final class PollStaging: PollSink {
             FROM (SELECT DISTINCT ON (external_id) ord, external_id, content_hash FROM poll_rows
                   WHERE NOT rejected ORDER BY external_id, ord) f
             LEFT JOIN incidents e ON e.source = $1 AND e.external_id = f.external_id
+            LEFT JOIN (SELECT external_id, min(ord) AS first_ord FROM poll_rows WHERE rejected GROUP BY external_id) r
+                   ON r.external_id = f.external_id
             """, [source, observed], context: context)
         try connection.query("""
             INSERT INTO incident_revisions (incident_id, revision, \(columns.list()), content_hash, cleared_at, superseded_at)
