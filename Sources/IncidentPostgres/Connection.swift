@@ -186,49 +186,6 @@ final class Connection {
         if let result = PQexec(handle, "ROLLBACK") { PQclear(result) }
     }
 
-    // MARK: Pipeline mode (measured against COPY; see PollPipeline)
-
-    private var prepared: Set<String> = []
-
-    /// Prepares `sql` as `name` once per connection.
-    func prepareOnce(_ name: String, _ sql: String, context: String) throws {
-        guard !prepared.contains(name) else { return }
-        _ = try check(PQprepare(handle, name, sql, 0, nil), context: context)
-        prepared.insert(name)
-    }
-
-    func enterPipeline(context: String) throws {
-        guard PQenterPipelineMode(handle) == 1 else { throw error(context: context) }
-    }
-
-    func exitPipeline(context: String) throws {
-        guard PQexitPipelineMode(handle) == 1 else { throw error(context: context) }
-    }
-
-    /// Queues a prepared statement in the pipeline.
-    func sendPrepared(_ name: String, _ parameters: [PostgresValue], context: String) throws {
-        let sent = withCStrings(parameters.map(\.text)) { values in
-            PQsendQueryPrepared(handle, name, Int32(parameters.count), values, nil, nil, 0)
-        }
-        guard sent == 1 else { throw error(context: context) }
-    }
-
-    func pipelineSync(context: String) throws {
-        guard PQpipelineSync(handle) == 1 else { throw error(context: context) }
-    }
-
-    /// The result of the next queued statement (its trailing null consumed), or nil at the sync point.
-    func nextPipelineResult(context: String) throws -> Result? {
-        guard let next = PQgetResult(handle) else { throw error(context: context) }
-        if PQresultStatus(next) == PGRES_PIPELINE_SYNC {
-            PQclear(next)
-            return nil
-        }
-        let result = try check(next, context: context)
-        if let end = PQgetResult(handle) { PQclear(end) }
-        return result
-    }
-
     /// Asks the server to stop the statement under way (a separate connection, `PQcancel`).
     private func cancel() {
         guard let cancel = PQgetCancel(handle) else { return }

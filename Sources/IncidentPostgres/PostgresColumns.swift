@@ -68,18 +68,6 @@ struct PostgresColumns: Sendable {
         return true
     }
 
-    /// `values` as statement parameters, one per column.
-    func parameters(_ values: [IncidentValue]) -> [PostgresValue] {
-        zip(fields, values).flatMap { field, value -> [PostgresValue] in
-            switch value {
-            case .null: Array(repeating: .null, count: field.columns.count)
-            case .text(let text): [.text(text)]
-            case .instant(let instant): [.instant(instant)]
-            case .coordinate(let coordinate): [.real(coordinate.latitude), .real(coordinate.longitude)]
-            }
-        }
-    }
-
     /// Reads the content columns of a result by name, resolved once per result shape.
     struct Decoder {
         let fields: [IncidentField]
