@@ -96,35 +96,25 @@ final class Connection {
         return try check(result, context: context)
     }
 
-    /// Runs one statement and passes its rows to `row` one at a time as the server sends them
-    /// (libpq's single-row mode): memory does not grow with the number of rows. When `row`
-    /// throws, the query is cancelled and the error rethrown.
+    /// Runs one query and passes its rows to `row` (the result and the row's index in it) in
+    /// batches fetched from a cursor (`DECLARE … CURSOR`, then `FETCH`), in a read-only
+    /// repeatable-read transaction: memory does not grow with the number of rows, the planner
+    /// prefers plans that yield the first rows fast (a cursor's `cursor_tuple_fraction`), and a
+    /// reader that stops early (`row` throws) costs only the rows fetched so far: the
+    /// transaction, and with it the cursor, is rolled back and the error rethrown.
+    /// Batches start at 64 rows and double up to 4,096. Must run outside a transaction.
     func forEachRow(_ sql: String, _ parameters: [PostgresValue] = [], context: String,
-                    _ row: (Result) throws -> Void) throws {
-        let sent = withCStrings(parameters.map(\.text)) { values in
-            PQsendQueryParams(handle, sql, Int32(parameters.count), nil, values, nil, nil, 0)
-        }
-        guard sent == 1 else { throw error(context: context) }
-        PQsetSingleRowMode(handle)
-        var failure: (any Error)?
-        while let next = PQgetResult(handle) {
-            let result = Result(next)
-            guard failure == nil else { continue }  // drain what follows an error
-            switch PQresultStatus(next) {
-            case PGRES_SINGLE_TUPLE:
-                do {
-                    try row(result)
-                } catch {
-                    failure = error
-                    cancel()
-                }
-            case PGRES_TUPLES_OK, PGRES_COMMAND_OK:
-                continue
-            default:
-                failure = self.error(result: next, context: context)
+                    _ row: (Result, Int32) throws -> Void) throws {
+        try transaction("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", context: context) {
+            try query("DECLARE listed NO SCROLL CURSOR FOR " + sql, parameters, context: context)
+            var batch: Int32 = 64
+            while true {
+                let result = try execute("FETCH \(batch) FROM listed", context: context)
+                for index in 0..<result.rowCount { try row(result, index) }
+                if result.rowCount < batch { break }
+                batch = min(batch * 2, 4096)
             }
         }
-        if let failure { throw failure }
     }
 
     /// Copies rows into a table: runs `copy` (a `COPY … FROM STDIN`), then `produce` writes the
@@ -184,14 +174,6 @@ final class Connection {
     func rollbackQuietly() {
         guard PQstatus(handle) == CONNECTION_OK, PQtransactionStatus(handle) != PQTRANS_IDLE else { return }
         if let result = PQexec(handle, "ROLLBACK") { PQclear(result) }
-    }
-
-    /// Asks the server to stop the statement under way (a separate connection, `PQcancel`).
-    private func cancel() {
-        guard let cancel = PQgetCancel(handle) else { return }
-        var buffer = [CChar](repeating: 0, count: 256)
-        _ = PQcancel(cancel, &buffer, Int32(buffer.count))
-        PQfreeCancel(cancel)
     }
 
     // MARK: Errors

@@ -159,13 +159,13 @@ extension PostgresStore: StoreExport {
             try connection.forEachRow("""
                 SELECT \(StoredIncidentDecoder.lifecycleColumns), \(columns.list()), content_hash, first_seen_run_id, last_seen_run_id
                 FROM incidents ORDER BY id
-                """, context: "exporting incidents") { result in
+                """, context: "exporting incidents") { result, index in
                 let decode = try decoder ?? StoredIncidentDecoder(result, columns: columns)
                 decoder = decode
                 // The last three columns, after the lifecycle and content ones.
                 let hash = Int32(7 + columns.names.count)
-                try row(IncidentRecord(stored: decode.stored(result, 0), contentHash: result.int64(0, hash) ?? 0,
-                                       firstSeenRunID: result.int64(0, hash + 1) ?? 0, lastSeenRunID: result.int64(0, hash + 2) ?? 0))
+                try row(IncidentRecord(stored: decode.stored(result, index), contentHash: result.int64(index, hash) ?? 0,
+                                       firstSeenRunID: result.int64(index, hash + 1) ?? 0, lastSeenRunID: result.int64(index, hash + 2) ?? 0))
             }
         }
     }
@@ -176,16 +176,18 @@ extension PostgresStore: StoreExport {
             try connection.forEachRow("""
                 SELECT r.incident_id, i.source, i.external_id, r.revision, \(columns.list("r.")), r.content_hash, r.cleared_at, r.superseded_at
                 FROM incident_revisions r JOIN incidents i ON i.id = r.incident_id ORDER BY r.incident_id, r.revision
-                """, context: "exporting revisions") { r in
+                """, context: "exporting revisions") { r, index in
                 let decode = try decoder ?? columns.decoder(for: r)
                 decoder = decode
-                let incident = Incident(source: r.string(0, 1) ?? "", externalID: r.string(0, 2) ?? "", values: decode.values(r, 0),
+                // After the content columns: content_hash, cleared_at, superseded_at.
+                let hash = Int32(4 + columns.names.count)
+                let incident = Incident(source: r.string(index, 1) ?? "", externalID: r.string(index, 2) ?? "", values: decode.values(r, index),
                                         fields: columns.fields)
                 try row(RevisionRecord(
-                    incidentID: r.int64(0, 0) ?? 0,
-                    revision: IncidentRevision(revision: r.int(0, 3) ?? 0, incident: incident, clearedAt: r.instant(0, try r.column("cleared_at")),
-                                               supersededAt: r.instant(0, try r.column("superseded_at")) ?? UTCInstant(secondsSince1970: 0)),
-                    contentHash: r.int64(0, try r.column("content_hash")) ?? 0))
+                    incidentID: r.int64(index, 0) ?? 0,
+                    revision: IncidentRevision(revision: r.int(index, 3) ?? 0, incident: incident, clearedAt: r.instant(index, hash + 1),
+                                               supersededAt: r.instant(index, hash + 2) ?? UTCInstant(secondsSince1970: 0)),
+                    contentHash: r.int64(index, hash) ?? 0))
             }
         }
     }
@@ -193,7 +195,7 @@ extension PostgresStore: StoreExport {
     public func exportRuns(_ row: (IngestRun) throws -> Void) throws {
         try withConnection { connection in
             try connection.forEachRow("SELECT \(RunRows.columns) FROM ingest_runs ORDER BY id", context: "exporting runs") {
-                try row(try RunRows.decode($0, 0))
+                try row(try RunRows.decode($0, $1))
             }
         }
     }
@@ -201,7 +203,7 @@ extension PostgresStore: StoreExport {
     public func exportRejections(_ row: (RejectionRecord) throws -> Void) throws {
         try withConnection { connection in
             try connection.forEachRow("SELECT \(RejectionRows.columns) FROM rejected_records ORDER BY id", context: "exporting rejected records") {
-                try row(RejectionRecord(id: $0.int64(0, 0) ?? 0, rejection: try RejectionRows.decode($0, 0)))
+                try row(RejectionRecord(id: $0.int64($1, 0) ?? 0, rejection: try RejectionRows.decode($0, $1)))
             }
         }
     }

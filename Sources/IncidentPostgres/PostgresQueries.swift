@@ -9,10 +9,10 @@ extension PostgresStore: IncidentReader {
         if let limit = query.limit { sql += " LIMIT " + filter.bind(.integer(Int64(limit))) }
         try withConnection { connection in
             var decoder: StoredIncidentDecoder?
-            try connection.forEachRow(sql, filter.arguments, context: "listing incidents") { result in
+            try connection.forEachRow(sql, filter.arguments, context: "listing incidents") { result, index in
                 let decode = try decoder ?? StoredIncidentDecoder(result, columns: columns)
                 decoder = decode
-                try row(decode.stored(result, 0))
+                try row(decode.stored(result, index))
             }
         }
     }
@@ -73,11 +73,14 @@ extension PostgresStore: IncidentReader {
                     // either case (SQLite's LIKE). ILIKE, which the trigram indexes answer,
                     // finds a superset; the ASCII-only fold keeps exactly SQLite's matches.
                     let pattern = "%" + Self.escapeLike(term) + "%"
-                    let loose = bind(.text(pattern))
                     let exact = bind(.text(Self.asciiLowercased(pattern)))
                     let fold = "'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz'"
-                    conditions.append("(description ILIKE \(loose) OR location ILIKE \(loose))"
-                        + " AND (translate(description, \(fold)) LIKE \(exact) OR translate(location, \(fold)) LIKE \(exact))")
+                    var condition = "(translate(description, \(fold)) LIKE \(exact) OR translate(location, \(fold)) LIKE \(exact))"
+                    if Self.hasTrigram(term) {
+                        let loose = bind(.text(pattern))
+                        condition = "(description ILIKE \(loose) OR location ILIKE \(loose)) AND " + condition
+                    }
+                    conditions.append(condition)
                 }
             }
             clause = conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")
@@ -87,6 +90,18 @@ extension PostgresStore: IncidentReader {
         static func escapeLike(_ text: String) -> String {
             text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "%", with: "\\%")
                 .replacingOccurrences(of: "_", with: "\\_")
+        }
+
+        /// Whether pg_trgm draws a trigram from `term`: three letters or digits in a row. From
+        /// a shorter term it draws none, and a trigram index would then read all of itself
+        /// (seconds on a million rows) instead of letting the planner scan in order.
+        static func hasTrigram(_ term: String) -> Bool {
+            var run = 0
+            for scalar in term.unicodeScalars {
+                run = scalar.properties.isAlphabetic || scalar.properties.numericType != nil ? run + 1 : 0
+                if run >= 3 { return true }
+            }
+            return false
         }
 
         static func asciiLowercased(_ text: String) -> String {
@@ -138,39 +153,47 @@ extension PostgresStore: IncidentReader {
         }
     }
 
-    /// Counts by source, category, road (the 20 most frequent) and hour of start, read in one
-    /// snapshot. Keys are ordered by their bytes (`COLLATE "C"`), as SQLite orders them.
+    /// Counts by source, category, road (the 20 most frequent) and hour of start, in one scan
+    /// (`GROUPING SETS`). Groups are ordered as SQLite orders them: largest count first, then
+    /// the key's UTF-8 bytes (hours by key).
     public func statistics(matching query: IncidentQuery, utcOffsetSeconds: Int) throws -> IncidentStatistics {
-        let filter = Filter(query)
-        return try withConnection { connection in
-            try connection.transaction("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", context: "counting incidents") {
-                func groups(_ expression: String, orderByKey: Bool = false, limit: Int? = nil) throws -> [(String, Int)] {
-                    var sql = "SELECT (\(expression)) COLLATE \"C\" AS k, count(*) AS n FROM incidents\(filter.clause) GROUP BY k ORDER BY "
-                        + (orderByKey ? "k" : "n DESC, k")
-                    if let limit { sql += " LIMIT \(limit)" }
-                    let result = try connection.query(sql, filter.arguments, context: "counting incidents")
-                    return (0..<result.rowCount).map { (result.string($0, 0) ?? "-", result.int($0, 1) ?? 0) }
-                }
-                var stats = IncidentStatistics()
-                var totals = filter
-                let now = totals.bind(.instant(query.now))
-                let result = try connection.query("""
-                    SELECT count(*), count(*) FILTER (WHERE cleared_at IS NULL AND (ended_at IS NULL OR ended_at > \(now))),
-                           count(*) FILTER (WHERE cleared_at IS NOT NULL)
-                    FROM incidents\(totals.clause)
-                    """, totals.arguments, context: "counting incidents")
-                stats.total = result.int(0, 0) ?? 0
-                stats.active = result.int(0, 1) ?? 0
-                stats.cleared = result.int(0, 2) ?? 0
-                stats.bySource = try groups("source")
-                stats.byCategory = try groups("category")
-                stats.byRoad = try groups("coalesce(road, '-')", limit: 20)
-                stats.byHour = try groups(
-                    "coalesce(to_char((started_at AT TIME ZONE 'UTC') + interval '\(utcOffsetSeconds) seconds', 'HH24'), '-')",
-                    orderByKey: true)
-                return stats
+        var filter = Filter(query)
+        let now = filter.bind(.instant(query.now))
+        let offset = filter.bind(.integer(Int64(utcOffsetSeconds)))
+        let sql = """
+            SELECT GROUPING(source, category, road, hour), source, category, road, hour, count(*),
+                   count(*) FILTER (WHERE active), count(*) FILTER (WHERE cleared)
+            FROM (SELECT source, category, coalesce(road, '-') AS road,
+                         coalesce(to_char((started_at AT TIME ZONE 'UTC') + make_interval(secs => \(offset)), 'HH24'), '-') AS hour,
+                         cleared_at IS NULL AND (ended_at IS NULL OR ended_at > \(now)) AS active, cleared_at IS NOT NULL AS cleared
+                  FROM incidents\(filter.clause)) AS matching
+            GROUP BY GROUPING SETS ((), (source), (category), (road), (hour))
+            """
+        let result = try withConnection { try $0.query(sql, filter.arguments, context: "counting incidents") }
+        var stats = IncidentStatistics()
+        var groups: [Int: [(String, Int)]] = [:]
+        for row in 0..<result.rowCount {
+            // GROUPING sets a bit for each column not grouped by: 7 source, 11 category, 13 road, 14 hour, 15 none.
+            let grouping = result.int(row, 0) ?? 15
+            let count = result.int(row, 5) ?? 0
+            switch grouping {
+            case 15:
+                (stats.total, stats.active, stats.cleared) = (count, result.int(row, 6) ?? 0, result.int(row, 7) ?? 0)
+            case 7, 11, 13, 14:
+                let column = Int32([7: 1, 11: 2, 13: 3, 14: 4][grouping] ?? 1)
+                groups[grouping, default: []].append((result.string(row, column) ?? "-", count))
+            default:
+                continue
             }
         }
+        func byCount(_ pairs: [(String, Int)]) -> [(String, Int)] {
+            pairs.sorted { $0.1 != $1.1 ? $0.1 > $1.1 : $0.0.utf8.lexicographicallyPrecedes($1.0.utf8) }
+        }
+        stats.bySource = byCount(groups[7] ?? [])
+        stats.byCategory = byCount(groups[11] ?? [])
+        stats.byRoad = Array(byCount(groups[13] ?? []).prefix(20))
+        stats.byHour = (groups[14] ?? []).sorted { $0.0.utf8.lexicographicallyPrecedes($1.0.utf8) }
+        return stats
     }
 
     public func runs(source: String?, limit: Int, failuresFirst: Bool) throws -> [IngestRun] {
