@@ -14,6 +14,7 @@ let package = Package(
         // C libraries from Debian packages. Each is imported by exactly one Swift target.
         .systemLibrary(name: "CLibXML2", pkgConfig: "libxml-2.0", providers: [.apt(["libxml2-dev"])]),
         .systemLibrary(name: "CSQLite3", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "CYAJL", pkgConfig: "yajl", providers: [.apt(["libyajl-dev"])]),
         .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
         // glibc's wcwidth(3), for aligning Korean text in tables.
         .systemLibrary(name: "CTerminal"),
@@ -24,6 +25,8 @@ let package = Package(
         .target(name: "IncidentNetworking"),
         // Streaming XML: a libxml2 SAX2 record reader.
         .target(name: "IncidentXML", dependencies: ["CLibXML2"]),
+        // Streaming JSON: a yajl push-parser record reader.
+        .target(name: "IncidentJSON", dependencies: ["CYAJL"]),
         // The SQL migrations, embedded in the binary.
         .target(
             name: "IncidentMigrations",
@@ -51,21 +54,24 @@ let package = Package(
         // PostgreSQL: the shared store for several scheduler hosts (libpq), the same ports.
         .target(name: "IncidentPostgres", dependencies: ["CLibPQ", "IncidentCore", "IncidentPostgresMigrations"]),
         // Providers: one folder each (router, record reader, mapper).
-        .target(name: "IncidentFeeds", dependencies: ["IncidentCore", "IncidentNetworking", "IncidentXML"]),
+        .target(name: "IncidentFeeds", dependencies: ["IncidentCore", "IncidentNetworking", "IncidentXML", "IncidentJSON"]),
         // Configuration, argument parsing, commands, logging: the composition root.
         .target(name: "IncidentApp", dependencies: ["CTerminal", "IncidentCore", "IncidentNetworking", "IncidentFeeds", "IncidentSQLite", "IncidentPostgres"]),
 
         .executableTarget(name: "incident-scheduler", dependencies: ["IncidentApp"]),
         .executableTarget(name: "incidents", dependencies: ["IncidentApp"]),
+        // Scripts/bench-json's reader: JSONRecordReader over one file, nothing else.
+        .executableTarget(name: "bench-json", dependencies: ["IncidentJSON"]),
 
         // Shared by the test targets: fixtures, the loopback HTTP server, process runner.
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "IncidentCoreTests", dependencies: ["IncidentCore", "TestSupport"]),
         .testTarget(name: "IncidentNetworkingTests", dependencies: ["IncidentNetworking", "TestSupport"]),
         .testTarget(name: "IncidentXMLTests", dependencies: ["IncidentXML", "TestSupport"]),
+        .testTarget(name: "IncidentJSONTests", dependencies: ["IncidentJSON", "TestSupport"]),
         .testTarget(name: "IncidentSQLiteTests", dependencies: ["IncidentSQLite", "IncidentCore", "TestSupport"]),
         .testTarget(name: "IncidentFeedsTests", dependencies: ["IncidentFeeds", "IncidentCore", "IncidentXML", "IncidentNetworking", "TestSupport"]),
-        .testTarget(name: "IncidentAppTests", dependencies: ["IncidentApp", "IncidentCore", "IncidentSQLite", "TestSupport"]),
+        .testTarget(name: "IncidentAppTests", dependencies: ["IncidentApp", "IncidentCore", "IncidentFeeds", "IncidentNetworking", "IncidentSQLite", "TestSupport"]),
         // The store ports' tests, one body per test run against SQLite and PostgreSQL.
         .testTarget(name: "StoreConformanceTests", dependencies: ["IncidentSQLite", "IncidentPostgres", "IncidentCore", "TestSupport"]),
         .testTarget(name: "EndToEndTests", dependencies: ["TestSupport", "IncidentSQLite", "IncidentCore"]),

@@ -8,3 +8,5 @@
 #include <libxml/SAX2.h>
 #include <libxml/xmlerror.h>
 #include <libxml/encoding.h>
+#include <libxml/entities.h>
+#include <libxml/HTMLparser.h>

@@ -1,5 +1,6 @@
 import Foundation
 import IncidentCore
+import IncidentFeeds
 
 /// What a command needs from the process: environment, clock, output. Tests build their own.
 public struct Context: Sendable {
@@ -7,6 +8,8 @@ public struct Context: Sendable {
     public var clock: UTCClock
     /// Writes data (the command's result) to stdout.
     public var output: @Sendable (String) -> Void
+    /// This machine's name (gethostname(2)), recorded with each run; nil in tests.
+    var host: String?
 
     public init(environment: [String: String], clock: UTCClock, output: @escaping @Sendable (String) -> Void) {
         self.environment = environment
@@ -16,9 +19,16 @@ public struct Context: Sendable {
 
     /// The real process: its environment, the system clock, stdout.
     public static func live() -> Context {
-        Context(environment: ProcessInfo.processInfo.environment, clock: .system, output: { text in
+        // Key values are hidden in every text from the start, not only once a request is built.
+        ProviderRegistry.registerKeyParameterNames()
+        var context = Context(environment: ProcessInfo.processInfo.environment, clock: .system, output: { text in
             FileHandle.standardOutput.write(Data(text.utf8))
         })
+        var name = [CChar](repeating: 0, count: 256)
+        if gethostname(&name, name.count - 1) == 0 {
+            context.host = String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        }
+        return context
     }
 
     /// The database path: `--database`, else `$INCIDENTS_DATABASE`, else the configuration's
@@ -27,14 +37,12 @@ public struct Context: Sendable {
     /// `~/.local/share`). Every command of both executables resolves it this way.
     /// - Throws: ``UsageError`` for an empty `--database`; ``ConfigurationError`` for an
     ///   unreadable `--config`.
-    public func databasePath(_ arguments: ParsedArguments, configured: String? = nil) throws -> String {
-        if let option = arguments.value("database") {
-            guard !option.isEmpty else { throw UsageError("--database needs a path") }
-            return option
-        }
+    func databasePath(_ arguments: ParsedArguments, configured: String? = nil) throws -> String {
+        if let option = try arguments.value(CommonOptions.database) { return option }
         if let variable = environment["INCIDENTS_DATABASE"], !variable.isEmpty { return variable }
         if let configured, !configured.isEmpty { return configured }
-        if let file = arguments.value("config"), let configured = try Configuration.databaseSetting(in: file), !configured.isEmpty {
+        if let file = try arguments.value(CommonOptions.config), let configured = try Configuration.databaseSetting(in: file),
+           !configured.isEmpty {
             return configured
         }
         return Self.defaultDatabasePath(environment)
@@ -49,7 +57,7 @@ public struct Context: Sendable {
 
 extension UTCClock {
     /// The system clock, to the second.
-    public static let system = UTCClock {
+    static let system = UTCClock {
         UTCInstant(secondsSince1970: Int64(Date().timeIntervalSince1970.rounded(.down)))
     }
 }

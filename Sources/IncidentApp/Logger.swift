@@ -6,24 +6,24 @@ import IncidentCore
 /// (`ts=… level=info event=ingest.finished source=gits status=succeeded fetched=4`),
 /// JSON lines with `--log-format json`. Every line passes through ``Redaction/redact(_:)``
 /// so no API key reaches the log, whatever a message contains.
-public struct Logger: Sendable {
-    public enum Format: String, Sendable, CaseIterable {
+struct Logger: Sendable {
+    enum Format: String, Sendable, CaseIterable {
         case logfmt
         case json
     }
 
-    public enum Level: String, Sendable {
+    enum Level: String, Sendable {
         case debug, info, warning, error
     }
 
-    public var format: Format
-    public var verbose: Bool
-    public var clock: UTCClock
+    var format: Format
+    var verbose: Bool
+    var clock: UTCClock
     /// Where finished lines go (stderr in the executables; a buffer in tests).
-    public var write: @Sendable (String) -> Void
+    var write: @Sendable (String) -> Void
 
-    public init(format: Format = .logfmt, verbose: Bool = false, clock: UTCClock,
-                write: @escaping @Sendable (String) -> Void = StandardError.writeLine) {
+    init(format: Format = .logfmt, verbose: Bool = false, clock: UTCClock,
+         write: @escaping @Sendable (String) -> Void = StandardError.writeLine) {
         self.format = format
         self.verbose = verbose
         self.clock = clock
@@ -31,7 +31,7 @@ public struct Logger: Sendable {
     }
 
     /// Logs `event` with `fields` in the given order. `debug` lines appear only with `--verbose`.
-    public func log(_ level: Level, _ event: String, _ fields: KeyValuePairs<String, (any CustomStringConvertible)?> = [:]) {
+    func log(_ level: Level, _ event: String, _ fields: KeyValuePairs<String, (any CustomStringConvertible)?> = [:]) {
         if level == .debug && !verbose { return }
         var pairs: [(String, String)] = [("ts", clock.now().rfc3339), ("level", level.rawValue), ("event", event)]
         // Each value is redacted as raw text, before quoting could change how a key is spelled;

@@ -20,13 +20,15 @@ enum Metrics {
                summaries.map { (label($0), String($0.1.finishedAt.secondsSince1970)) })
         family("trafficincidents_last_run_duration_seconds", "Duration of the source's last run.",
                summaries.map { (label($0), String($0.1.finishedAt.secondsSince1970 - $0.1.startedAt.secondsSince1970)) })
-        family("trafficincidents_last_run_success", "1 if the source's last run succeeded, else 0.",
+        family("trafficincidents_last_run_success", "1 if the source's last run stored its records (complete or not), else 0.",
                summaries.map { (label($0), $0.1.status.stored ? "1" : "0") })
+        family("trafficincidents_last_run_complete", "1 if the source's last run stored a complete response (which may clear), else 0.",
+               summaries.map { (label($0), $0.1.status == .succeeded ? "1" : "0") })
         family("trafficincidents_last_run_records", "Records of the source's last run, by kind.",
                summaries.flatMap { s -> [(String, String)] in
                    let c = s.1.counts
                    return [("fetched", c.fetched), ("inserted", c.inserted), ("updated", c.updated), ("unchanged", c.unchanged),
-                           ("reopened", c.reopened), ("cleared", c.cleared)]
+                           ("reopened", c.reopened), ("cleared", c.cleared), ("rejected", c.rejected), ("duplicates", c.duplicates)]
                        .map { ("\(label(s)),kind=\"\($0.0)\"", String($0.1)) }
                })
         family("trafficincidents_consecutive_failures", "Failed or cancelled runs of the source since its last success.",
@@ -60,8 +62,8 @@ enum Metrics {
 
 /// A file this program needs (the metrics file) cannot be created or written: names the file,
 /// the reason, and what to check.
-public struct FileAccessError: Error, Equatable, Sendable, CustomStringConvertible {
-    public var message: String
-    public init(_ message: String) { self.message = message }
-    public var description: String { message }
+struct FileAccessError: Error, Equatable, Sendable, CustomStringConvertible {
+    var message: String
+    init(_ message: String) { self.message = message }
+    var description: String { message }
 }

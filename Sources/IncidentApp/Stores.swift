@@ -81,6 +81,25 @@ enum Stores {
     }
 }
 
+extension Stores {
+    /// What an error of the store means for the person running a command, when that is
+    /// something this program's commands can fix (``ErrorText`` adds how).
+    enum Problem {
+        /// The database needs schema migrations that this open may not apply.
+        case migrationsPending
+        /// The database was migrated by a newer binary.
+        case newerSchema
+    }
+
+    static func problem(_ error: any Error) -> Problem? {
+        switch error {
+        case MigrationError.pending, PostgresMigrationError.pending: .migrationsPending
+        case MigrationError.newerSchema, PostgresMigrationError.newerSchema: .newerSchema
+        default: nil
+        }
+    }
+}
+
 /// The database does not exist yet (exit 66).
 struct StoreMissing: Error, CustomStringConvertible {
     var database: String

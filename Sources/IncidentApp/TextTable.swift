@@ -10,8 +10,9 @@ import Glibc
 enum TextTable {
     /// Renders `rows` (the first is the header) with two spaces between columns, fitting
     /// `maxWidth`: first the `flexible` columns (free text) are cut, down to 16 columns each;
-    /// then the `droppable` columns are left out, in that order; then the widest columns are
-    /// cut (never below 6 or their header's width). Cut cells end in `…`.
+    /// then the `droppable` columns are left out, in that order; then the flexible columns are
+    /// cut further; then the widest columns (never below 6 or their header's width). Cut cells
+    /// end in `…`.
     static func render(_ rows: [[String]], maxWidth: Int, flexible: [Int] = [], droppable: [Int] = []) -> String {
         guard let header = rows.first else { return "" }
         var cleaned = rows.map { $0.map(singleLine) }
@@ -33,7 +34,9 @@ enum TextTable {
                 cleaned = cleaned.map { row in var row = row; row.remove(at: column); return row }
                 continue
             }
-            shrink(Array(widths.indices), floor: { max(6, displayWidth(cleaned[0][$0])) })
+            let floor = { (column: Int) in max(6, displayWidth(cleaned[0][column])) }
+            shrink(widths.indices.filter { flexibleNames.contains(cleaned[0][$0]) }, floor: floor)
+            shrink(Array(widths.indices), floor: floor)
             return lines(cleaned, widths: widths)
         }
     }

@@ -51,7 +51,12 @@ public struct Incident: Hashable, Sendable {
     public var direction: String?
     /// Lanes or carriageway affected (GITS `restrictType`, ITS `lanesBlocked`).
     public var restriction: String?
+    /// The incident's position: the point the provider gives, or the representative point of
+    /// its ``geometry``.
     public var coordinate: Coordinate?
+    /// The shape the provider gives when it is more than a point (a work zone's line, a start
+    /// and an end); nil when ``coordinate`` is all there is.
+    public var geometry: Geometry?
     /// The provider's road link id (Korean standard node-link `linkId`).
     public var linkID: String?
     public var startedAt: UTCInstant?
@@ -84,6 +89,21 @@ public struct Incident: Hashable, Sendable {
         self.confirmedAt = confirmedAt
         self.expectedEndAt = expectedEndAt
         self.endedAt = endedAt
+    }
+
+    /// Sets the geometry, and the coordinate to its representative point. A Point geometry
+    /// is kept as the coordinate only.
+    public mutating func setGeometry(_ geometry: Geometry?) {
+        guard let geometry else { self.geometry = nil; return }
+        coordinate = geometry.representativePoint
+        if case .point = geometry { self.geometry = nil } else { self.geometry = geometry }
+    }
+
+    /// The area the incident covers: its geometry's box, or its coordinate as a box with no
+    /// area; nil without a position.
+    public var extent: BoundingBox? {
+        if let geometry { return geometry.boundingBox }
+        return coordinate.map { BoundingBox(extent: ($0.longitude, $0.latitude, $0.longitude, $0.latitude)) }
     }
 }
 

@@ -74,7 +74,7 @@ public struct BoundingBox: Hashable, Sendable {
                                        min(180, center.longitude + longitudeDelta), min(90, center.latitude + latitudeDelta)))
     }
 
-    private init(unchecked box: (Double, Double, Double, Double)) {
+    init(unchecked box: (Double, Double, Double, Double)) {
         (minLongitude, minLatitude, maxLongitude, maxLatitude) = box
     }
 

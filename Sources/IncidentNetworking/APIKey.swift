@@ -37,9 +37,6 @@ public struct APIKey: Sendable, Hashable, CustomStringConvertible, CustomDebugSt
         PercentEncoding.encodeUnreserved(raw)
     }
 
-    /// Whether the key is empty (e.g. an unset environment variable).
-    public var isEmpty: Bool { raw.isEmpty }
-
     /// Always `REDACTED`.
     public var description: String { Redaction.placeholder }
 

@@ -2,9 +2,9 @@ import Foundation
 
 /// Sends a router's request and hands the caller the response body as a file.
 ///
-/// Implementations: `URLSessionHTTPClient` (real HTTP, retries, streaming to disk) and
-/// `StubHTTPClient` (answers from `Router.sampleResponse` without sockets, for unit tests of
-/// callers).
+/// The implementation is `RetryingHTTPClient` over an `HTTPTransport`: `URLSessionHTTPClient`
+/// (real HTTP) and `StubHTTPClient` (scripted outcomes or `Router.sampleResponse`, without
+/// sockets, for unit tests of callers) differ only in their transport, so both retry alike.
 public protocol HTTPClient: Sendable {
     /// Sends the request (retrying per policy), streams a 2xx body to a temporary file, passes
     /// it to `body`, and removes the file afterwards on every path (success, throw,
@@ -33,35 +33,36 @@ public struct HTTPResponseFile: Sendable {
     public let contentType: String?
     /// Size of the file in bytes.
     public let byteCount: Int64
+    /// The file's owner when a transport of this module wrote it (it holds the file's lock).
+    let body: TemporaryBody?
 
+    /// A response whose body an outside transport wrote to `fileURL` (removed after the call).
+    ///
     /// - Parameter headers: header names are lower-cased here.
     public init(fileURL: URL, statusCode: Int, headers: [String: String], byteCount: Int64) {
+        self.init(body: nil, fileURL: fileURL, statusCode: statusCode, headers: headers, byteCount: byteCount)
+    }
+
+    init(body: TemporaryBody, statusCode: Int, headers: [String: String], byteCount: Int64) {
+        self.init(body: body, fileURL: body.url, statusCode: statusCode, headers: headers, byteCount: byteCount)
+    }
+
+    private init(body: TemporaryBody?, fileURL: URL, statusCode: Int, headers: [String: String], byteCount: Int64) {
+        self.body = body
         self.fileURL = fileURL
         self.statusCode = statusCode
         self.headers = HeaderFields.lowercased(headers)
         self.contentType = self.headers["content-type"]
         self.byteCount = byteCount
     }
-}
 
-/// A canned response: Moya's `sampleData`, with a status and headers.
-public struct StubResponse: Sendable, Hashable {
-    /// The HTTP status; non-2xx makes `StubHTTPClient` throw `NetworkError.unacceptableStatus`.
-    public var statusCode: Int
-    /// Response headers, any case.
-    public var headers: [String: String]
-    /// The body bytes.
-    public var body: Data
-
-    public init(statusCode: Int = 200, headers: [String: String] = [:], body: Data) {
-        self.statusCode = statusCode
-        self.headers = headers
-        self.body = body
-    }
-
-    /// A response whose body is `text` in UTF-8.
-    public init(statusCode: Int = 200, headers: [String: String] = [:], text: String) {
-        self.init(statusCode: statusCode, headers: headers, body: Data(text.utf8))
+    /// Removes the file (and releases its lock).
+    func remove() {
+        if let body {
+            body.remove()
+        } else {
+            try? FileManager.default.removeItem(at: fileURL)
+        }
     }
 }
 

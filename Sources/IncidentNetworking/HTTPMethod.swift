@@ -1,5 +1,5 @@
 /// An HTTP request method (RFC 9110 §9).
-public enum HTTPMethod: String, Sendable, Hashable, CaseIterable, Codable {
+public enum HTTPMethod: String, Sendable, Hashable {
     case get = "GET"
     case post = "POST"
     case put = "PUT"
@@ -9,7 +9,7 @@ public enum HTTPMethod: String, Sendable, Hashable, CaseIterable, Codable {
 
     /// Whether sending the request twice has the same intended effect as sending it once
     /// (RFC 9110 §9.2.2): GET, HEAD, PUT and DELETE are; POST and PATCH are not.
-    /// `URLSessionHTTPClient` retries only idempotent requests.
+    /// `RetryPolicy` retries only idempotent requests.
     public var isIdempotent: Bool {
         switch self {
         case .get, .head, .put, .delete: true

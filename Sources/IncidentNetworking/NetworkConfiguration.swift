@@ -1,16 +1,20 @@
 import Foundation
 
-/// Settings of `URLSessionHTTPClient`. All durations are in seconds.
+/// Settings of an HTTP client (`RetryingHTTPClient` and its transport). All durations are in
+/// seconds.
 public struct NetworkConfiguration: Sendable {
-    /// The longest wait for the response to start or for the next body bytes (an idle
-    /// timeout: `URLRequest.timeoutInterval`, which libcurl-backed URLSession on Linux also
-    /// treats as "no bytes for this long", checked against a server that never answers).
-    /// Default 30 s. Applied in whole seconds, rounded up, at least 1 s: see
-    /// `effectiveRequestTimeout`.
+    /// The idle timeout: the longest wait for the response to start or for the next body
+    /// bytes (`URLRequest.timeoutInterval`, which libcurl-backed URLSession on Linux treats as
+    /// "no bytes for this long", checked against a server that never answers). Fails the
+    /// attempt with `NetworkError.Code.timedOut` ("no byte for N s"). Default 30 s. Applied in
+    /// whole seconds, rounded up, at least 1 s: see `effectiveRequestTimeout`.
     public var requestTimeout: Double
-    /// The longest one attempt may take in total, however steadily bytes arrive (a server
-    /// trickling one byte at a time). Default 900 s.
-    public var resourceTimeout: Double
+    /// The overall bound of one attempt: connecting, waiting, redirects and the whole body,
+    /// however steadily bytes arrive (a server trickling one byte a second never trips the
+    /// idle timeout). Enforced by `RetryingHTTPClient`'s own timer for every transport (not by
+    /// URLSession's resource timeout); fails the attempt with `.attemptTimedOut` ("the whole
+    /// response took longer than N s"), which is not retried. Default 300 s.
+    public var attemptTimeout: Double
     /// When and how to retry. Default `RetryPolicy.default`.
     public var retryPolicy: RetryPolicy
     /// The largest body accepted, in bytes (after decoding gzip); larger is
@@ -18,9 +22,10 @@ public struct NetworkConfiguration: Sendable {
     public var maxBodyBytes: Int64
     /// Redirects followed per attempt; one more is `NetworkError.tooManyRedirects`. Default 5.
     public var maxRedirects: Int
-    /// Where response bodies are streamed. Default: the system temporary directory.
+    /// Where response bodies are streamed (see `TemporaryBodies`). Default: the system
+    /// temporary directory.
     public var temporaryDirectory: URL
-    /// A `User-Agent` for requests whose router sets none; nil keeps URLSession's own.
+    /// A `User-Agent` for requests whose router sets none; nil keeps the transport's own.
     public var userAgent: String?
     /// Sleeps between attempts; injectable so tests can record the schedule instead of waiting.
     /// Throwing (e.g. `CancellationError`) ends the call with `NetworkError.cancelled`.
@@ -30,9 +35,10 @@ public struct NetworkConfiguration: Sendable {
     /// The current time, to turn an HTTP-date `Retry-After` into seconds.
     public var now: @Sendable () -> Date
 
+    /// Out-of-range values are clamped: `maxRedirects` to ≥ 0, `attemptTimeout` to ≥ 0.
     public init(
         requestTimeout: Double = 30,
-        resourceTimeout: Double = 900,
+        attemptTimeout: Double = 300,
         retryPolicy: RetryPolicy = .default,
         maxBodyBytes: Int64 = 1 << 30,
         maxRedirects: Int = 5,
@@ -43,7 +49,7 @@ public struct NetworkConfiguration: Sendable {
         now: @escaping @Sendable () -> Date = { Date() }
     ) {
         self.requestTimeout = requestTimeout
-        self.resourceTimeout = resourceTimeout
+        self.attemptTimeout = attemptTimeout.isNaN ? 0 : max(0, attemptTimeout)
         self.retryPolicy = retryPolicy
         self.maxBodyBytes = maxBodyBytes
         self.maxRedirects = max(0, maxRedirects)
@@ -54,22 +60,26 @@ public struct NetworkConfiguration: Sendable {
         self.now = now
     }
 
+    /// The longest single wait this module schedules (one day): longer or infinite settings
+    /// are cut to it.
+    static let longestWait: Double = 86_400
+
     /// `requestTimeout` as URLSession applies it: rounded up to whole seconds, at least 1 s.
     /// swift-corelibs-foundation truncates `timeoutInterval` to whole seconds (`Int(t) * 1000`
     /// ms), so 0.5 s would become an immediate timeout and 1.5 s would become 1 s.
-    public var effectiveRequestTimeout: Double {
-        guard requestTimeout.isFinite else { return 86_400 }
+    var effectiveRequestTimeout: Double {
+        guard requestTimeout.isFinite else { return Self.longestWait }
         return max(1, requestTimeout.rounded(.up))
     }
 
-    /// The default sleep: `Task.sleep`, which throws `CancellationError` when cancelled.
+    /// The default sleep: ``CancellableSleep``, which throws `CancellationError` when cancelled
+    /// and then frees its timer at once.
     public static func taskSleep(_ seconds: Double) async throws {
-        guard seconds > 0 else { return }
-        try await Task.sleep(nanoseconds: UInt64(min(seconds, 86_400) * 1_000_000_000))
+        try await CancellableSleep.sleep(seconds: min(seconds, longestWait))
     }
 }
 
-/// One attempt of one call, reported to `URLSessionHTTPClient`'s `onEvent` (one event per
+/// One attempt of one call, reported to `RetryingHTTPClient`'s `onEvent` (one event per
 /// attempt, after the attempt ends and the decision is made). Every text field is redacted.
 public struct NetworkEvent: Sendable, Equatable, CustomStringConvertible {
     /// What the client does after this attempt.

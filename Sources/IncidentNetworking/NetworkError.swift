@@ -12,7 +12,7 @@ public struct NetworkError: Error, Sendable, CustomStringConvertible {
     /// The kind of failure.
     public struct Code: Sendable, Hashable, CustomStringConvertible {
         fileprivate enum Base: Sendable, Hashable {
-            case invalidRequest, cannotConnect, connectionLost, timedOut, unacceptableStatus(Int)
+            case invalidRequest, cannotConnect, connectionLost, timedOut, attemptTimedOut, unacceptableStatus(Int)
             case bodyTruncated, bodyTooLarge, tooManyRedirects, cancelled, transport
         }
 
@@ -24,9 +24,15 @@ public struct NetworkError: Error, Sendable, CustomStringConvertible {
         public static let cannotConnect = Code(base: .cannotConnect)
         /// The connection was reset or closed before a response arrived. Retried.
         public static let connectionLost = Code(base: .connectionLost)
-        /// No bytes for `requestTimeout` seconds, or the whole transfer exceeded
-        /// `resourceTimeout`. Retried.
+        /// The idle timeout: no byte for `NetworkConfiguration.requestTimeout` seconds (the
+        /// detail says "no byte for N s"). Retried: a stalled connection is often transient.
         public static let timedOut = Code(base: .timedOut)
+        /// The overall bound: the attempt took longer than `NetworkConfiguration.attemptTimeout`
+        /// in total, however steadily bytes arrived (the detail says "the whole response took
+        /// longer than N s"). Not retried: the bound exists to cap the time one call takes, a
+        /// retry would repeat the same slow transfer and multiply that time by up to
+        /// `maxRetries + 1`, and the next scheduled poll tries again anyway.
+        public static let attemptTimedOut = Code(base: .attemptTimedOut)
         /// A complete response with a status outside 200–299 (after redirects). Retried only for
         /// 408, 429, 500, 502, 503, 504.
         public static func unacceptableStatus(_ status: Int) -> Code { Code(base: .unacceptableStatus(status)) }
@@ -43,18 +49,12 @@ public struct NetworkError: Error, Sendable, CustomStringConvertible {
         /// Not retried.
         public static let transport = Code(base: .transport)
 
-        /// The status of an `unacceptableStatus` code, else nil.
-        public var unacceptableStatus: Int? {
-            if case .unacceptableStatus(let status) = base { return status }
-            return nil
-        }
-
         /// Whether `RetryPolicy` may retry this kind of failure (for an idempotent method).
         public var isRetryable: Bool {
             switch base {
             case .cannotConnect, .connectionLost, .timedOut, .bodyTruncated: true
             case .unacceptableStatus(let status): RetryPolicy.retryableStatusCodes.contains(status)
-            case .invalidRequest, .bodyTooLarge, .tooManyRedirects, .cancelled, .transport: false
+            case .invalidRequest, .attemptTimedOut, .bodyTooLarge, .tooManyRedirects, .cancelled, .transport: false
             }
         }
 
@@ -64,6 +64,7 @@ public struct NetworkError: Error, Sendable, CustomStringConvertible {
             case .cannotConnect: "cannotConnect"
             case .connectionLost: "connectionLost"
             case .timedOut: "timedOut"
+            case .attemptTimedOut: "attemptTimedOut"
             case .unacceptableStatus(let status): "unacceptableStatus(\(status))"
             case .bodyTruncated: "bodyTruncated"
             case .bodyTooLarge: "bodyTooLarge"
@@ -143,7 +144,7 @@ public struct NetworkError: Error, Sendable, CustomStringConvertible {
         case .invalidRequest: "the request could not be built"
         case .cannotConnect: "could not connect (connection refused, unknown host or no network)"
         case .connectionLost: "the connection was lost before a response arrived"
-        case .timedOut: "timed out"
+        case .timedOut, .attemptTimedOut: "timed out"
         case .unacceptableStatus(let status): HTTPStatus.reason(status).isEmpty ? "HTTP \(status)" : "HTTP \(status) \(HTTPStatus.reason(status))"
         case .bodyTruncated: "the response body was cut short"
         case .bodyTooLarge: "the response body is larger than the configured limit"
@@ -158,7 +159,8 @@ public struct NetworkError: Error, Sendable, CustomStringConvertible {
         case .invalidRequest: return "fix the router or its configuration"
         case .cannotConnect: return "check the base URL, DNS and network, then retry later"
         case .connectionLost, .bodyTruncated: return "the server or network dropped the connection; retry later"
-        case .timedOut: return "the server is slow or unreachable; retry later or raise the timeout"
+        case .timedOut: return "the server is slow or unreachable; retry later or raise requestTimeout"
+        case .attemptTimedOut: return "the server sends too slowly; retry later or raise attemptTimeout"
         case .unacceptableStatus(let status):
             switch status {
             case 401, 403: return "check the API key (expired, unregistered or wrong encoding?)"

@@ -21,14 +21,11 @@ public struct QueryItem: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// A credential parameter: the key is sent as `key.percentEncoded`, exactly once encoded.
+    /// Registers `name` with `Redaction.register(keyParameterName:)`, so its values are
+    /// redacted from all text and stripped from cross-origin redirects.
     public static func key(_ name: String, _ key: APIKey) -> QueryItem {
-        QueryItem(name: name, value: .key(key))
-    }
-
-    /// Whether this item carries an `APIKey`.
-    public var isKey: Bool {
-        if case .key = value { return true }
-        return false
+        Redaction.register(keyParameterName: name)
+        return QueryItem(name: name, value: .key(key))
     }
 
     /// `name=value` as it goes on the wire.

@@ -1,66 +1,112 @@
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 /// The one place that turns URLs, requests and any other text into log-safe text.
 ///
-/// Two passes, both applied by `redact(_:)`:
-/// 1. **Key parameters**: in any URL-ish text, the value of a parameter named in
-///    `keyParameterNames` (compared case-insensitively, written `name=value` or, inside an
-///    encoded URL, `name%3Dvalue`) is replaced by `REDACTED`. The value is the run of
-///    unreserved characters, `%` escapes and `+ / =` that follows (up to `%26` in the encoded
-///    form). A name only counts when
-///    it is not the tail of a longer word (`monkey=1` is left alone).
-/// 2. **Registered secrets**: every string given to `register(secret:)` is replaced, in any of
-///    its encodings (raw, percent-encoded with upper- or lower-case hex and with any mix of its
-///    special characters encoded, double-encoded `%252B`, and `+` read as a space), wherever it
-///    appears: bodies, error messages, JSON.
+/// Three passes, all applied by `redact(_:)`:
+/// 1. **Registered secrets**: every string given to `register(secret:)` (API keys, URL
+///    passwords) is replaced, in any of its encodings (raw, percent-encoded with upper- or
+///    lower-case hex and with any mix of its special characters encoded, double-encoded
+///    `%252B`, and `+` read as a space), wherever it appears: bodies, error messages, JSON.
+/// 2. **URL user-info**: in any URL in the text, `scheme://user:password@host` keeps the user
+///    and loses the password (`http://user:REDACTED@host`), also when the URL is itself
+///    percent-encoded inside another (`http%3A%2F%2Fuser%3Asecret%40host`) or JSON-escaped
+///    (`http:\/\/user:secret@host`). An empty password, or a user without one, is left as is.
+/// 3. **Key parameters**: the value of a parameter whose name was registered with
+///    `register(keyParameterName:)` (compared case-insensitively, written `name=value` or,
+///    inside an encoded URL, `name%3Dvalue`) is replaced. The value is the run of unreserved
+///    characters, `%` escapes and `+ / =` that follows (up to `%26` in the encoded form). A
+///    name only counts when it is not the tail of a longer word (`monkey=1` is left alone).
 ///
-/// `APIKey.init` registers its key, so a key is scrubbed from text even where it does not sit
-/// behind a key parameter name. Thread-safe: the registry is guarded by a lock.
+/// Nothing here knows a provider: `APIKey.init` registers its key, `QueryItem.key(_:_:)` its
+/// parameter name, and whoever configures a URL with a password calls
+/// `register(passwordIn:)`. Thread-safe: the registry is guarded by a lock.
 public enum Redaction {
     /// The text that replaces a secret.
-    public static let placeholder = "REDACTED"
-
-    /// Query parameter names whose values are secrets, compared case-insensitively:
-    /// data.go.kr's `serviceKey`, openapi.its.go.kr's `apiKey`, and common variants.
-    public static let keyParameterNames: [String] = ["serviceKey", "apiKey", "key", "api_key", "authKey"]
+    static let placeholder = "REDACTED"
 
     /// Secrets shorter than this are not registered: replacing 1–3 character strings everywhere
     /// would shred ordinary text, and no real API key is that short.
-    public static let minimumSecretLength = 4
+    static let minimumSecretLength = 4
 
-    /// Every registered form as UTF-8 bytes, longest first.
-    private static let registry = Locked<[[UInt8]]>([])
-
-    /// Whether `name` (already percent-decoded) is one of `keyParameterNames`, ignoring case.
-    public static func isKeyParameterName(_ name: String) -> Bool {
-        let lowered = name.lowercased()
-        return keyParameterNames.contains { $0.lowercased() == lowered }
+    private struct Registry {
+        /// Every registered form of every secret as UTF-8 bytes, longest first.
+        var secrets: [[UInt8]] = []
+        /// Key parameter names, lower-cased ASCII bytes, longest first.
+        var names: [[UInt8]] = []
     }
+
+    private static let registry = Locked(Registry())
 
     /// Registers a secret so that `redact` replaces it in every encoding. Idempotent.
     ///
     /// - Parameter secret: the raw (decoded) secret; surrounding whitespace is ignored.
-    ///   Secrets shorter than `minimumSecretLength` are ignored.
+    ///   Secrets shorter than `minimumSecretLength` (4) are ignored.
     public static func register(secret: String) {
         let raw = secret.trimmingCharacters(in: .whitespacesAndNewlines)
         guard raw.count >= minimumSecretLength else { return }
         let forms = encodedForms(of: raw).map { Array($0.utf8) }
-        registry.withLock { secrets in
-            var set = Set(secrets)
+        registry.withLock { registry in
+            var set = Set(registry.secrets)
+            let known = set.count
             set.formUnion(forms)
+            guard set.count > known else { return }
             // Longest first, so a longer form is replaced before a shorter one inside it.
-            secrets = set.sorted { $0.count != $1.count ? $0.count > $1.count : $0.lexicographicallyPrecedes($1) }
+            registry.secrets = set.sorted { $0.count != $1.count ? $0.count > $1.count : $0.lexicographicallyPrecedes($1) }
         }
     }
 
-    /// Returns `text` with key parameter values and registered secrets replaced by `REDACTED`.
+    /// Registers the password of `url`'s user-info (`http://user:password@host/`) as a secret,
+    /// in its decoded and its percent-encoded spelling, so it is scrubbed from any text, not
+    /// only from URLs. Call it for every configured URL that may carry one (a base URL, a
+    /// proxy). No password (or a shorter one than `minimumSecretLength`): nothing happens;
+    /// the user-info pass still hides it inside URLs.
+    public static func register(passwordIn url: URL) {
+        guard let components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return }
+        for password in [components.password, components.percentEncodedPassword].compactMap({ $0 }) {
+            register(secret: password)
+        }
+    }
+
+    /// Registers a query parameter name whose values are secrets (a provider's `serviceKey`,
+    /// `apiKey`, ...): `redact` then replaces `name=value` values, compared case-insensitively,
+    /// and `RedirectGuard` strips such parameters (and headers of that name) from cross-origin
+    /// redirects. `QueryItem.key(_:_:)` calls this for its name. Idempotent; an empty name is
+    /// ignored.
+    public static func register(keyParameterName name: String) {
+        let lowered = Array(name.lowercased().utf8)
+        guard !lowered.isEmpty else { return }
+        registry.withLock { registry in
+            guard !registry.names.contains(lowered) else { return }
+            registry.names.append(lowered)
+            registry.names.sort { $0.count != $1.count ? $0.count > $1.count : $0.lexicographicallyPrecedes($1) }
+        }
+    }
+
+    /// Whether `name` (already percent-decoded) is a registered key parameter name, ignoring case.
+    static func isKeyParameterName(_ name: String) -> Bool {
+        let lowered = Array(name.lowercased().utf8)
+        return registry.withLock { $0.names.contains(lowered) }
+    }
+
+    /// The registered key parameter names, lower-cased.
+    static var keyParameterNames: [String] {
+        registry.withLock { $0.names }.map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// Returns `text` with registered secrets, URL passwords and key parameter values replaced
+    /// by `REDACTED`.
     public static func redact(_ text: String) -> String {
-        let secrets = registry.withLock { $0 }
+        let registry = registry.withLock { $0 }
         var bytes = Array(text.utf8)
-        for secret in secrets {
+        for secret in registry.secrets {
             bytes = replacing(secret, in: bytes)
         }
-        return redactKeyParameters(bytes)
+        bytes = URLText.redactingUserInfo(bytes)
+        bytes = URLText.redactingKeyParameters(bytes, names: registry.names)
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// Returns the URL's absolute string, redacted as `redact(_:)` does.
@@ -102,62 +148,7 @@ public enum Redaction {
         return forms.filter { $0.count >= minimumSecretLength }
     }
 
-    // MARK: - Key parameters
-
-    private static let namesLongestFirst: [[UInt8]] = keyParameterNames
-        .map { Array($0.lowercased().utf8) }
-        .sorted { $0.count > $1.count }
-
-    private static func isNameByte(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-             UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "_"):
-            true
-        default:
-            false
-        }
-    }
-
-    /// Bytes a key value is made of: RFC 3986 unreserved characters, `%` escapes, the `+ / =`
-    /// of base64 keys (data.go.kr issues base64 keys), and any non-ASCII (a value that was never
-    /// encoded). ASCII punctuation ends the value, so the text around a key (`)`, `;`, a JSON
-    /// `\"`) survives its redaction.
-    private static func isValueByte(_ byte: UInt8) -> Bool {
-        PercentEncoding.isUnreserved(byte) || byte >= 0x80 || byte == UInt8(ascii: "%") || byte == UInt8(ascii: "+")
-            || byte == UInt8(ascii: "/") || byte == UInt8(ascii: "=")
-    }
-
-    private static func lowercasedASCII(_ byte: UInt8) -> UInt8 {
-        (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) ? byte + 32 : byte
-    }
-
-    /// Length of a key parameter name starting at `index`, or nil.
-    private static func keyNameLength(_ bytes: [UInt8], at index: Int) -> Int? {
-        for name in namesLongestFirst where index + name.count <= bytes.count {
-            var matches = true
-            for offset in 0..<name.count where lowercasedASCII(bytes[index + offset]) != name[offset] {
-                matches = false
-                break
-            }
-            if matches { return name.count }
-        }
-        return nil
-    }
-
-    /// Whether `bytes[index...]` starts with `%XY` (hex compared case-insensitively).
-    private static func hasEscape(_ bytes: [UInt8], at index: Int, _ hex: String) -> Bool {
-        let wanted = Array(hex.lowercased().utf8)
-        guard index + 2 < bytes.count, bytes[index] == UInt8(ascii: "%") else { return false }
-        return lowercasedASCII(bytes[index + 1]) == wanted[0] && lowercasedASCII(bytes[index + 2]) == wanted[1]
-    }
-
-    /// Whether a name may start at `index`: at the start, after a non-name byte, or after a
-    /// `%XX` escape (`%3FserviceKey%3D...` inside an encoded URL).
-    private static func startsName(_ bytes: [UInt8], at index: Int) -> Bool {
-        if index == 0 || !isNameByte(bytes[index - 1]) { return true }
-        return index >= 3 && bytes[index - 3] == UInt8(ascii: "%")
-            && PercentEncoding.isHexDigit(bytes[index - 2]) && PercentEncoding.isHexDigit(bytes[index - 1])
-    }
+    // MARK: - Secrets
 
     /// Replaces every occurrence of `needle` in `haystack` by the placeholder. Byte-wise over
     /// UTF-8 (secrets are matched exactly, without Unicode normalization); returns the input
@@ -182,41 +173,5 @@ public enum Redaction {
         guard copiedUpTo > 0 else { return haystack }
         out.append(contentsOf: haystack[copiedUpTo...])
         return out
-    }
-
-    static func redactKeyParameters(_ text: String) -> String {
-        redactKeyParameters(Array(text.utf8))
-    }
-
-    static func redactKeyParameters(_ bytes: [UInt8]) -> String {
-        var out: [UInt8] = []
-        out.reserveCapacity(bytes.count)
-        var index = 0
-        while index < bytes.count {
-            if startsName(bytes, at: index), let nameLength = keyNameLength(bytes, at: index) {
-                let afterName = index + nameLength
-                var valueStart: Int?
-                var encoded = false
-                if afterName < bytes.count, bytes[afterName] == UInt8(ascii: "=") {
-                    valueStart = afterName + 1
-                } else if hasEscape(bytes, at: afterName, "3d") {
-                    valueStart = afterName + 3
-                    encoded = true
-                }
-                if let start = valueStart {
-                    var end = start
-                    while end < bytes.count, isValueByte(bytes[end]), !(encoded && hasEscape(bytes, at: end, "26")) {
-                        end += 1
-                    }
-                    out.append(contentsOf: bytes[index..<start])
-                    if end > start { out.append(contentsOf: placeholder.utf8) }
-                    index = end
-                    continue
-                }
-            }
-            out.append(bytes[index])
-            index += 1
-        }
-        return String(decoding: out, as: UTF8.self)
     }
 }

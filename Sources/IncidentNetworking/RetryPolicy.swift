@@ -9,15 +9,15 @@ import Foundation
 ///
 /// What is retried: only idempotent methods (RFC 9110 §9.2.2: GET, HEAD, PUT, DELETE), and
 /// only failures whose `NetworkError.Code.isRetryable` is true: connection refused / reset /
-/// lost, DNS failure, timeouts, a body cut short, and HTTP 408, 429, 500, 502, 503, 504.
-/// Never: other statuses, cancellation, too many redirects, a body too large or undecodable.
+/// lost, DNS failure, the idle timeout, a body cut short, and HTTP 408, 429, 500, 502, 503, 504.
+/// Never: other statuses, cancellation, the attempt bound (`attemptTimedOut`), too many
+/// redirects, a body too large or undecodable.
 ///
 /// When a retryable response carries `Retry-After` (delta-seconds or an HTTP-date, RFC 9110
 /// §10.2.3), the delay is exactly that, capped at `maxRetryAfter`; backoff is not added.
 ///
-/// All durations are in seconds. Decoding accepts a partial object; missing fields keep their
-/// defaults.
-public struct RetryPolicy: Sendable, Equatable, Codable {
+/// All durations are in seconds.
+public struct RetryPolicy: Sendable, Equatable {
     /// How a backoff delay is randomized below its ceiling.
     public enum Jitter: String, Sendable, Equatable, Codable, CaseIterable {
         /// Exactly the ceiling (deterministic; for tests or single clients).
@@ -64,12 +64,9 @@ public struct RetryPolicy: Sendable, Equatable, Codable {
     /// The defaults described on the type.
     public static let `default` = RetryPolicy()
 
-    /// No retries at all.
-    public static let never = RetryPolicy(maxRetries: 0)
-
     /// The backoff ceiling before retry `retry` (0 = the first retry), in seconds:
     /// `min(maxDelay, baseDelay · factor^retry)`.
-    public func backoffCeiling(forRetry retry: Int) -> Double {
+    func backoffCeiling(forRetry retry: Int) -> Double {
         let exponent = Double(max(0, retry))
         let grown = baseDelay * pow(factor, exponent)
         return grown.isFinite ? min(maxDelay, grown) : maxDelay
@@ -97,27 +94,10 @@ public struct RetryPolicy: Sendable, Equatable, Codable {
     public func shouldRetry(_ code: NetworkError.Code, method: HTTPMethod, attempt: Int) -> Bool {
         code.isRetryable && method.isIdempotent && attempt <= maxRetries
     }
-
-    private enum CodingKeys: String, CodingKey {
-        case maxRetries, baseDelay, factor, maxDelay, jitter, maxRetryAfter
-    }
-
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        let defaults = RetryPolicy()
-        self.init(
-            maxRetries: try container.decodeIfPresent(Int.self, forKey: .maxRetries) ?? defaults.maxRetries,
-            baseDelay: try container.decodeIfPresent(Double.self, forKey: .baseDelay) ?? defaults.baseDelay,
-            factor: try container.decodeIfPresent(Double.self, forKey: .factor) ?? defaults.factor,
-            maxDelay: try container.decodeIfPresent(Double.self, forKey: .maxDelay) ?? defaults.maxDelay,
-            jitter: try container.decodeIfPresent(Jitter.self, forKey: .jitter) ?? defaults.jitter,
-            maxRetryAfter: try container.decodeIfPresent(Double.self, forKey: .maxRetryAfter) ?? defaults.maxRetryAfter
-        )
-    }
 }
 
 /// Parses the `Retry-After` header (RFC 9110 §10.2.3).
-public enum RetryAfter {
+enum RetryAfter {
     /// Seconds to wait, from `value` received at `now`.
     ///
     /// - `delta-seconds` (`"120"`) → 120.
@@ -126,7 +106,7 @@ public enum RetryAfter {
     ///   `Sunday, 06-Nov-94 08:49:37 GMT`, asctime `Sun Nov  6 08:49:37 1994` → seconds from
     ///   `now`, 0 when the date is past.
     /// - anything else → nil (ignored).
-    public static func seconds(from value: String, now: Date) -> Double? {
+    static func seconds(from value: String, now: Date) -> Double? {
         let text = value.trimmingCharacters(in: .whitespaces)
         if !text.isEmpty, text.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) {
             return Double(text)

@@ -28,7 +28,7 @@ public protocol Router: Sendable {
     var method: HTTPMethod { get }
     /// Extra request headers; defaults to none.
     var headers: [String: String] { get }
-    /// Query parameters and body.
+    /// The query parameters.
     var task: RequestTask { get }
     /// A canned response for `StubHTTPClient` (Moya's `sampleData`); defaults to nil.
     var sampleResponse: StubResponse? { get }
@@ -53,13 +53,13 @@ extension Router {
     /// Builds the request: `baseURL` and `path` joined with exactly one `/`, the query built
     /// by hand (each name and value percent-encoded with RFC 3986's unreserved set; keys via
     /// `APIKey.percentEncoded`) and appended after any query already in `baseURL`, the
-    /// method, the headers and the body of `task`.
+    /// method and the headers.
     ///
-    /// The request's `timeoutInterval` is Foundation's default; `URLSessionHTTPClient` sets
+    /// The request's `timeoutInterval` is Foundation's default; `URLSessionTransport` sets
     /// its own.
     ///
-    /// - Throws: `URLRequestBuildError` with `.invalidBaseURL`, `.invalidPath`,
-    ///   `.invalidHeader` or `.jsonEncodingFailed`.
+    /// - Throws: `URLRequestBuildError` with `.invalidBaseURL`, `.invalidPath` or
+    ///   `.invalidHeader`.
     public func asURLRequest() throws(URLRequestBuildError) -> URLRequest {
         let url = try RequestBuilding.url(baseURL: baseURL, path: path, query: RequestBuilding.query(of: task))
         var request = URLRequest(url: url)
@@ -74,12 +74,6 @@ extension Router {
             }
             request.setValue(value, forHTTPHeaderField: name)
         }
-        if let (body, contentType) = try RequestBuilding.body(of: task) {
-            request.httpBody = body
-            if request.value(forHTTPHeaderField: "Content-Type") == nil {
-                request.setValue(contentType, forHTTPHeaderField: "Content-Type")
-            }
-        }
         return request
     }
 }
@@ -89,54 +83,8 @@ enum RequestBuilding {
     static func query(of task: RequestTask) -> [QueryItem] {
         switch task {
         case .queryParameters(let items): items
-        case .bodyAndQuery(_, _, let items): items
-        case .plain, .jsonBody, .rawBody, .multipart: []
+        case .plain: []
         }
-    }
-
-    static func body(of task: RequestTask) throws(URLRequestBuildError) -> (Data, String)? {
-        switch task {
-        case .plain, .queryParameters:
-            return nil
-        case .jsonBody(let value):
-            do {
-                let encoder = JSONEncoder()
-                encoder.outputFormatting = [.sortedKeys]
-                return (try encoder.encode(value), "application/json")
-            } catch {
-                throw URLRequestBuildError(.jsonEncodingFailed, "JSONEncoder could not encode a \(type(of: value)); fix the body type")
-            }
-        case .rawBody(let data, let contentType):
-            return (data, contentType)
-        case .bodyAndQuery(let data, let contentType, _):
-            return (data, contentType)
-        case .multipart(let parts):
-            let boundary = "Boundary-\(UUID().uuidString)"
-            return (multipartBody(parts, boundary: boundary), "multipart/form-data; boundary=\(boundary)")
-        }
-    }
-
-    /// RFC 7578: each part as `--boundary CRLF headers CRLF CRLF data CRLF`, then `--boundary--`.
-    static func multipartBody(_ parts: [MultipartPart], boundary: String) -> Data {
-        func quoted(_ text: String) -> String {
-            // RFC 7578 §2 / WHATWG: escape `"` and line breaks in the quoted name.
-            text.replacingOccurrences(of: "\"", with: "%22")
-                .replacingOccurrences(of: "\r", with: "%0D")
-                .replacingOccurrences(of: "\n", with: "%0A")
-        }
-        var data = Data()
-        for part in parts {
-            var head = "--\(boundary)\r\nContent-Disposition: form-data; name=\"\(quoted(part.name))\""
-            if let filename = part.filename { head += "; filename=\"\(quoted(filename))\"" }
-            head += "\r\n"
-            if let contentType = part.contentType { head += "Content-Type: \(contentType)\r\n" }
-            head += "\r\n"
-            data.append(Data(head.utf8))
-            data.append(part.data)
-            data.append(Data("\r\n".utf8))
-        }
-        data.append(Data("--\(boundary)--\r\n".utf8))
-        return data
     }
 
     /// Joins base and path with one `/`, appends the encoded query, and validates the result.

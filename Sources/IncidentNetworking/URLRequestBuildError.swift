@@ -4,7 +4,7 @@ public struct URLRequestBuildError: Error, Sendable, Hashable, CustomStringConve
     /// The kind of problem. Compare with the static members, e.g. `error.code == .invalidBaseURL`.
     public struct Code: Sendable, Hashable, CustomStringConvertible {
         private enum Base: String, Sendable, Hashable {
-            case invalidBaseURL, invalidPath, invalidHeader, jsonEncodingFailed
+            case invalidBaseURL, invalidPath, invalidHeader
         }
 
         private let base: Base
@@ -15,8 +15,6 @@ public struct URLRequestBuildError: Error, Sendable, Hashable, CustomStringConve
         public static let invalidPath = Code(base: .invalidPath)
         /// A header name is not an RFC 9110 token, or a value holds CR, LF or NUL.
         public static let invalidHeader = Code(base: .invalidHeader)
-        /// `JSONEncoder` failed on a `.jsonBody` value.
-        public static let jsonEncodingFailed = Code(base: .jsonEncodingFailed)
 
         public var description: String { base.rawValue }
     }

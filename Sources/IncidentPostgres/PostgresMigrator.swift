@@ -116,7 +116,8 @@ public struct PostgresMigrator: Sendable {
     }
 }
 
-/// Why the PostgreSQL schema cannot be brought up to date. Each case says what to do.
+/// Why the PostgreSQL schema cannot be brought up to date. Each case states the facts; the
+/// commands add which command to run about it (as for SQLite's `MigrationError`).
 public enum PostgresMigrationError: Error, Equatable, Sendable, CustomStringConvertible {
     case badName(String)
     /// A migration already applied to this database has different SQL now.
@@ -134,10 +135,9 @@ public enum PostgresMigrationError: Error, Equatable, Sendable, CustomStringConv
             "PostgreSQL migration \(name) was changed after it was applied to this database (recorded checksum \(recorded), "
                 + "now \(current)); migrations are forward-only: restore the original file and add a new migration instead"
         case let .newerSchema(databaseVersion, knownVersion):
-            "the PostgreSQL schema is version \(databaseVersion), newer than this binary knows (\(knownVersion)); "
-                + "it was not modified: run a newer incident-scheduler/incidents"
+            "the PostgreSQL schema is version \(databaseVersion), newer than this binary knows (\(knownVersion)); it was not modified"
         case .pending(let names):
-            "the PostgreSQL database needs migrations \(names.joined(separator: ", ")); run `incident-scheduler migrate` first"
+            "the PostgreSQL database needs migrations \(names.joined(separator: ", ")) before it can be read"
         }
     }
 }

@@ -21,7 +21,8 @@ public struct Migration: Sendable, Equatable {
     }
 }
 
-/// Why the schema cannot be brought up to date. Each case says what to do.
+/// Why the schema cannot be brought up to date. Each case states the facts; the commands add
+/// which command to run about it.
 public enum MigrationError: Error, Equatable, Sendable, CustomStringConvertible {
     case badName(String)
     /// A migration already applied to this database has different SQL now.
@@ -40,9 +41,9 @@ public enum MigrationError: Error, Equatable, Sendable, CustomStringConvertible 
                 + "migrations are forward-only: restore the original file and add a new migration instead"
         case let .newerSchema(databaseVersion, knownVersion):
             return "the database schema is version \(databaseVersion), newer than this binary knows (\(knownVersion)); "
-                + "it was not modified: run a newer incident-scheduler/incidents"
+                + "it was not modified"
         case .pending(let names):
-            return "the database needs migrations \(names.joined(separator: ", ")); run `incident-scheduler migrate` first"
+            return "the database needs migrations \(names.joined(separator: ", ")) before it can be read"
         }
     }
 }

@@ -10,14 +10,12 @@ internal import CLibXML2
 ///   second wall: whatever path inside libxml2 might still try to load `file:`, `http:` or any
 ///   other URL gets nothing. Other libxml2 users in the same process lose external loading too;
 ///   the product has none.
-/// - `EUC-KR` is made an alias of `CP949` (Microsoft's superset of EUC-KR, known to glibc's
-///   iconv as CP949/UHC). Korean servers often label CP949 output as EUC-KR; glibc's EUC-KR
-///   decoder turns CP949-only syllables (e.g. 똠, bytes 8C 63) into C1 control characters,
-///   whereas CP949 decodes them correctly and decodes valid EUC-KR identically.
+///
+/// Encodings are converted before libxml2 sees the bytes (`XMLInputDecoder`), so libxml2's own
+/// encoding aliases are left alone.
 let libxml2Setup: Void = {
     xmlInitParser()
     xmlSetExternalEntityLoader(refuseExternalEntity)
-    _ = xmlAddEncodingAlias("CP949", "EUC-KR")
 }()
 
 /// The process-wide external entity loader: loads nothing.

@@ -14,11 +14,21 @@ struct FieldBuffer {
     var capacity: Int
 }
 
-/// A wanted element whose text is being captured: its depth and its buffer slot (record
-/// fields first, then envelope fields).
+/// A field whose text is being captured: its element's depth and its slot (record fields
+/// first, then envelope fields).
 struct OpenCapture {
     var depth: Int
     var slot: Int
+}
+
+/// What the callbacks need to know about one field slot.
+struct FieldInfo {
+    var pathStart: Int32      // first name id of the path in `ReaderState.paths`
+    var pathLength: Int32
+    var repeated: Bool
+    var readsAttributes: Bool
+    var capturesText: Bool
+    var envelope: Bool
 }
 
 /// One entry of the element-name cache.
@@ -32,11 +42,18 @@ struct OpenCapture {
 /// cache would only be less effective, never wrong, because dictionary strings live as long as
 /// the context.
 struct NameSlot {
-    var name: UInt = 0        // local-name pointer bits; 0 = empty slot
-    var uri: UInt = 0         // namespace-URI pointer bits; 0 = no namespace
-    var record: Int32 = -1    // index into schema.recordElements, or -1
-    var field: Int32 = -1     // index into schema.fields, or -1
-    var envelope: Int32 = -1  // index into schema.envelopeFields, or -1
+    var name: UInt = 0            // local-name pointer bits; 0 = empty slot
+    var uri: UInt = 0             // namespace-URI pointer bits; 0 = no namespace
+    var id: Int32 = -1            // index into the schema's distinct names, or -1
+    var record: Int32 = -1        // index into schema.recordElements, or -1
+    var fieldStart: Int32 = 0     // record-field slots whose path ends with this name:
+    var fieldCount: Int32 = 0     //   ReaderState.candidates[fieldStart ..< fieldStart + fieldCount]
+    var envelopeStart: Int32 = 0  // envelope-field slots, likewise
+    var envelopeCount: Int32 = 0
+    var plainField: Int32 = -1    // the only record-field slot for this name, when it is a
+                                  //   one-name, single, text-only field (the common case)
+    var context = false           // the element of a context attribute
+    var foreign = false           // in none of the schema's namespaces
 }
 
 /// The mutable parse state shared by the SAX callbacks; only trivial types.
@@ -50,18 +67,36 @@ struct ReaderState {
     var recordDepth = 0       // depth of the open record element; 0 when outside records
     var recordIndex = 0
     var recordLine = 0
+    var skipDepth = 0         // depth of the foreign element being skipped; 0 when none
+    var contextDepth = 0      // depth of the innermost open context element; 0 when none
     var textRun = 0           // bytes of text since the last tag
-    var recordBytes = 0       // bytes of text inside the open record
+    var recordBytes = 0       // bytes of text (and captured occurrences) inside the open record
     var entityBytes = 0       // entity replacement bytes expanded so far
     var cdataPendingCR = false // the last CDATA block ended with CR
+    var decodingAttribute = false // inside xmlStringLenDecodeEntities for a wanted attribute
+    var recordHasProblems = false
+    var pendingRepairs = 0    // substitutions met since the last event, not yet given to a record
+    var recordRepairs = 0     // substitutions inside the open record
+    var documentRepairs = 0   // substitutions in the document (markup repairs are the filter's)
+    var substitutes: xmlDocPtr?        // entities made for undeclared names, general form
+    var predefinedSubstitutes: xmlDocPtr? // the same, in the fast form for the main text
+
+    let tracksPath: Bool      // some field's path has more than one name
+    let fieldCount: Int       // record fields; envelope fields follow
+    let slotCount: Int
+    let fields: UnsafeMutablePointer<FieldInfo>
+    let paths: UnsafeMutablePointer<Int32>
+    let candidates: UnsafeMutablePointer<Int32>
 
     var open: UnsafeMutablePointer<OpenCapture>
     var openCount = 0
     var openBase = 0          // first capture opened inside the open record
     var buffers: UnsafeMutablePointer<FieldBuffer>
-    var seen: UnsafeMutablePointer<Bool>
-    var fieldCount: Int
-    var slotCount: Int
+    var counts: UnsafeMutablePointer<Int32>   // occurrences in the open record (envelope: document)
+    var isOpen: UnsafeMutablePointer<Bool>    // kept for repeated fields only
+
+    var elements: UnsafeMutablePointer<Int32> // name id of the open element at each depth
+    var elementCapacity: Int
 
     var cache: UnsafeMutablePointer<NameSlot>
     var cacheMask: Int
@@ -72,6 +107,9 @@ struct ReaderState {
     let maxDepth: Int
     let maxEntityBytes: Int
 }
+
+/// Bytes counted against `XMLLimits.maxRecordBytes` for each kept occurrence, besides its text.
+let occurrenceOverhead = 32
 
 /// Largest name cache; past it the cache is cleared and refilled (a document with thousands of
 /// distinct element names is odd, but must not grow memory without bound).
@@ -168,6 +206,71 @@ extension UnsafeMutablePointer where Pointee == ReaderState {
         buffer.pointee.capacity = capacity
     }
 
+    /// Records name `id` as the open element at `depth`, growing the path as needed.
+    @inline(__always)
+    func setElement(_ id: Int32, at depth: Int) {
+        if depth >= pointee.elementCapacity {
+            let capacity = Swift.max(depth + 1, pointee.elementCapacity * 2)
+            let fresh = UnsafeMutablePointer<Int32>.allocate(capacity: capacity)
+            fresh.update(from: pointee.elements, count: pointee.elementCapacity)
+            pointee.elements.deallocate()
+            pointee.elements = fresh
+            pointee.elementCapacity = capacity
+        }
+        pointee.elements[depth] = id
+    }
+
+    /// Whether the ancestors of the element at `depth` end with the rest of field `slot`'s path.
+    @inline(__always)
+    func ancestorsMatch(_ info: FieldInfo, at depth: Int) -> Bool {
+        let length = Int(info.pathLength)
+        if length == 1 { return true }
+        if length > depth { return false }
+        let path = pointee.paths + Int(info.pathStart)
+        for k in 1..<length where pointee.elements[depth - k] != path[length - 1 - k] { return false }
+        return true
+    }
+
+    /// A start tag at `depth` matched the last name of these field slots: count each
+    /// occurrence and start reading the ones whose whole path matches.
+    func openFields(_ start: Int32, _ count: Int32, depth: Int, attributeCount: Int,
+                    _ attributes: UnsafeMutablePointer<UnsafePointer<xmlChar>?>?) {
+        for k in Int(start)..<Int(start + count) {
+            let slot = Int(pointee.candidates[k])
+            let info = pointee.fields[slot]
+            guard ancestorsMatch(info, at: depth) else { continue }
+            let seen = pointee.counts[slot] + 1
+            pointee.counts[slot] = seen
+            if info.envelope && seen == 2 { reader.envelopeFieldRepeated(slot) }
+            // A single field seen twice is a problem at the record's end (or of the envelope).
+            if !info.repeated && seen > 1 { continue }
+            if info.repeated && pointee.isOpen[slot] {
+                // Nested in itself: it cannot be told apart from its enclosing occurrence.
+                reader.addProblem("\(reader.fieldDescription(slot)) is nested in itself")
+                continue
+            }
+            if info.repeated || info.readsAttributes {
+                reader.beginOccurrence(slot, attributeCount: attributeCount, attributes)
+                if pointee.failed { return }
+            }
+            if info.capturesText {
+                if info.repeated { pointee.isOpen[slot] = true }
+                pointee.buffers[slot].count = 0
+                pointee.open[pointee.openCount] = OpenCapture(depth: depth, slot: slot)
+                pointee.openCount += 1
+            }
+        }
+    }
+
+    /// Gives the substitutions met since the last event to the open record, if any.
+    @inline(__always)
+    func flushRepairs() {
+        let pending = pointee.pendingRepairs
+        if pending == 0 { return }
+        pointee.pendingRepairs = 0
+        if pointee.recordDepth != 0 { pointee.recordRepairs += pending }
+    }
+
     /// Stops the parse with a reader-raised error at the current position.
     func fail(_ kind: XMLParseError.Kind, _ message: String) {
         if pointee.failed { return }
@@ -226,37 +329,52 @@ private func saxStartElement(
         s.fail(.tooDeep, "elements nested deeper than \(s.pointee.maxDepth) levels")
         return
     }
+    if s.pointee.skipDepth != 0 {
+        s.flushRepairs()
+        return
+    }
     if !s.pointee.sawRoot {
         s.pointee.sawRoot = true
         s.reader.didStartRoot(name: localname, uri: uri)
     }
     let entry = s.classify(localname, uri)
+    if s.pointee.tracksPath { s.setElement(entry.id, at: depth) }
+    if entry.foreign && (s.pointee.recordDepth != 0 || s.pointee.openCount > 0) {
+        s.pointee.skipDepth = depth
+        s.flushRepairs()
+        return
+    }
     if s.pointee.recordDepth != 0 {
-        let field = Int(entry.field)
-        if field >= 0 && !s.pointee.seen[field] {
-            s.pointee.seen[field] = true
-            s.pointee.buffers[field].count = 0
-            s.pointee.open[s.pointee.openCount] = OpenCapture(depth: depth, slot: field)
-            s.pointee.openCount += 1
+        s.flushRepairs()
+        if entry.plainField >= 0 {
+            let slot = Int(entry.plainField)
+            let seen = s.pointee.counts[slot] + 1
+            s.pointee.counts[slot] = seen
+            if seen == 1 {
+                s.pointee.buffers[slot].count = 0
+                s.pointee.open[s.pointee.openCount] = OpenCapture(depth: depth, slot: slot)
+                s.pointee.openCount += 1
+            }
+        } else if entry.fieldCount > 0 {
+            s.openFields(entry.fieldStart, entry.fieldCount, depth: depth, attributeCount: Int(attributeCount), attributes)
         }
     } else if entry.record >= 0 {
         s.pointee.recordDepth = depth
         s.pointee.recordIndex = Int(entry.record)
         s.pointee.recordBytes = 0
+        s.pointee.recordRepairs = s.pointee.pendingRepairs
+        s.pointee.pendingRepairs = 0
         s.pointee.recordLine = Int(s.pointee.ctxt?.pointee.input?.pointee.line ?? 0)
         s.pointee.openBase = s.pointee.openCount
-        s.pointee.seen.update(repeating: false, count: s.pointee.fieldCount)
-        let owner = s.reader
-        if owner.wantsRecordAttributes {
-            owner.readRecordAttributes(count: Int(attributeCount), attributes)
+        s.pointee.counts.update(repeating: 0, count: s.pointee.fieldCount)
+        s.reader.didStartRecord(attributeCount: Int(attributeCount), attributes)
+    } else {
+        s.pointee.pendingRepairs = 0
+        if entry.context {
+            s.reader.didStartContext(id: entry.id, depth: depth, attributeCount: Int(attributeCount), attributes)
         }
-    } else if entry.envelope >= 0 {
-        let slot = s.pointee.fieldCount + Int(entry.envelope)
-        if !s.pointee.seen[slot] {
-            s.pointee.seen[slot] = true
-            s.pointee.buffers[slot].count = 0
-            s.pointee.open[s.pointee.openCount] = OpenCapture(depth: depth, slot: slot)
-            s.pointee.openCount += 1
+        if entry.envelopeCount > 0 {
+            s.openFields(entry.envelopeStart, entry.envelopeCount, depth: depth, attributeCount: Int(attributeCount), attributes)
         }
     }
 }
@@ -269,15 +387,24 @@ private func saxEndElement(
 ) {
     guard let s = readerState(ctx), !s.pointee.failed else { return }
     let depth = s.pointee.depth
+    s.pointee.depth = depth - 1
     s.pointee.textRun = 0
     s.pointee.cdataPendingCR = false
-    let openCount = s.pointee.openCount
-    if openCount > 0 && s.pointee.open[openCount - 1].depth == depth {
-        s.pointee.openCount = openCount - 1
-        let slot = s.pointee.open[openCount - 1].slot
-        if slot >= s.pointee.fieldCount {
-            // Envelope values are decoded at once; record values at the record's end.
+    s.flushRepairs()
+    if s.pointee.skipDepth != 0 {
+        if depth == s.pointee.skipDepth { s.pointee.skipDepth = 0 }
+        return
+    }
+    while s.pointee.openCount > 0 && s.pointee.open[s.pointee.openCount - 1].depth == depth {
+        s.pointee.openCount -= 1
+        let slot = s.pointee.open[s.pointee.openCount].slot
+        let info = s.pointee.fields[slot]
+        if info.envelope {
             s.reader.didEndEnvelopeField(slot: slot)
+        } else if info.repeated || info.readsAttributes {
+            // Single values are decoded at the record's end; occurrences now.
+            s.pointee.isOpen[slot] = false
+            s.reader.didEndOccurrence(slot: slot)
         }
     }
     if depth == s.pointee.recordDepth {
@@ -285,8 +412,9 @@ private func saxEndElement(
         s.pointee.openCount = s.pointee.openBase
         s.pointee.openBase = 0
         s.reader.didEndRecord()
+    } else if depth == s.pointee.contextDepth {
+        s.reader.didEndContext(depth: depth)
     }
-    s.pointee.depth = depth - 1
 }
 
 /// Text: libxml2 calls this several times for one text node (buffer edges, each reference,
@@ -294,6 +422,7 @@ private func saxEndElement(
 private func saxCharacters(_ ctx: UnsafeMutableRawPointer?, _ text: UnsafePointer<xmlChar>?, _ length: Int32) {
     guard let s = readerState(ctx), let text, length > 0, !s.pointee.failed else { return }
     s.pointee.cdataPendingCR = false
+    s.flushRepairs()
     appendText(s, text, Int(length))
 }
 
@@ -303,6 +432,7 @@ private func saxCharacters(_ ctx: UnsafeMutableRawPointer?, _ text: UnsafePointe
 /// remembers a CR that ended the previous block.
 private func saxCDATA(_ ctx: UnsafeMutableRawPointer?, _ text: UnsafePointer<xmlChar>?, _ length: Int32) {
     guard let s = readerState(ctx), let text, length > 0, !s.pointee.failed else { return }
+    s.flushRepairs()
     let count = Int(length)
     var start = 0
     if s.pointee.cdataPendingCR && text[0] == 0x0A { start = 1 }
@@ -363,6 +493,7 @@ private func appendText(_ s: UnsafeMutablePointer<ReaderState>, _ text: UnsafePo
         }
         i = s.pointee.openBase
     }
+    if s.pointee.skipDepth != 0 { return }   // text of a foreign element feeds nothing
     let end = s.pointee.openCount
     while i < end {
         if !s.append(slot: s.pointee.open[i].slot, text, count) {
@@ -406,7 +537,11 @@ func makeParseError(_ error: xmlError, state: ReaderState) -> XMLParseError {
         // At the end of input, libxml2 reports "Extra content at the end of the document" (or
         // an error at the very end of the data) when the root element never closed.
         kind = .truncated
-    } else if code == Int(XML_ERR_INVALID_CHAR.rawValue) && message.hasPrefix("Input is not proper") {
+    } else if code == Int(XML_ERR_INVALID_CHAR.rawValue)
+                && (message.hasPrefix("Input is not proper") || message.hasSuffix("out of allowed range")) {
+        // "Char 0x… out of allowed range" comes from libxml2's UTF-8 decoder; past the
+        // character filter it can only be a surrogate encoded in UTF-8, ill-formed UTF-8
+        // (RFC 3629 §3) like any other invalid byte sequence.
         kind = .encoding
     } else {
         switch UInt32(truncatingIfNeeded: code) {
@@ -453,12 +588,59 @@ private func saxEntityDecl(
     xmlSAX2EntityDecl(UnsafeMutableRawPointer(ctxt), name, type, publicID, systemID, content)
 }
 
-/// Every reference to a declared entity passes here (predefined `&amp;` and friends do not):
-/// count its replacement text against `maxEntityBytes`, refuse external entities.
+/// Every reference to an entity other than the five predefined ones passes here. A declared
+/// entity is checked (`admit`); any other name gets a substitute (`substitute`).
 private func saxGetEntity(_ ctx: UnsafeMutableRawPointer?, _ name: UnsafePointer<xmlChar>?) -> xmlEntityPtr? {
-    guard let s = readerState(ctx), let ctxt = s.pointee.ctxt, !s.pointee.failed else { return nil }
-    guard let entity = xmlSAX2GetEntity(UnsafeMutableRawPointer(ctxt), name) else { return nil }
-    return admit(entity, state: s)
+    guard let s = readerState(ctx), let ctxt = s.pointee.ctxt, let name, !s.pointee.failed else { return nil }
+    if let entity = xmlSAX2GetEntity(UnsafeMutableRawPointer(ctxt), name) { return admit(entity, state: s) }
+    return substitute(name, state: s)
+}
+
+/// The entity an undeclared reference reads as: an HTML 4 named entity (`&nbsp;`, `&eacute;`,
+/// `&hellip;`, … from libxml2's `htmlEntityLookup`) as its character, any other name (and the
+/// filter's `_:r`) as U+FFFD. Each substitution is counted once, where libxml2 meets the
+/// reference (not again when a wanted attribute value is decoded).
+///
+/// The entities live in two documents of the reader's own, freed with the parser context: a
+/// general internal entity, which libxml2 expands anywhere (text, attribute values, inside other
+/// entities) by parsing its replacement text, and, for references in the main document's text
+/// only (`instate` content, entity depth 0), the same entity marked predefined, which libxml2
+/// hands to `characters` directly, about 20 times faster. Predefined entities must not reach
+/// attribute values: libxml2 2.9 copies only their first byte there.
+private func substitute(_ name: UnsafePointer<xmlChar>, state s: UnsafeMutablePointer<ReaderState>) -> xmlEntityPtr? {
+    guard let ctxt = s.pointee.ctxt else { return nil }
+    let fast = !s.pointee.decodingAttribute && ctxt.pointee.instate == XML_PARSER_CONTENT && ctxt.pointee.depth == 0
+    if !s.pointee.decodingAttribute {
+        s.pointee.pendingRepairs += 1
+        s.pointee.documentRepairs += 1
+    }
+    guard let document = fast ? substituteDocument(&s.pointee.predefinedSubstitutes)
+                               : substituteDocument(&s.pointee.substitutes) else { return nil }
+    let html = htmlEntityLookup(name)
+    return XMLCharacterFilter.replacementEntityName.withCString { replacement in
+        replacement.withMemoryRebound(to: xmlChar.self, capacity: 4) { replacement in
+            let key = html != nil ? name : replacement
+            if let entity = xmlGetDocEntity(document, key) { return entity }
+            var content = Array(String(UnicodeScalar(html?.pointee.value ?? 0xFFFD) ?? "\u{FFFD}").utf8)
+            content.append(0)
+            guard let entity = xmlAddDocEntity(document, key, Int32(XML_INTERNAL_GENERAL_ENTITY.rawValue), nil, nil, content)
+            else { return nil }
+            if fast { entity.pointee.etype = XML_INTERNAL_PREDEFINED_ENTITY }
+            return entity
+        }
+    }
+}
+
+/// The reader's document holding substitute entities, made on first use.
+private func substituteDocument(_ document: inout xmlDocPtr?) -> xmlDocPtr? {
+    if let document { return document }
+    guard let fresh = xmlNewDoc(nil) else { return nil }
+    guard xmlCreateIntSubset(fresh, nil, nil, nil) != nil else {
+        xmlFreeDoc(fresh)
+        return nil
+    }
+    document = fresh
+    return fresh
 }
 
 private func saxGetParameterEntity(_ ctx: UnsafeMutableRawPointer?, _ name: UnsafePointer<xmlChar>?) -> xmlEntityPtr? {
@@ -502,6 +684,6 @@ func makeSAXHandler() -> xmlSAXHandler {
     handler.getEntity = saxGetEntity
     handler.getParameterEntity = saxGetParameterEntity
     // externalSubset, resolveEntity, reference: deliberately unset (no external loading; an
-    // undeclared entity is an error, never silently skipped).
+    // undeclared entity gets a substitute from getEntity, never silently skipped).
     return handler
 }

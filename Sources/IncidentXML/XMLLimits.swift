@@ -8,8 +8,10 @@ public struct XMLLimits: Sendable, Equatable {
     /// Most bytes (UTF-8) of one run of text between two tags, and of one captured value.
     /// Kind `.textTooLarge`. Default 1 MiB.
     public var maxTextBytes: Int
-    /// Most bytes (UTF-8) of text, wanted or not, inside one record element. Kind
-    /// `.recordTooLarge`. Default 4 MiB.
+    /// Most bytes inside one record element: its text (UTF-8), wanted or not, plus 32 bytes
+    /// and the attribute values of every kept occurrence of a repeated field or of a field
+    /// that reads attributes (so a record of a million empty occurrences is bounded too).
+    /// Kind `.recordTooLarge`. Default 4 MiB.
     public var maxRecordBytes: Int
     /// Deepest element nesting; the root element is depth 1. Kind `.tooDeep`. Default 256.
     public var maxDepth: Int

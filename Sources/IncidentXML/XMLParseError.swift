@@ -17,11 +17,15 @@ public struct XMLParseError: Error, Equatable, Sendable, CustomStringConvertible
         public var description: String { name }
 
         /// Not well-formed XML (libxml2's fatal or error-level diagnostics), including an
-        /// undeclared entity and an undeclared namespace prefix.
+        /// undeclared namespace prefix. (Illegal characters and undeclared entities are
+        /// repaired, not errors: see `XMLRecordReader`, "Repairs".)
         public static let malformed = Kind("malformed")
         /// The input ended before the root element closed (includes an empty document).
         public static let truncated = Kind("truncated")
-        /// The declared or detected encoding is unknown, or the bytes are invalid in it.
+        /// The chosen encoding (byte order mark, declaration or HTTP charset) is unknown or not
+        /// a valid name, contradicts the bytes (UTF-16 declared in an 8-bit document), or the
+        /// bytes are invalid in it (including a surrogate encoded in UTF-8, or a document that
+        /// ends inside a multi-byte character).
         public static let encoding = Kind("encoding")
         /// A text run or captured value exceeded `XMLLimits.maxTextBytes`.
         public static let textTooLarge = Kind("textTooLarge")

@@ -12,62 +12,111 @@ import Darwin
 /// then call `finish()`. `onRecord` receives one `XMLRecord` as soon as each record element
 /// ends, with the `XMLEnvelope` read so far. Memory is bounded by one record and the `limits`,
 /// not by the document: the reader keeps one reusable byte buffer per field and decodes each
-/// value to a `String` once, at the end of its record.
+/// value to a `String` once, at the end of its record (or of its occurrence).
 ///
-/// Values: an element's text content (text + CDATA, references resolved), XML whitespace
-/// trimmed; nil when absent, empty, self-closing or whitespace-only; the first occurrence of a
-/// repeated field wins. Attributes are ignored except `XMLRecordSchema.recordAttributes`.
+/// Values: see `XMLRecord` and `XMLRecordSchema` (fields by path, single or repeated, exact
+/// namespaces, foreign elements skipped). A record that is ambiguous (a single field twice) is
+/// still delivered, with `XMLRecord.problems`, and the document goes on.
 ///
-/// Input: any encoding libxml2 2.9 knows (UTF-8 with or without BOM, UTF-16, ISO-8859-x, and
-/// through glibc iconv EUC-KR and CP949). Untrusted input is safe: no network
-/// (`XML_PARSE_NONET`), never `XML_PARSE_NOENT`/`DTDLOAD`/`HUGE`/recovery; internal entities
-/// from an internal DTD subset are expanded within `XMLLimits.maxEntityExpansionBytes`; any
-/// reference to an external entity fails with `.externalEntity` and loads nothing; the
-/// external DTD subset is never read. Limits (defaults): text run or value 1 MiB, record text
-/// 4 MiB, depth 256, unfinished markup 2 MiB, entity expansion 1 MiB; see `XMLLimits`.
+/// Encodings: byte order mark, then the XML declaration, then `charset` (the HTTP charset),
+/// then UTF-8 (see `charset`). UTF-8, UTF-16LE/BE and UTF-32LE/BE, EUC-KR/CP949 and whatever
+/// else glibc's iconv knows are read; libxml2 always sees UTF-8.
 ///
-/// Process-wide effects, once, when the first reader is created: `xmlInitParser()`; an
-/// external-entity loader that refuses every URL (for every libxml2 user in the process); and
-/// `EUC-KR` made an alias of `CP949`, its superset (glibc's EUC-KR decoder turns CP949-only
-/// syllables such as 똠 into C1 control characters; valid EUC-KR decodes identically). While
+/// Repairs: one bad character does not reject the document. Characters XML forbids (C0
+/// controls other than TAB, LF, CR; surrogates; U+FFFE, U+FFFF), raw or as character
+/// references (`&#1;`, `&#x1F;`, `&#0;`, `&#xD800;`, `&#x110000;`), are read as U+FFFD; HTML 4
+/// named entities that XML does not define (`&nbsp;`, `&eacute;`, `&hellip;`, …) as their
+/// characters; a reference to any other undeclared entity (`&foo;`, or one an external DTD
+/// that is never read might declare) as U+FFFD. Each substitution is counted in
+/// `XMLRecord.repairs` for the record it is in and in `repairs` for the document. Bytes
+/// invalid in the document's encoding are not repaired: they usually mean the whole document
+/// is in another encoding, and substituting would corrupt every record, so they fail the
+/// document (`.encoding`). Only a document that cannot be parsed is rejected, with libxml2's
+/// line, column and message.
+///
+/// Untrusted input is safe: no network (`XML_PARSE_NONET`), never
+/// `XML_PARSE_NOENT`/`DTDLOAD`/`HUGE`/recovery; internal entities from an internal DTD subset
+/// are expanded within `XMLLimits.maxEntityExpansionBytes`; any reference to an external
+/// entity fails with `.externalEntity` and loads nothing; the external DTD subset is never
+/// read. Limits (defaults): text run or value 1 MiB, record 4 MiB, depth 256, unfinished markup
+/// 2 MiB, entity expansion 1 MiB; see `XMLLimits`.
+///
+/// Process-wide effects, once, when the first reader is created: `xmlInitParser()` and an
+/// external-entity loader that refuses every URL (for every libxml2 user in the process). While
 /// `xmlParseChunk` runs, the calling thread's libxml2 structured error handler is the
-/// reader's (libxml2 reports iconv failures there), and the previous one is put back after.
+/// reader's (libxml2 reports some errors without a context), and the previous one is put back
+/// after.
 ///
 /// Errors: `parse`, `finish` and `parse(contentsOf:)` throw `XMLParseError` for malformed,
-/// truncated or over-limit input, and rethrow whatever `onRecord` throws unchanged (same type and
-/// value). After any error the reader refuses input (`.inputRefused`) until `reset()`. Records
-/// delivered before an error stay delivered: roll back in the caller.
+/// truncated, wrongly encoded or over-limit input, and rethrow whatever `onRecord` throws
+/// unchanged (same type and value). After any error the reader refuses input (`.inputRefused`)
+/// until `reset()`. Records delivered before an error stay delivered: roll back in the caller.
 ///
 /// Not thread-safe: use one reader from one thread at a time. Sources: libxml2 2.9.14 API
-/// (parser.h `xmlCreatePushParserCtxt`, `xmlParseChunk`; SAX2.h), XML 1.0 (Fifth Edition).
+/// (parser.h `xmlCreatePushParserCtxt`, `xmlParseChunk`; SAX2.h; HTMLparser.h
+/// `htmlEntityLookup`), XML 1.0 (Fifth Edition), Namespaces in XML 1.0, RFC 7303.
 public final class XMLRecordReader {
     /// What this reader extracts.
     public let schema: XMLRecordSchema
     /// The limits enforced on every document.
     public let limits: XMLLimits
 
-    private let handler: Handler
+    /// The character encoding given outside the document: the `charset` parameter of its HTTP
+    /// `Content-Type` (see `charset(inContentType:)`). Used only when the document has neither a
+    /// byte order mark nor an `encoding` in its XML declaration (XML 1.0 Appendix F); nil then
+    /// means UTF-8. Read when a document's first bytes are examined, so set it before feeding a
+    /// document; it stays set for the following ones (`reset()` keeps it). An unknown name is
+    /// an `.encoding` error of the documents that need it.
+    public var charset: String? {
+        get { decoder.charset }
+        set { decoder.charset = newValue }
+    }
+
+    /// The encoding the current document is read in, once its first bytes were examined, e.g.
+    /// `UTF-8`, `UTF-16LE`, `CP949` (every Korean label reads as CP949).
+    public var encoding: String? { decoder.encoding }
+
+    /// Characters substituted so far in the current document (see "Repairs"): those inside
+    /// records, and those outside them (envelope, comments, the DTD).
+    public var repairs: Int { state.pointee.documentRepairs + filter.markupRepairs }
+
+    private let onRecord: (XMLRecord, XMLEnvelope) throws -> Void
+    private let compiled: CompiledSchema
     private let state: UnsafeMutablePointer<ReaderState>
-    private let fieldNames: [CompiledName]
-    private let envelopeNames: [CompiledName]
-    private let recordNames: [CompiledName]
-    private let attributeNames: [CompiledName]
-    let wantsRecordAttributes: Bool
+    private let decoder = XMLInputDecoder()
+    private let filter = XMLCharacterFilter()
 
     private var phase = Phase.idle
     /// True while libxml2 runs (and so while `onRecord` runs): libxml2 is not re-entrant.
     private var insideLibxml2 = false
+    /// The first UTF-8 bytes, given to libxml2 when the push context is created.
     private var head: [UInt8] = []
     private var failure: (any Error)?
-    private var envelopeValues: [String?]
-    private var rootElement: XMLName?
-    private var attributeValues: [String?]
+
+    /// The envelope read so far, kept whole: it goes out with every record, and one stored
+    /// property costs one exclusivity check where four would cost four.
+    private var currentEnvelope: XMLEnvelope
+    /// Whether the schema has record attributes, context attributes, and fields that keep
+    /// occurrences: per-record state the hot path then never touches.
+    private let usesRecordAttributes: Bool
+    private let usesContext: Bool
+    private let usesOccurrences: Bool
+    private var recordAttributeValues: [String?] = []
+    private var occurrences: [XMLOccurrence] = []
+    /// Index in `occurrences` of each record field slot's open occurrence.
+    private var occurrenceIndex: [Int]
+    private var recordProblems: [String] = []
+    private var contextValues: [String?]
+    private var contextProblems: [String] = []
+    private var contextStack: [ContextFrame] = []
 
     private enum Phase { case idle, parsing, finished, failed }
 
-    private enum Handler {
-        case values((XMLRecord, XMLEnvelope) throws -> Void)
-        case unsafe((XMLUnsafeRecord, XMLEnvelope) throws -> Void)
+    /// What an enclosing context element replaced, to restore at its end.
+    private struct ContextFrame {
+        var depth: Int
+        var values: [String?]
+        var problems: [String]
     }
 
     /// Largest piece handed to `xmlParseChunk` at once; also the granularity of the
@@ -77,54 +126,46 @@ public final class XMLRecordReader {
     /// Creates a reader. `onRecord` is called on the calling thread, from inside `parse` or
     /// `finish`, once per record, in document order; what it throws stops the parse and comes
     /// out of that call unchanged.
-    public convenience init(
+    public init(
         schema: XMLRecordSchema,
         limits: XMLLimits = .default,
         onRecord: @escaping (XMLRecord, XMLEnvelope) throws -> Void
     ) {
-        self.init(schema: schema, limits: limits, handler: .values(onRecord))
-    }
-
-    /// Creates a reader that hands each record over without making `String`s: the
-    /// `XMLUnsafeRecord` exposes each value's trimmed UTF-8 bytes in the reader's own buffers,
-    /// valid only until the callback returns (bind them, parse them, or call `string(_:)`).
-    /// Same order, errors and limits as `init(schema:limits:onRecord:)`; this is the fast path
-    /// for callers that copy bytes straight into SQLite (about 18 % fewer instructions per
-    /// record than building `XMLRecord` values for the 14-field GITS feed, which puts parse-only
-    /// work level with a C libxml2 SAX program).
-    ///
-    /// A factory rather than an initializer so that `XMLRecordReader(schema:) { record, envelope in … }`
-    /// stays unambiguous.
-    public static func unsafeReader(
-        schema: XMLRecordSchema,
-        limits: XMLLimits = .default,
-        onUnsafeRecord: @escaping (XMLUnsafeRecord, XMLEnvelope) throws -> Void
-    ) -> XMLRecordReader {
-        XMLRecordReader(schema: schema, limits: limits, handler: .unsafe(onUnsafeRecord))
-    }
-
-    private init(schema: XMLRecordSchema, limits: XMLLimits, handler: Handler) {
         _ = libxml2Setup
         self.schema = schema
         self.limits = limits
-        self.handler = handler
-        fieldNames = schema.fields.map(CompiledName.init)
-        envelopeNames = schema.envelopeFields.map(CompiledName.init)
-        recordNames = schema.recordElements.map(CompiledName.init)
-        attributeNames = schema.recordAttributes.map(CompiledName.init)
-        wantsRecordAttributes = !schema.recordAttributes.isEmpty
-        envelopeValues = Array(repeating: nil, count: schema.envelopeFields.count)
-        attributeValues = Array(repeating: nil, count: schema.recordAttributes.count)
+        self.onRecord = onRecord
+        let compiled = CompiledSchema(schema)
+        self.compiled = compiled
+        currentEnvelope = Self.emptyEnvelope(schema)
+        usesRecordAttributes = !schema.recordAttributes.isEmpty
+        usesContext = !schema.contextAttributes.isEmpty
+        usesOccurrences = schema.fields.contains { $0.cardinality == .repeated || !$0.attributes.isEmpty }
+        contextValues = Array(repeating: nil, count: schema.contextAttributes.count)
+        occurrenceIndex = Array(repeating: -1, count: schema.fields.count)
 
-        let slotCount = schema.fields.count + schema.envelopeFields.count
-        let buffers = UnsafeMutablePointer<FieldBuffer>.allocate(capacity: max(1, slotCount))
+        let slotCount = compiled.fieldInfos.count
+        let capacity = max(1, slotCount)
+        let buffers = UnsafeMutablePointer<FieldBuffer>.allocate(capacity: capacity)
         for i in 0..<slotCount {
             buffers.advanced(by: i).initialize(to: FieldBuffer(bytes: .allocate(capacity: 64), count: 0, capacity: 64))
         }
-        let seen = UnsafeMutablePointer<Bool>.allocate(capacity: max(1, slotCount))
-        seen.initialize(repeating: false, count: max(1, slotCount))
+        func table<T>(_ values: [T], minimum: T) -> UnsafeMutablePointer<T> {
+            let pointer = UnsafeMutablePointer<T>.allocate(capacity: max(1, values.count))
+            if values.isEmpty { pointer.initialize(to: minimum) } else { pointer.initialize(from: values, count: values.count) }
+            return pointer
+        }
+        let counts = table(Array(repeating: Int32(0), count: slotCount), minimum: 0)
+        let isOpen = table(Array(repeating: false, count: slotCount), minimum: false)
+        let fields = table(compiled.fieldInfos, minimum: FieldInfo(pathStart: 0, pathLength: 0, repeated: false,
+                                                                   readsAttributes: false, capturesText: false, envelope: false))
+        let paths = table(compiled.paths, minimum: 0)
+        let candidates = table(compiled.candidates, minimum: 0)
         // Each slot is captured at most once at a time, so the stack never exceeds slotCount.
-        let open = UnsafeMutablePointer<OpenCapture>.allocate(capacity: max(1, slotCount))
+        let open = UnsafeMutablePointer<OpenCapture>.allocate(capacity: capacity)
+        let elementCapacity = 64
+        let elements = UnsafeMutablePointer<Int32>.allocate(capacity: elementCapacity)
+        elements.initialize(repeating: -1, count: elementCapacity)
         let cacheCapacity = 64
         let cache = UnsafeMutablePointer<NameSlot>.allocate(capacity: cacheCapacity)
         cache.initialize(repeating: NameSlot(), count: cacheCapacity)
@@ -133,8 +174,11 @@ public final class XMLRecordReader {
         state.initialize(to: ReaderState(
             ctxt: nil,
             owner: UnsafeMutableRawPointer(open),  // replaced by self below
-            open: open, buffers: buffers, seen: seen,
+            tracksPath: compiled.fieldInfos.contains { $0.pathLength > 1 },
             fieldCount: schema.fields.count, slotCount: slotCount,
+            fields: fields, paths: paths, candidates: candidates,
+            open: open, buffers: buffers, counts: counts, isOpen: isOpen,
+            elements: elements, elementCapacity: elementCapacity,
             cache: cache, cacheMask: cacheCapacity - 1,
             maxText: limits.maxTextBytes, maxRecord: limits.maxRecordBytes,
             maxDepth: limits.maxDepth, maxEntityBytes: limits.maxEntityExpansionBytes
@@ -146,8 +190,13 @@ public final class XMLRecordReader {
         freeContext()
         for i in 0..<state.pointee.slotCount { state.pointee.buffers[i].bytes.deallocate() }
         state.pointee.buffers.deallocate()
-        state.pointee.seen.deallocate()
+        state.pointee.counts.deallocate()
+        state.pointee.isOpen.deallocate()
+        state.pointee.fields.deallocate()
+        state.pointee.paths.deallocate()
+        state.pointee.candidates.deallocate()
         state.pointee.open.deallocate()
+        state.pointee.elements.deallocate()
         state.pointee.cache.deallocate()
         state.deinitialize(count: 1)
         state.deallocate()
@@ -155,31 +204,22 @@ public final class XMLRecordReader {
 
     /// The envelope read so far: the root element (known after the first start tag) and the
     /// envelope field values seen so far (nil until seen).
-    public var envelope: XMLEnvelope {
-        XMLEnvelope(rootElement: rootElement, values: envelopeValues)
+    public var envelope: XMLEnvelope { currentEnvelope }
+
+    private static func emptyEnvelope(_ schema: XMLRecordSchema) -> XMLEnvelope {
+        XMLEnvelope(values: Array(repeating: nil, count: schema.envelopeFields.count),
+                    attributes: schema.envelopeFields.map { Array(repeating: nil, count: $0.attributes.count) })
     }
 
     /// Parses the next chunk of the document; any size, split anywhere (even inside a
-    /// multi-byte character). Records completed by this chunk are delivered before it returns.
+    /// multi-byte character or a byte order mark). Records completed by this chunk are
+    /// delivered before it returns.
     ///
     /// - Throws: `XMLParseError`, or what `onRecord` threw (unchanged).
     public func parse(_ chunk: UnsafeRawBufferPointer) throws {
         try acceptInput()
-        guard let base = chunk.baseAddress, chunk.count > 0 else { return }
-        var offset = 0
-        if state.pointee.ctxt == nil {
-            // libxml2 detects the encoding (BOM, UTF-16) from the first four bytes, which must
-            // be given when the push context is created (as xmllint --push does).
-            let take = min(4 - head.count, chunk.count)
-            head.append(contentsOf: UnsafeRawBufferPointer(rebasing: chunk[0..<take]))
-            offset = take
-            if head.count < 4 { return }
-            try startContext()
-        }
-        while offset < chunk.count {
-            let count = min(Self.pieceSize, chunk.count - offset)
-            try feed(base + offset, count: count, terminate: false)
-            offset += count
+        try run {
+            try decoder.push(chunk) { utf8 in try filter.process(utf8) { try deliver($0) } }
         }
     }
 
@@ -196,26 +236,33 @@ public final class XMLRecordReader {
     /// Ends the document (libxml2 `terminate = 1`) and delivers anything still pending.
     ///
     /// - Throws: `XMLParseError` `.truncated` when the root element is not closed or there was
-    ///   no document at all; other kinds as for `parse`; what `onRecord` threw, unchanged.
+    ///   no document at all; `.encoding` when it ends inside a multi-byte character; other kinds
+    ///   as for `parse`; what `onRecord` threw, unchanged.
     public func finish() throws {
         try acceptInput()
-        if state.pointee.ctxt == nil { try startContext() }
-        state.pointee.finishing = true
-        try feed(nil, count: 0, terminate: true)
-        if !state.pointee.sawRoot || state.pointee.depth != 0 {
-            state.fail(.truncated, state.pointee.sawRoot ? "the document ended inside an element" : "the document is empty")
-            try rethrowFailure()
+        try run {
+            try decoder.finish { utf8 in try filter.process(utf8) { try deliver($0) } }
+            try filter.finish { try deliver($0) }
+            if state.pointee.ctxt == nil { try startContext() }
+            state.pointee.finishing = true
+            try feed(nil, count: 0, terminate: true)
+            if !state.pointee.sawRoot || state.pointee.depth != 0 {
+                state.fail(.truncated, state.pointee.sawRoot ? "the document ended inside an element" : "the document is empty")
+                try rethrowFailure()
+            }
         }
         phase = .finished
     }
 
     /// Reads the file at `file` in chunks of `chunkSize` bytes (default 256 KiB), then calls
-    /// `finish()`.
+    /// `finish()`. `charset` is the encoding the file was served with (the HTTP charset; nil when
+    /// none): it sets `self.charset`, which applies only if the document declares nothing itself.
     ///
     /// - Throws: `XMLParseError` `.io` when the file cannot be opened or read; otherwise as
     ///   `parse` and `finish`.
-    public func parse(contentsOf file: URL, chunkSize: Int = 256 * 1024) throws {
+    public func parse(contentsOf file: URL, charset: String? = nil, chunkSize: Int = 256 * 1024) throws {
         try acceptInput()
+        self.charset = charset
         let path = file.path
         let fd = open(path, O_RDONLY)
         if fd < 0 { throw ioError("cannot open \(path)") }
@@ -235,32 +282,62 @@ public final class XMLRecordReader {
         try finish()
     }
 
+    /// The `charset` parameter of an HTTP `Content-Type` value (RFC 9110 §8.3: parameter names
+    /// are case-insensitive, values may be quoted), e.g. `EUC-KR` for
+    /// `text/xml; charset="EUC-KR"`; nil when absent.
+    public static func charset(inContentType contentType: String?) -> String? {
+        guard let contentType else { return nil }
+        for parameter in contentType.split(separator: ";").dropFirst() {
+            let pair = parameter.split(separator: "=", maxSplits: 1)
+            guard pair.count == 2,
+                  pair[0].trimmingCharacters(in: .whitespaces).lowercased() == "charset" else { continue }
+            let value = pair[1].trimmingCharacters(in: CharacterSet.whitespaces.union(CharacterSet(charactersIn: "\"")))
+            return value.isEmpty ? nil : value
+        }
+        return nil
+    }
+
     /// Forgets the current document (finished, failed or half-read) so the reader can read a
-    /// new one; keeps its buffers.
+    /// new one; keeps its buffers and `charset`.
     ///
     /// Must not be called from inside `onRecord` (a programming error that traps): throw from
     /// `onRecord` to stop instead.
     public func reset() {
         precondition(!insideLibxml2, "XMLRecordReader.reset() called from inside onRecord")
         freeContext()
+        decoder.reset()
+        filter.reset()
         let slots = state.pointee.slotCount
         state.pointee.failed = false
         state.pointee.finishing = false
         state.pointee.sawRoot = false
         state.pointee.depth = 0
         state.pointee.recordDepth = 0
+        state.pointee.skipDepth = 0
+        state.pointee.contextDepth = 0
         state.pointee.textRun = 0
         state.pointee.recordBytes = 0
         state.pointee.entityBytes = 0
+        state.pointee.cdataPendingCR = false
+        state.pointee.decodingAttribute = false
+        state.pointee.pendingRepairs = 0
+        state.pointee.recordRepairs = 0
+        state.pointee.documentRepairs = 0
         state.pointee.openCount = 0
         state.pointee.openBase = 0
-        state.pointee.seen.update(repeating: false, count: max(1, slots))
+        state.pointee.counts.update(repeating: 0, count: max(1, slots))
+        state.pointee.isOpen.update(repeating: false, count: max(1, slots))
         for i in 0..<slots { state.pointee.buffers[i].count = 0 }
         phase = .idle
         head.removeAll(keepingCapacity: true)
         failure = nil
-        envelopeValues = Array(repeating: nil, count: schema.envelopeFields.count)
-        rootElement = nil
+        currentEnvelope = Self.emptyEnvelope(schema)
+        state.pointee.recordHasProblems = false
+        occurrences.removeAll(keepingCapacity: true)
+        recordProblems.removeAll(keepingCapacity: true)
+        contextValues = Array(repeating: nil, count: schema.contextAttributes.count)
+        contextProblems = []
+        contextStack.removeAll()
     }
 
     // MARK: - Driving libxml2
@@ -281,6 +358,36 @@ public final class XMLRecordReader {
         }
     }
 
+    /// Runs `body`; any error stops the document (errors of the decoder are raised outside
+    /// libxml2 and recorded here).
+    private func run(_ body: () throws -> Void) throws {
+        do {
+            try body()
+        } catch {
+            if !state.pointee.failed { state.fail(with: error) }
+            phase = .failed
+            throw failure ?? error
+        }
+    }
+
+    /// Hands UTF-8 to libxml2, creating the push context with the first four bytes.
+    private func deliver(_ piece: UnsafeRawBufferPointer) throws {
+        guard let base = piece.baseAddress, piece.count > 0 else { return }
+        var offset = 0
+        if state.pointee.ctxt == nil {
+            let take = min(4 - head.count, piece.count)
+            head.append(contentsOf: UnsafeRawBufferPointer(rebasing: piece[0..<take]))
+            offset = take
+            if head.count < 4 { return }
+            try startContext()
+        }
+        while offset < piece.count {
+            let count = min(Self.pieceSize, piece.count - offset)
+            try feed(base + offset, count: count, terminate: false)
+            offset += count
+        }
+    }
+
     private func startContext() throws {
         var handler = makeSAXHandler()
         let ctxt: xmlParserCtxtPtr? = routingErrors {
@@ -292,12 +399,12 @@ public final class XMLRecordReader {
             }
         }
         guard let ctxt else {
-            phase = .failed
             throw XMLParseError(kind: .malformed, message: "libxml2 could not create a parser context (out of memory)")
         }
         state.pointee.ctxt = ctxt
-        // No network, and none of NOENT, DTDLOAD, DTDATTR, DTDVALID, HUGE or RECOVER.
-        _ = xmlCtxtUseOptions(ctxt, Int32(XML_PARSE_NONET.rawValue))
+        // No network; the input is UTF-8 already (XMLInputDecoder), so the declaration's
+        // encoding is ignored. None of NOENT, DTDLOAD, DTDATTR, DTDVALID, HUGE or RECOVER.
+        _ = xmlCtxtUseOptions(ctxt, Int32(XML_PARSE_NONET.rawValue | XML_PARSE_IGNORE_ENC.rawValue))
         phase = .parsing
         if state.pointee.failed {
             ctxt.pointee.disableSAX = 1
@@ -330,9 +437,9 @@ public final class XMLRecordReader {
     }
 
     /// Runs `body` with this reader as the thread's libxml2 structured error handler, then
-    /// puts back whatever handler the thread had. libxml2 2.9 raises iconv conversion errors
-    /// without a parser context (from `xmlCreatePushParserCtxt` when the first bytes select an
-    /// encoding, and from `xmlParseChunk`); they would otherwise go to stderr and be lost.
+    /// puts back whatever handler the thread had. libxml2 2.9 raises some errors (encoding
+    /// conversion among them) without a parser context; they would otherwise go to stderr and
+    /// be lost.
     private func routingErrors<T>(_ body: () -> T) -> T {
         let previousHandler = __xmlStructuredError().pointee
         let previousContext = __xmlStructuredErrorContext().pointee
@@ -361,6 +468,11 @@ public final class XMLRecordReader {
             xmlFreeParserCtxt(ctxt)
             state.pointee.ctxt = nil
         }
+        for document in [state.pointee.substitutes, state.pointee.predefinedSubstitutes] {
+            if let document { xmlFreeDoc(document) }
+        }
+        state.pointee.substitutes = nil
+        state.pointee.predefinedSubstitutes = nil
         // The cached name pointers belonged to that context's dictionary.
         state.clearNameCache()
     }
@@ -377,107 +489,217 @@ public final class XMLRecordReader {
     }
 
     func didStartRoot(name: UnsafePointer<xmlChar>, uri: UnsafePointer<xmlChar>?) {
-        rootElement = XMLName(String(cString: name), namespaceURI: uri.map { String(cString: $0) })
+        currentEnvelope.rootElement = XMLName(String(cString: name), namespaceURI: uri.map { String(cString: $0) })
+    }
+
+    /// Cache miss in the element-name cache: compare against the schema.
+    func classifySlow(name: UnsafePointer<xmlChar>, uri: UnsafePointer<xmlChar>?) -> NameSlot {
+        compiled.classify(name, uri)
+    }
+
+    func fieldDescription(_ slot: Int) -> String { compiled.descriptions[slot] }
+
+    /// A problem of the open record, or of the envelope outside records.
+    func addProblem(_ problem: String) {
+        if state.pointee.recordDepth != 0 {
+            recordProblems.append(problem)
+            state.pointee.recordHasProblems = true
+        } else {
+            currentEnvelope.problems.append(problem)
+        }
+    }
+
+    func didStartRecord(attributeCount: Int, _ attributes: UnsafeMutablePointer<UnsafePointer<xmlChar>?>?) {
+        if usesContext && !contextProblems.isEmpty {
+            recordProblems = contextProblems
+            state.pointee.recordHasProblems = true
+        }
+        if usesRecordAttributes {
+            let element = compiled.recordElementNames[state.pointee.recordIndex]
+            recordAttributeValues = readAttributes(compiled.recordAttributes, of: element, attributeCount, attributes,
+                                                   problems: &recordProblems)
+            if !recordProblems.isEmpty { state.pointee.recordHasProblems = true }
+        }
+    }
+
+    func didStartContext(id: Int32, depth: Int, attributeCount: Int, _ attributes: UnsafeMutablePointer<UnsafePointer<xmlChar>?>?) {
+        guard let wanted = compiled.contextAttributes[id] else { return }
+        contextStack.append(ContextFrame(depth: state.pointee.contextDepth, values: contextValues, problems: contextProblems))
+        let element = schema.contextAttributes[wanted[0].index].element.localName
+        let values = readAttributes(wanted.map(\.attribute), of: element, attributeCount, attributes, problems: &contextProblems)
+        for (k, entry) in wanted.enumerated() { contextValues[entry.index] = values[k] }
+        state.pointee.contextDepth = depth
+    }
+
+    func didEndContext(depth: Int) {
+        guard let frame = contextStack.popLast() else { return }
+        contextValues = frame.values
+        contextProblems = frame.problems
+        state.pointee.contextDepth = frame.depth
+    }
+
+    /// A repeated field, or one that reads attributes, starts an occurrence (record fields), or
+    /// an envelope field with attributes is met for the first time.
+    func beginOccurrence(_ slot: Int, attributeCount: Int, _ attributes: UnsafeMutablePointer<UnsafePointer<xmlChar>?>?) {
+        let wanted = compiled.fieldAttributes[slot]
+        let element = compiled.descriptions[slot]
+        if slot >= state.pointee.fieldCount {
+            currentEnvelope.attributes[slot - state.pointee.fieldCount] =
+                readAttributes(wanted, of: element, attributeCount, attributes, problems: &currentEnvelope.problems)
+            return
+        }
+        let values = wanted.isEmpty ? [] : readAttributes(wanted, of: element, attributeCount, attributes, problems: &recordProblems)
+        if !recordProblems.isEmpty { state.pointee.recordHasProblems = true }
+        let bytes = values.reduce(occurrenceOverhead) { $0 + ($1?.utf8.count ?? 0) }
+        state.pointee.recordBytes += bytes
+        if state.pointee.recordBytes > state.pointee.maxRecord {
+            state.fail(.recordTooLarge, "a record holds more than \(state.pointee.maxRecord) bytes of text and kept occurrences")
+            return
+        }
+        occurrenceIndex[slot] = occurrences.count
+        occurrences.append(XMLOccurrence(field: slot, text: nil, attributes: values))
+    }
+
+    func didEndOccurrence(slot: Int) {
+        let index = occurrenceIndex[slot]
+        guard occurrences.indices.contains(index) else { return }
+        occurrences[index].text = decodeTrimmed(state.pointee.buffers[slot])
     }
 
     func didEndEnvelopeField(slot: Int) {
-        envelopeValues[slot - state.pointee.fieldCount] = decodeTrimmed(state.pointee.buffers[slot])
+        guard state.pointee.counts[slot] == 1 else { return }
+        currentEnvelope.values[slot - state.pointee.fieldCount] = decodeTrimmed(state.pointee.buffers[slot])
+    }
+
+    /// A single envelope field occurs a second time: it is ambiguous, so it reads as nil.
+    func envelopeFieldRepeated(_ slot: Int) {
+        let index = slot - state.pointee.fieldCount
+        currentEnvelope.values[index] = nil
+        currentEnvelope.attributes[index] = Array(repeating: nil, count: currentEnvelope.attributes[index].count)
+        currentEnvelope.problems.append("\(compiled.descriptions[slot]) occurs more than once")
     }
 
     func didEndRecord() {
         let count = state.pointee.fieldCount
         let buffers = state.pointee.buffers
-        let seen = state.pointee.seen
-        do {
-            switch handler {
-            case .values(let onRecord):
-                let values = [String?](unsafeUninitializedCapacity: count) { out, initialized in
-                    for i in 0..<count {
-                        out.initializeElement(at: i, to: seen[i] ? decodeTrimmed(buffers[i]) : nil)
-                    }
-                    initialized = count
+        let counts = state.pointee.counts
+        let fields = state.pointee.fields
+        var duplicated = false
+        let values = [String?](unsafeUninitializedCapacity: count) { out, initialized in
+            for i in 0..<count {
+                let seen = counts[i]
+                let info = fields[i]
+                if info.repeated {
+                    out.initializeElement(at: i, to: nil)
+                    continue
                 }
-                let record = XMLRecord(
-                    values: values,
-                    attributes: attributeValues,
-                    recordElementIndex: state.pointee.recordIndex,
-                    line: state.pointee.recordLine)
-                try onRecord(record, XMLEnvelope(rootElement: rootElement, values: envelopeValues))
-            case .unsafe(let onUnsafeRecord):
-                let record = XMLUnsafeRecord(
-                    buffers: buffers, seen: seen, count: count,
-                    attributes: attributeValues,
-                    recordElementIndex: state.pointee.recordIndex,
-                    line: state.pointee.recordLine)
-                try onUnsafeRecord(record, XMLEnvelope(rootElement: rootElement, values: envelopeValues))
+                if seen > 1 { duplicated = true }
+                out.initializeElement(at: i, to: seen == 1 && info.capturesText ? decodeTrimmed(buffers[i]) : nil)
             }
+            initialized = count
+        }
+        if duplicated {
+            for i in 0..<count where !fields[i].repeated && counts[i] > 1 {
+                recordProblems.append("\(compiled.descriptions[i]) occurs \(counts[i]) times")
+                if usesOccurrences { occurrences.removeAll { $0.field == i } }
+            }
+            state.pointee.recordHasProblems = true
+        }
+        let hasProblems = state.pointee.recordHasProblems
+        let record = XMLRecord(
+            values: values,
+            attributes: usesRecordAttributes ? recordAttributeValues : [],
+            recordElementIndex: state.pointee.recordIndex,
+            line: state.pointee.recordLine,
+            occurrences: usesOccurrences ? occurrences : [],
+            context: usesContext ? contextValues : [],
+            problems: hasProblems ? recordProblems : [],
+            repairs: state.pointee.recordRepairs)
+        if usesOccurrences { occurrences.removeAll(keepingCapacity: true) }
+        if hasProblems {
+            recordProblems.removeAll(keepingCapacity: true)
+            state.pointee.recordHasProblems = false
+        }
+        state.pointee.recordRepairs = 0
+        do {
+            try onRecord(record, currentEnvelope)
         } catch {
             state.fail(with: error)
         }
     }
 
-    func readRecordAttributes(count: Int, _ attributes: UnsafeMutablePointer<UnsafePointer<xmlChar>?>?) {
-        for i in attributeValues.indices { attributeValues[i] = nil }
-        guard let attributes else { return }
+    /// Reads the `wanted` attributes of an element from libxml2's SAX2 attribute quintuples;
+    /// a QName that cannot be resolved reads as nil and adds a problem.
+    private func readAttributes(_ wanted: [CompiledAttribute], of element: String, _ count: Int,
+                                _ attributes: UnsafeMutablePointer<UnsafePointer<xmlChar>?>?,
+                                problems: inout [String]) -> [String?] {
+        var values = [String?](repeating: nil, count: wanted.count)
+        guard let attributes else { return values }
         for a in 0..<count {
             // libxml2 SAX2 attribute quintuple: localname, prefix, URI, value start, value end.
             guard let local = attributes[a * 5], let start = attributes[a * 5 + 3],
                   let end = attributes[a * 5 + 4] else { continue }
             let uri = attributes[a * 5 + 2]
-            guard let index = attributeNames.firstIndex(where: { $0.matches(local, uri) }),
-                  attributeValues[index] == nil else { continue }
-            attributeValues[index] = decodeAttribute(start, count: end - start)
+            guard let index = wanted.firstIndex(where: { $0.name.matches(local, uri) }) else { continue }
+            let value = decodeAttribute(start, count: end - start)
+            if wanted[index].resolvesQName {
+                switch resolveQName(value) {
+                case .success(let resolved):
+                    values[index] = resolved
+                case .failure(let reason):
+                    problems.append("\(element)/@\(wanted[index].label) '\(value)' \(reason.message)")
+                }
+            } else {
+                values[index] = value
+            }
         }
+        return values
     }
 
     /// Attribute values arrive with `&` written as `&#38;` and internal entity references left
     /// as `&name;` (libxml2 without `XML_PARSE_NOENT`); libxml2 resolves them here, through the
-    /// same entity checks as text.
+    /// same entity checks as text (substitutes were counted when libxml2 first met them).
     private func decodeAttribute(_ start: UnsafePointer<xmlChar>, count: Int) -> String {
         let raw = UnsafeBufferPointer(start: start, count: count)
-        guard raw.contains(UInt8(ascii: "&")), let ctxt = state.pointee.ctxt,
-              let decoded = xmlStringLenDecodeEntities(ctxt, start, Int32(count), Int32(XML_SUBSTITUTE_REF), 0, 0, 0)
-        else { return String(decoding: raw, as: UTF8.self) }
+        guard raw.contains(UInt8(ascii: "&")), let ctxt = state.pointee.ctxt else {
+            return String(decoding: raw, as: UTF8.self)
+        }
+        state.pointee.decodingAttribute = true
+        let decoded = xmlStringLenDecodeEntities(ctxt, start, Int32(count), Int32(XML_SUBSTITUTE_REF), 0, 0, 0)
+        state.pointee.decodingAttribute = false
+        guard let decoded else { return String(decoding: raw, as: UTF8.self) }
         // libxml2 allocates with xmlMalloc, which is malloc in this build (no xmlMemSetup).
         defer { free(decoded) }
         return String(cString: decoded)
     }
 
-    /// Cache miss in the element-name cache: compare against the schema.
-    func classifySlow(name: UnsafePointer<xmlChar>, uri: UnsafePointer<xmlChar>?) -> NameSlot {
-        var slot = NameSlot()
-        if let i = recordNames.firstIndex(where: { $0.matches(name, uri) }) { slot.record = Int32(i) }
-        if let i = fieldNames.firstIndex(where: { $0.matches(name, uri) }) { slot.field = Int32(i) }
-        if let i = envelopeNames.firstIndex(where: { $0.matches(name, uri) }) { slot.envelope = Int32(i) }
-        return slot
-    }
-}
+    private struct QNameFailure: Error { let message: String }
 
-/// A schema name as bytes, for comparing with libxml2's NUL-terminated names.
-struct CompiledName {
-    let local: [UInt8]
-    let uri: [UInt8]?
-
-    init(_ name: XMLName) {
-        local = Array(name.localName.utf8)
-        uri = name.namespaceURI.map { Array($0.utf8) }
+    /// `{uri}local` (or `local` in no namespace) for a QName value, through the namespace
+    /// declarations libxml2 has in scope (`ctxt->nsTab`, innermost last).
+    private func resolveQName(_ value: String) -> Result<String, QNameFailure> {
+        let text = trimmedXMLSpace(value)
+        let parts = text.split(separator: ":", omittingEmptySubsequences: false)
+        guard parts.count <= 2, parts.allSatisfy({ !$0.isEmpty }), !text.contains(where: { $0.isWhitespace }) else {
+            return .failure(QNameFailure(message: "is not a QName"))
+        }
+        let prefix = parts.count == 2 ? String(parts[0]) : nil
+        let local = String(parts[parts.count - 1])
+        if prefix == "xml" { return .success(XMLName(local, namespaceURI: "http://www.w3.org/XML/1998/namespace").description) }
+        if let ctxt = state.pointee.ctxt, let table = ctxt.pointee.nsTab {
+            var i = Int(ctxt.pointee.nsNr) - 2
+            while i >= 0 {
+                let declared = table[i].map { String(cString: $0) }
+                if declared == prefix {
+                    let uri = table[i + 1].map { String(cString: $0) } ?? ""
+                    return .success(XMLName(local, namespaceURI: uri.isEmpty ? nil : uri).description)
+                }
+                i -= 2
+            }
+        }
+        if let prefix { return .failure(QNameFailure(message: "uses the undeclared prefix '\(prefix)'")) }
+        return .success(local)   // no default namespace in scope
     }
-
-    func matches(_ name: UnsafePointer<xmlChar>, _ nameURI: UnsafePointer<xmlChar>?) -> Bool {
-        guard equalsCString(local, name) else { return false }
-        guard let uri else { return true }
-        guard let nameURI else { return false }
-        return equalsCString(uri, nameURI)
-    }
-}
-
-private func equalsCString(_ bytes: [UInt8], _ c: UnsafePointer<UInt8>) -> Bool {
-    var i = 0
-    for b in bytes {
-        if c[i] != b { return false }   // also stops at the NUL of a shorter C string
-        i += 1
-    }
-    return c[i] == 0
 }
 
 @inline(__always)
@@ -485,68 +707,21 @@ private func isXMLSpace(_ b: UInt8) -> Bool {
     b == 0x20 || b == 0x09 || b == 0x0A || b == 0x0D
 }
 
-/// The buffer's bytes with XML whitespace trimmed, or nil when nothing is left.
-@inline(__always)
-func trimmedBytes(_ buffer: FieldBuffer) -> UnsafeBufferPointer<UInt8>? {
+/// `text` without leading and trailing XML whitespace.
+func trimmedXMLSpace(_ text: String) -> String {
+    var bytes = Substring(text).utf8[...]
+    while let first = bytes.first, isXMLSpace(first) { bytes = bytes.dropFirst() }
+    while let last = bytes.last, isXMLSpace(last) { bytes = bytes.dropLast() }
+    return String(decoding: bytes, as: UTF8.self)
+}
+
+/// The buffer's text with XML whitespace trimmed, or nil when nothing is left.
+func decodeTrimmed(_ buffer: FieldBuffer) -> String? {
     let p = buffer.bytes
     var lo = 0
     var hi = buffer.count
     while lo < hi && isXMLSpace(p[lo]) { lo += 1 }
     while hi > lo && isXMLSpace(p[hi - 1]) { hi -= 1 }
     if lo == hi { return nil }
-    return UnsafeBufferPointer(start: p + lo, count: hi - lo)
-}
-
-/// The buffer's text with XML whitespace trimmed, or nil when nothing is left.
-func decodeTrimmed(_ buffer: FieldBuffer) -> String? {
-    guard let bytes = trimmedBytes(buffer) else { return nil }
-    return String(decoding: bytes, as: UTF8.self)
-}
-
-/// One record as the reader's raw buffers: the zero-copy view given to `onUnsafeRecord`.
-///
-/// Values follow the rules of `XMLRecord.values` (text content, XML whitespace trimmed, nil
-/// when absent, empty or whitespace-only, first occurrence wins) and are indexed like
-/// `XMLRecordSchema.fields`. The bytes are valid UTF-8 (libxml2 converts every input encoding)
-/// and point into buffers the reader reuses for the next record: use them only until the
-/// callback returns, and never let this value escape it.
-public struct XMLUnsafeRecord {
-    private let buffers: UnsafeMutablePointer<FieldBuffer>
-    private let seen: UnsafeMutablePointer<Bool>
-    /// Number of fields (`XMLRecordSchema.fields.count`).
-    public let count: Int
-    /// Values of the record element's wanted attributes, as in `XMLRecord.attributes`.
-    public let attributes: [String?]
-    /// Index into `XMLRecordSchema.recordElements` of the element that delimited this record.
-    public let recordElementIndex: Int
-    /// 1-based line of the record's start tag.
-    public let line: Int
-
-    init(buffers: UnsafeMutablePointer<FieldBuffer>, seen: UnsafeMutablePointer<Bool>, count: Int,
-         attributes: [String?], recordElementIndex: Int, line: Int) {
-        self.buffers = buffers
-        self.seen = seen
-        self.count = count
-        self.attributes = attributes
-        self.recordElementIndex = recordElementIndex
-        self.line = line
-    }
-
-    /// The trimmed UTF-8 bytes of field `index`, or nil (absent, empty, whitespace-only, or
-    /// `index` out of range). Valid only until the callback returns.
-    public func bytes(_ index: Int) -> UnsafeRawBufferPointer? {
-        guard index >= 0, index < count, seen[index], let bytes = trimmedBytes(buffers[index]) else { return nil }
-        return UnsafeRawBufferPointer(bytes)
-    }
-
-    /// The value of field `index` as a `String` (decoded now), or nil as for `bytes(_:)`.
-    public func string(_ index: Int) -> String? {
-        guard index >= 0, index < count, seen[index] else { return nil }
-        return decodeTrimmed(buffers[index])
-    }
-
-    /// Every value as a `String`: the same values `onRecord` would receive.
-    public func values() -> [String?] {
-        (0..<count).map { string($0) }
-    }
+    return String(decoding: UnsafeBufferPointer(start: p + lo, count: hi - lo), as: UTF8.self)
 }

@@ -13,11 +13,11 @@ struct QueryCLITests {
     }()
 
     /// Runs `incidents ARGS --database fixture` with a fixed terminal width and "now".
-    static func incidents(_ arguments: [String]) throws -> ProcessResult {
-        try run("incidents", arguments + ["--database", database], environment: ["COLUMNS": "110"])
+    static func incidents(_ arguments: [String]) async throws -> ProcessResult {
+        try await run("incidents", arguments + ["--database", database], environment: ["COLUMNS": "110"])
     }
 
-    static func golden(_ name: String) throws -> String {
+    static func golden(_ name: String) async throws -> String {
         try String(contentsOf: TestPaths.fixture("golden/\(name)"), encoding: .utf8)
     }
 
@@ -29,11 +29,11 @@ struct QueryCLITests {
         (["stats", "--tz", "KST"], "stats.txt"), (["stats", "--format", "json"], "stats.json"),
         (["runs"], "runs.txt"), (["runs", "--failures-first", "--format", "json"], "runs.failures.json"),
     ])
-    func goldenOutput(arguments: [String], file: String) throws {
-        let result = try Self.incidents(arguments)
+    func goldenOutput(arguments: [String], file: String) async throws {
+        let result = try await Self.incidents(arguments)
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stderr.isEmpty)
-        let expected = try Self.golden(file)
+        let expected = try await Self.golden(file)
         #expect(result.stdout == expected, "incidents \(arguments.joined(separator: " ")) differs from Tests/Fixtures/golden/\(file)")
         if result.stdout != expected {
             try? result.stdout.write(toFile: "/tmp/\(file).actual", atomically: true, encoding: .utf8)
@@ -41,8 +41,8 @@ struct QueryCLITests {
     }
 
     /// The external ids `incidents list ARGS --format json` returns, in order.
-    static func ids(_ arguments: [String]) throws -> [String] {
-        let result = try incidents(["list", "--format", "json"] + arguments)
+    static func ids(_ arguments: [String]) async throws -> [String] {
+        let result = try await incidents(["list", "--format", "json"] + arguments)
         #expect(result.status == 0, "\(result.stderr)")
         let rows = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [[String: Any]] ?? []
         return rows.compactMap { $0["external_id"] as? String }
@@ -65,6 +65,10 @@ struct QueryCLITests {
         (["--seen-since", "2024-01-01T00:30:00Z"], [accident, roadwork, other]),
         (["--road", "경부"], [accident, itsAccident]),
         (["--road", "고속도로"], [accident, roadwork]),
+        // Decomposed Hangul (NFD, as some clipboards give it) finds what it looks like.
+        (["--road", "경부".decomposedStringWithCanonicalMapping], [accident, itsAccident]),
+        (["--search", "추돌사고".decomposedStringWithCanonicalMapping], [accident, itsAccident]),
+        (["--search", "신갈JC 추돌사고".decomposedStringWithCanonicalMapping], [accident]),
         (["--bbox", "127.0,37.2,127.1,37.3"], [accident, itsAccident]),
         (["--near", "37.2636,127.0286", "--radius", "10km"], [accident, itsAccident]),
         (["--near", "37.2636,127.0286", "--radius", "500m"], [accident]),
@@ -83,34 +87,31 @@ struct QueryCLITests {
         (["--order", "started-asc", "--limit", "2"], [other, breakdown]),
         (["--order", "source"], [accident, roadwork, breakdown, other, itsAccident, itsWeather]),
     ])
-    func filters(arguments: [String], expected: [String]) throws {
-        #expect(try Self.ids(arguments) == expected, "incidents list \(arguments.joined(separator: " "))")
+    func filters(arguments: [String], expected: [String]) async throws {
+        #expect(try await Self.ids(arguments) == expected, "incidents list \(arguments.joined(separator: " "))")
     }
 
     /// Parses `text` with Python's `kind` module (csv or json) and returns it as JSON.
-    static func python(_ kind: String, _ text: String) throws -> Any {
+    static func python(_ kind: String, _ text: String) async throws -> Any {
         let program = kind == "csv"
             ? "import csv,io,json,sys; print(json.dumps(list(csv.DictReader(io.StringIO(sys.stdin.read(), newline='')))))"
             : "import json,sys; print(json.dumps(json.load(sys.stdin)))"
         let input = try TestPaths.temporaryDirectory("py").appendingPathComponent("input")
         try text.write(to: input, atomically: true, encoding: .utf8)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", "python3 -c \"$0\" < \"$1\"", program, input.path]
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
+        let result = await (try RunningProcess(URL(fileURLWithPath: "/bin/sh"), ["-c", "python3 -c \"$0\" < \"$1\"", program, input.path]))
+            .finished()
+        #expect(result.status == 0, "\(result.stderr)")
+        let data = Data(result.stdout.utf8)
         return try JSONSerialization.jsonObject(with: data)
     }
 
     @Test("CSV read back by Python's csv module: every value, Korean text, quotes and commas intact (RFC 4180)")
-    func csvRoundTrip() throws {
-        let csv = try Self.incidents(["list", "--format", "csv", "--order", "source"]).stdout
+    func csvRoundTrip() async throws {
+        let csv = try await Self.incidents(["list", "--format", "csv", "--order", "source"]).stdout
         #expect(csv.hasSuffix("\r\n"))
-        let rows = try #require(try Self.python("csv", csv) as? [[String: String]])
-        let json = try #require(try JSONSerialization.jsonObject(with: Data(Self.incidents(["list", "--format", "json", "--order", "source"]).stdout.utf8)) as? [[String: Any]])
+        let rows = try #require(try await Self.python("csv", csv) as? [[String: String]])
+        let listed = try await Self.incidents(["list", "--format", "json", "--order", "source"]).stdout
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(listed.utf8)) as? [[String: Any]])
         #expect(rows.count == json.count)
         for (row, object) in zip(rows, json) {
             for (key, value) in object {
@@ -130,9 +131,9 @@ struct QueryCLITests {
     }
 
     @Test("GeoJSON read back by Python's json module: a FeatureCollection of lon/lat Points (RFC 7946)")
-    func geoJSONRoundTrip() throws {
-        let text = try Self.incidents(["list", "--format", "geojson", "--order", "source"]).stdout
-        let collection = try #require(try Self.python("json", text) as? [String: Any])
+    func geoJSONRoundTrip() async throws {
+        let text = try await Self.incidents(["list", "--format", "geojson", "--order", "source"]).stdout
+        let collection = try #require(try await Self.python("json", text) as? [String: Any])
         #expect(collection["type"] as? String == "FeatureCollection")
         let features = try #require(collection["features"] as? [[String: Any]])
         #expect(features.count == 6)
@@ -155,16 +156,16 @@ struct QueryCLITests {
     }
 
     @Test("Korean text survives every format", arguments: ["table", "json", "ndjson", "csv", "geojson"])
-    func korean(format: String) throws {
-        let out = try Self.incidents(["list", "--format", format, "--source", "its-seoul"]).stdout
+    func korean(format: String) async throws {
+        let out = try await Self.incidents(["list", "--format", format, "--source", "its-seoul"]).stdout
         #expect(out.contains("노면 결빙 주의"))
         #expect(out.contains("시점방향"))
     }
 
     @Test("the table fits the terminal width and aligns Korean (wide) characters")
-    func tableWidth() throws {
+    func tableWidth() async throws {
         for width in ["60", "80", "110"] {
-            let out = try run("incidents", ["list", "--database", Self.database], environment: ["COLUMNS": width]).stdout
+            let out = try await run("incidents", ["list", "--database", Self.database], environment: ["COLUMNS": width]).stdout
             for line in out.split(separator: "\n") {
                 #expect(Self.displayWidth(String(line)) <= Int(width)!, "\(line)")
             }
@@ -188,8 +189,8 @@ struct QueryCLITests {
         ["list", "--tz", "Mars/Olympus"], ["show"], ["show", "abc"], ["runs", "--limit", "-1"], ["stats", "--near", "37,127,1"],
         ["list", "--until", "2024-13-01"], ["list", "--seen-since"],
     ])
-    func usage(arguments: [String]) throws {
-        let result = try Self.incidents(arguments)
+    func usage(arguments: [String]) async throws {
+        let result = try await Self.incidents(arguments)
         #expect(result.status == 64, "\(arguments): \(result.stderr)")
         #expect(result.stderr.hasPrefix("error: "))
         #expect(result.stderr.contains("hint: see 'incidents "))
@@ -197,8 +198,8 @@ struct QueryCLITests {
     }
 
     @Test("show of an unknown id says so and exits 1")
-    func unknownID() throws {
-        let result = try Self.incidents(["show", "999"])
+    func unknownID() async throws {
+        let result = try await Self.incidents(["show", "999"])
         #expect(result.status == 1)
         #expect(result.stderr.contains("no incident with id 999"))
     }

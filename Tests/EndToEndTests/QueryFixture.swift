@@ -40,9 +40,12 @@ enum QueryFixture {
 
     struct Producer {
         let incidents: [Incident]
+        var rejected: [RejectedRecord] = []
+        var verdict = ResponseVerdict.complete
         func callAsFunction(_ sink: any PollSink) throws -> ResponseVerdict {
             for i in incidents { try sink.upsert(i) }
-            return .complete
+            for r in rejected { try sink.reject(r) }
+            return verdict
         }
     }
 
@@ -61,5 +64,14 @@ enum QueryFixture {
         _ = try laterStore.ingest(PollContext(source: "gits", startedAt: t1), Producer(incidents: later).callAsFunction)
         try laterStore.recordRun(IngestRun(source: "its-seoul", startedAt: t1, finishedAt: t1, status: .failed,
                                            error: "its: data.go.kr gateway error 30 (SERVICE_KEY_IS_NOT_REGISTERED_ERROR)"))
+        // A replay of a saved ITS answer of t0 (the same two incidents, unchanged) that
+        // declared three records, one of them unreadable: incomplete, one rejected.
+        let replay = Producer(
+            incidents: first.filter { $0.source == "its-seoul" },
+            rejected: [RejectedRecord(externalID: nil, position: "items[3]", reason: "has no startDate")],
+            verdict: ResponseVerdict(incompleteBecause: ["totalCount is 3 but the response holds 2 readable records"]))
+        _ = try laterStore.ingest(PollContext(source: "its-seoul", startedAt: t1, observedAt: t0,
+                                              origin: .file(path: "/backfill/its-seoul-20240101.json", complete: false)),
+                                  replay.callAsFunction)
     }
 }

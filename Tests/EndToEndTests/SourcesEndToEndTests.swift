@@ -8,7 +8,7 @@ struct SourcesEndToEndTests {
     static let gitsKey = "GITS+secret/Key=="
     static let itsKey = "ITS%2Bsecret%2Fkey%3D"  // given in the portal's encoding form
 
-    static func config(_ ws: Workspace, _ server: LoopbackServer) throws -> String {
+    static func config(_ ws: Workspace, _ server: LoopbackServer) async throws -> String {
         try ws.write("config.json", """
             {"database": "\(ws.database)", "sources": [
               {"name": "gits", "provider": "gits", "keyEnv": "GITS_SERVICE_KEY", "baseURL": "\(server.url("/api/rest/").absoluteString)"},
@@ -30,21 +30,21 @@ struct SourcesEndToEndTests {
             "/chungcheong/eventInfo": [ResponseSpec(bodyFile: TestPaths.fixture("its/eventInfo_legacy_2items.xml").path)],
         ])
         let ws = try Workspace()
-        let result = try run("incident-scheduler", ["run", "--once", "--config", try Self.config(ws, server)],
+        let result = try await run("incident-scheduler", ["run", "--once", "--config", try await Self.config(ws, server)],
                              environment: Self.environment)
         #expect(result.status == 0, "\(result.stderr)")
-        let seoul = try ws.listJSON(["--source", "its-seoul", "--order", "source"])
+        let seoul = try await ws.listJSON(["--source", "its-seoul", "--order", "source"])
         #expect(seoul.map { $0.text("external_id") } == ["1100123400:20240101001500:추돌사고", "128.152,37.662:20231231233000:결빙"])
         #expect(seoul.first?.text("started_at") == "2023-12-31T15:15:00Z")
         #expect(seoul.first?.text("category") == "accident")
-        #expect(try ws.listJSON(["--source", "its-chungcheong"]).count == 2)
-        #expect(try ws.listJSON(["--source", "gits"]).count == 4)
+        #expect(try await ws.listJSON(["--source", "its-chungcheong"]).count == 2)
+        #expect(try await ws.listJSON(["--source", "gits"]).count == 4)
         let seoulQuery = try #require(try await server.requests(path: "/seoul/eventInfo").first?.query)
         #expect(seoulQuery == "apiKey=ITS%2Bsecret%2Fkey%3D&type=all&eventType=all&minX=126.76&maxX=127.18&minY=37.41&maxY=37.7&getType=json")
         let chungcheongQuery = try #require(try await server.requests(path: "/chungcheong/eventInfo").first?.query)
         #expect(chungcheongQuery.contains("minX=126.9&maxX=127.8&minY=36&maxY=36.8&getType=xml"))
 
-        let sources = try run("incident-scheduler", ["sources", "--config", try Self.config(ws, server)], environment: Self.environment)
+        let sources = try await run("incident-scheduler", ["sources", "--config", try await Self.config(ws, server)], environment: Self.environment)
         #expect(sources.status == 0)
         #expect(sources.stdout.contains("its-seoul"))
         #expect(sources.stdout.contains("succeeded"))
@@ -66,16 +66,16 @@ struct SourcesEndToEndTests {
             "/chungcheong/eventInfo": [ResponseSpec(bodyFile: TestPaths.fixture("its/eventInfo_legacy_2items.xml").path)],
         ])
         let ws = try Workspace()
-        let result = try run("incident-scheduler", ["run", "--once", "--config", try Self.config(ws, server)],
+        let result = try await run("incident-scheduler", ["run", "--once", "--config", try await Self.config(ws, server)],
                              environment: Self.environment)
         #expect(result.status == 1)
         let line = try #require(result.stderr.split(separator: "\n").first { $0.contains("source=its-seoul") })
         #expect(line.contains("level=error event=ingest.failed"))
-        #expect(line.contains(code == "html" ? "an HTML page" : "gateway error \(code)"), "\(line)")
-        #expect(try ws.listJSON(["--source", "gits"]).count == 4)
-        #expect(try ws.listJSON(["--source", "its-chungcheong"]).count == 2)
-        #expect(try ws.listJSON(["--source", "its-seoul"]).isEmpty)
-        let sources = try run("incident-scheduler", ["sources", "--config", try Self.config(ws, server)], environment: Self.environment)
+        #expect(line.contains(code == "html" ? "an HTML page" : "gateway answered returnReasonCode \(code)"), "\(line)")
+        #expect(try await ws.listJSON(["--source", "gits"]).count == 4)
+        #expect(try await ws.listJSON(["--source", "its-chungcheong"]).count == 2)
+        #expect(try await ws.listJSON(["--source", "its-seoul"]).isEmpty)
+        let sources = try await run("incident-scheduler", ["sources", "--config", try await Self.config(ws, server)], environment: Self.environment)
         let seoulRow = try #require(sources.stdout.split(separator: "\n").first { $0.hasPrefix("its-seoul ") })
         #expect(seoulRow.contains(" failed "), "the failure is recorded in ingest_runs: \(seoulRow)")
         expectNoKey("GITS+secret/Key==", in: [result.stdout, result.stderr, sources.stdout], database: ws.databaseBytes())

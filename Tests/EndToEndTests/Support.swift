@@ -18,8 +18,8 @@ struct Workspace {
     }
 
     /// `incidents list --database DB --format json ARGS…`, parsed.
-    func listJSON(_ arguments: [String] = []) throws -> [[String: Any]] {
-        let result = try run("incidents", ["list", "--database", database, "--format", "json"] + arguments)
+    func listJSON(_ arguments: [String] = []) async throws -> [[String: Any]] {
+        let result = try await run("incidents", ["list", "--database", database, "--format", "json"] + arguments)
         #expect(result.status == 0, "incidents list failed: \(result.stderr)")
         let parsed = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8))
         return try #require(parsed as? [[String: Any]])
@@ -56,4 +56,23 @@ func expectNoKey(_ key: String, in texts: [String], database: Data? = nil, sourc
 extension Dictionary where Key == String, Value == Any {
     func text(_ key: String) -> String? { self[key] as? String }
     func number(_ key: String) -> Double? { (self[key] as? NSNumber)?.doubleValue }
+}
+
+/// Runs a built executable to completion, awaiting it without holding a thread of the test
+/// pool (which has one thread per core: two here). A test that blocks a thread while a process
+/// runs starves every other test's timers and awaits for that long.
+func run(_ name: String, _ arguments: [String], environment: [String: String] = [:], timeout: Double = 120) async throws -> ProcessResult {
+    await (try RunningProcess(Executables.url(name), arguments, environment: environment)).finished(timeout: timeout)
+}
+
+extension RunningProcess {
+    /// Waits for the end without blocking a thread, up to `timeout` seconds (then kills it and
+    /// records the failure, as ``wait(timeout:)`` does).
+    func finished(timeout: Double = 120) async -> ProcessResult {
+        let deadline = Date().addingTimeInterval(timeout)
+        while process.isRunning && Date() < deadline {
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        return wait(timeout: max(0, deadline.timeIntervalSinceNow))
+    }
 }

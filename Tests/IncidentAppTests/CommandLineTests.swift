@@ -3,14 +3,11 @@ import Testing
 
 @Suite("Command-line parsing")
 struct CommandLineTests {
-    static let leaf = Command(
-        name: "list", abstract: "List things.",
-        options: [
-            .flag("active", help: "Only active."),
-            .value("limit", short: "n", placeholder: "count", help: "At most this many.", default: "all"),
-            .repeating("source", placeholder: "name", help: "A source."),
-        ],
-        run: { _ in 0 })
+    static let active = Flag("active", help: "Only active.")
+    static let limit = ValueOption<Int>("limit", short: "n", placeholder: "count", help: "At most this many.", default: "all",
+                                        what: "a whole number") { Int($0) }
+    static let source = RepeatingOption<String>("source", placeholder: "name", help: "A source.", what: "a name") { $0 }
+    static let leaf = Command(name: "list", abstract: "List things.", options: [active, limit, source], run: { _ in })
     static let root = Command(name: "tool", abstract: "A tool.", subcommands: [leaf])
 
     func parsed(_ arguments: [String]) throws -> ParsedArguments {
@@ -30,15 +27,19 @@ struct CommandLineTests {
         }
     }
 
-    @Test("flags, values in both spellings, short names and repeated options")
+    @Test("flags, values in both spellings, short names and repeated options, read through their declarations")
     func values() throws {
         let p = try parsed(["list", "--active", "--limit=5", "--source", "gits", "--source", "its-seoul"])
-        #expect(p.flag("active"))
-        #expect(p.value("limit") == "5")
-        #expect(p.all("source") == ["gits", "its-seoul"])
-        #expect(try parsed(["list", "-n", "7"]).value("limit") == "7")
-        #expect(try parsed(["list", "-n7"]).value("limit") == "7")
+        #expect(p[Self.active])
+        #expect(try p.value(Self.limit) == 5)
+        #expect(try p.values(Self.source) == ["gits", "its-seoul"])
+        #expect(try parsed(["list", "-n", "7"]).value(Self.limit) == 7)
+        #expect(try parsed(["list", "-n7"]).value(Self.limit) == 7)
         #expect(p.commandPath == ["tool", "list"])
+        let none = try parsed(["list"])
+        #expect(!none[Self.active])
+        #expect(try none.value(Self.limit) == nil)
+        #expect(try none.values(Self.source).isEmpty)
     }
 
     @Test("usage errors are one line naming the problem", arguments: [
@@ -83,12 +84,27 @@ struct CommandLineTests {
         }
     }
 
-    @Test("typed values fail with the option's name")
+    @Test("typed values fail with the option's name and what it must be")
     func typedValue() throws {
         let p = try parsed(["list", "--limit", "many"])
-        #expect(throws: UsageError("--limit: 'many' is not a whole number")) {
-            try p.value("limit", as: "a whole number") { Int($0) }
+        #expect(throws: UsageError("--limit: 'many' is not a whole number")) { try p.value(Self.limit) }
+        #expect(throws: UsageError("--limit: too many")) {
+            try parsed(["list", "--limit", "9"]).value(Self.limit, { _ in throw UsageError("too many") })
         }
+        #expect(throws: UsageError("missing --limit (a count)")) { try parsed(["list"]).required(Self.limit, "a count") }
+    }
+
+    @Test("a choice option takes the raw values of its cases")
+    func choice() throws {
+        let format = ValueOption<TableOrJSON>(choice: "format", help: "Output format.")
+        let command = Command(name: "x", abstract: "X.", options: [format], run: { _ in })
+        guard case .run(_, let p) = try command.parse(["--format", "json"]),
+              case .run(_, let bad) = try command.parse(["--format", "xml"]) else {
+            Issue.record("expected run invocations")
+            return
+        }
+        #expect(try p.value(format) == .json)
+        #expect(throws: UsageError("--format: 'xml' is not one of table, json")) { try bad.value(format) }
     }
 
     @Test("durations", arguments: [("90s", 90), ("15m", 900), ("2h", 7200), ("7d", 604_800)])

@@ -1,5 +1,6 @@
 import Foundation
 @testable import IncidentApp
+import IncidentFeeds
 import TestSupport
 import Testing
 
@@ -28,7 +29,7 @@ struct ConfigurationTests {
     func loads() throws {
         let c = try load("""
             {"database": "/tmp/x.sqlite", "deadline": "10m", "retention": "90d", "sources": [
-              {"name": "gits", "provider": "gits", "keyEnv": "K", "interval": "2m", "timeout": "20s",
+              {"name": "gits", "provider": "gits", "keyEnv": "K", "interval": "2m", "timeout": "20s", "attemptTimeout": "3m",
                "retry": {"maxRetries": 2, "baseDelay": 0.25, "jitter": "equal"}},
               {"name": "its-a", "provider": "its", "keyFile": "its.key", "bbox": [126.76, 37.41, 127.18, 37.70]}]}
             """, files: ["its.key": "its+key==\n"])
@@ -38,11 +39,15 @@ struct ConfigurationTests {
         #expect(c.sources.map(\.name) == ["gits", "its-a"])
         #expect(c.sources[0].intervalSeconds == 120)
         #expect(c.sources[0].requestTimeoutSeconds == 20)
+        #expect(c.sources[0].attemptTimeoutSeconds == 180)
+        #expect(c.sources[1].attemptTimeoutSeconds == 300)
         #expect(c.sources[0].retryPolicy.maxRetries == 2)
         #expect(c.sources[0].retryPolicy.baseDelay == 0.25)
         #expect(c.sources[0].retryPolicy.jitter == .equal)
         #expect(c.sources[1].key?.percentEncoded == "its%2Bkey%3D%3D")
-        #expect(c.sources[1].options.bbox == [126.76, 37.41, 127.18, 37.70])
+        #expect(c.sources[1].options[ITSProvider.bbox] == [126.76, 37.41, 127.18, 37.70])
+        #expect(c.sources[1].options[ITSProvider.format] == "json")
+        #expect(c.concurrency == 4)
     }
 
     @Test("mistakes are errors that name the place and say what is expected", arguments: [
@@ -61,7 +66,20 @@ struct ConfigurationTests {
         (#"{"sources": [{"name": "g", "provider": "gits", "keyEnv": "K", "interval": "0s"}]}"#, "interval:"),
         (#"{"sources": [{"name": "g", "provider": "gits", "keyEnv": "K"}, {"name": "g", "provider": "its", "keyEnv": "K"}]}"#, "two sources are named 'g'"),
         (#"{"sources": [{"name": "i", "provider": "its", "keyEnv": "K", "bbox": [127.2, 37.4, 126.8, 37.7]}]}"#, "bbox must be"),
-        (#"{"sources": [{"name": "g", "provider": "gits", "keyEnv": "K", "bbox": [1, 2, 3, 4]}]}"#, "GITS takes no bbox"),
+        (#"{"sources": [{"name": "g", "provider": "gits", "keyEnv": "K", "bbox": [1, 2, 3, 4]}]}"#,
+         "sources[0] (g): unknown field 'bbox' for provider gits (known: name, provider, keyEnv, keyFile, baseURL, interval, timeout, attemptTimeout, retry)"),
+        (#"{"sources": [{"name": "i", "provider": "its", "keyEnv": "K", "bbox": "126,37,127,38"}]}"#, "sources[0] (i): bbox must be 4 numbers"),
+        (#"{"sources": [{"name": "i", "provider": "its", "keyEnv": "K", "format": "csv"}]}"#, "sources[0] (i): format must be one of json, xml"),
+        (#"{"sources": [{"name": "i", "provider": "its", "keyEnv": "K", "eventtype": "all"}]}"#,
+         "unknown field 'eventtype' for provider its (known: name, provider, keyEnv, keyFile, baseURL, interval, timeout, attemptTimeout, retry, bbox, type, eventType, format)"),
+        (#"{"sources": [{"name": "g", "provider": "gits", "keyEnv": "K", "interval": 300}]}"#, "sources[0] (g): interval: expected text"),
+        (#"{"sources": [{"name": "g", "provider": "gits", "keyEnv": "K", "retry": {"maxRetries": 1.5}}]}"#, "retry: maxRetries: expected a whole number"),
+        (#"{"sources": [{"provider": "gits", "keyEnv": "K"}]}"#, "sources[0]: missing field 'name'"),
+        (#"{"sources": [{"name": "g", "provider": "gits", "keyEnv": "K"}], "concurrency": 0}"#, "concurrency: must be 1 to 64"),
+        (#"{"sources": [{"name": "g", "provider": "gits", "keyEnv": "K"}], "concurrency": "4"}"#, "concurrency: expected a whole number"),
+        (#"{"sources": [{"name": "g", "provider": "gits", "keyEnv": "K"}], "databse": "x"}"#, "unknown field 'databse' (known: database, deadline, retention, concurrency, sources)"),
+        (#"[1, 2]"#, "the top level must be an object"),
+        (#"{"sources": {"name": "g"}}"#, "sources: expected a list"),
         (#"{"sources": [{"name": "g", "provider": "gits", "keyEnv": "K", "baseURL": "ftp://x"}]}"#, "is not an http(s) URL"),
         (#"{"sources": []}"#, "no sources"),
         (#"{"sources": [{"name": "g" "provider": "gits"}]}"#, "is not valid JSON"),
@@ -70,5 +88,11 @@ struct ConfigurationTests {
         let text = message(json, environment: ["K": "key", "TWO": "line1\nline2"],
                            files: ["two.key": "k1\nk2\n", "empty.key": "\n"])
         #expect(text?.contains(expected) == true, "\(text ?? "no error")")
+    }
+
+    @Test("concurrency is read from the file")
+    func concurrency() throws {
+        let c = try load(#"{"concurrency": 2, "sources": [{"name": "g", "provider": "gits", "keyEnv": "K"}]}"#)
+        #expect(c.concurrency == 2)
     }
 }

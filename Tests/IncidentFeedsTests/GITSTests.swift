@@ -59,7 +59,7 @@ struct GITSTests {
         let bytes = [UInt8](try Data(contentsOf: url))
         func read(chunkSize: Int) throws -> [AccidentDTO] {
             var out: [AccidentDTO] = []
-            let reader = GITSRecordReader.makeReader { out.append($0) }
+            let reader = XMLRecordReader(schema: GITSRecordReader.schema) { record, _ in out.append(GITSRecordReader.dto(from: record)) }
             var offset = 0
             while offset < bytes.count {
                 try reader.parse(Array(bytes[offset..<min(offset + chunkSize, bytes.count)]))
@@ -102,7 +102,7 @@ struct GITSTests {
         let (error, delivered) = feedError(GITSProvider.self, url)
         #expect(error?.kind == kind)
         #expect(error?.code == code)
-        #expect(error?.description.contains("gateway error \(code)") == true)
+        #expect(error?.description.contains("returnReasonCode \(code)") == true, "\(String(describing: error))")
         #expect(delivered == 0)
     }
 
@@ -127,20 +127,60 @@ struct GITSTests {
         #expect(error?.message.contains("<response>") == true)
     }
 
-    @Test("records that cannot be read faithfully fail the response, naming the record", arguments: [
-        ("<startDate>2023/03/21 14:13</startDate>", "startDate '2023/03/21 14:13'"),
-        ("<coord_x>127.1</coord_x>", "only one of coord_x and coord_y"),
-        ("<coord_x>east</coord_x><coord_y>37.5</coord_y>", "not decimal numbers"),
-        ("<coord_x>227.1</coord_x><coord_y>37.5</coord_y>", "outside WGS84"),
-        ("<inciDesc>no id</inciDesc>", "has no regSeq"),
+    @Test("a record that cannot be read faithfully is set aside with its reason; the others are stored", arguments: [
+        ("<startDate>2023/03/21 14:13</startDate>", "startDate '2023/03/21 14:13'", "1"),
+        ("<coord_x>127.1</coord_x>", "only one of coord_x and coord_y", "1"),
+        ("<coord_x>east</coord_x><coord_y>37.5</coord_y>", "not decimal numbers", "1"),
+        ("<coord_x>227.1</coord_x><coord_y>37.5</coord_y>", "outside WGS84", "1"),
+        ("<inciDesc>no id</inciDesc>", "has no regSeq", nil),
+        ("<startDate>2023-03-21 14:13:00</startDate><startDate>2023-03-21 14:14:00</startDate>", "startDate occurs 2 times", "1"),
+        ("<regSeq>2</regSeq>", "regSeq occurs 2 times", nil),
     ])
-    func invalidRecords(fields: String, problem: String) throws {
-        let id = fields.contains("no id") ? "" : "<regSeq>1</regSeq>"
-        let body = "<ServiceResult><msgHeader><headerCd>0</headerCd></msgHeader><msgBody><itemList>\(id)\(fields)</itemList></msgBody></ServiceResult>"
-        let (error, _) = feedError(GITSProvider.self, try temporaryFile(body))
-        #expect(error?.kind == .invalidRecord)
-        #expect(error?.message.contains(problem) == true, "\(String(describing: error))")
-        #expect(error?.message.contains("line 1") == true)
+    func invalidRecords(fields: String, problem: String, id: String?) throws {
+        let first = fields.contains("no id") ? "" : "<regSeq>1</regSeq>"
+        let good = "<itemList><regSeq>9</regSeq><startDate>2023-03-21 14:13:00</startDate></itemList>"
+        let body = "<ServiceResult><msgHeader><headerCd>0</headerCd><itemCount>2</itemCount></msgHeader><msgBody>"
+            + "<itemList>\(first)\(fields)</itemList>\n\(good)</msgBody></ServiceResult>"
+        let result = try read(GITSProvider.self, try temporaryFile(body))
+        #expect(result.incidents.map(\.externalID) == ["9"])
+        let rejected = try #require(result.rejected.first)
+        #expect(result.rejected.count == 1)
+        #expect(rejected.reason.contains(problem), "\(rejected.reason)")
+        #expect(rejected.externalID == id)
+        #expect(rejected.position == "itemList at line 1")
+        // The excerpt holds the fields as sent; a repeated field reads as absent.
+        if fields == "<regSeq>2</regSeq>" {
+            #expect(rejected.excerpt == nil)
+        } else {
+            #expect(rejected.excerpt?.contains(first.isEmpty ? "inciDesc=no id" : "regSeq=1") == true, "\(rejected.excerpt ?? "-")")
+        }
+        #expect(result.verdict == .complete)
+    }
+
+    @Test("one bad character or entity never rejects the response: replaced, counted, the rest stored", arguments: [
+        ("\u{01}", "\u{FFFD}"), ("&#1;", "\u{FFFD}"), ("&#x1F;", "\u{FFFD}"), ("&nbsp;", "\u{00A0}"), ("&eacute;", "é"),
+    ])
+    func repairedCharacters(raw: String, read expected: String) throws {
+        let body = "<ServiceResult><msgHeader><headerCd>0</headerCd><itemCount>2</itemCount></msgHeader><msgBody>"
+            + "<itemList><regSeq>1</regSeq><inciDesc>[사고] a\(raw)b</inciDesc></itemList>"
+            + "<itemList><regSeq>2</regSeq><inciDesc>[공사] c</inciDesc></itemList></msgBody></ServiceResult>"
+        let result = try read(GITSProvider.self, try temporaryFile(body))
+        #expect(result.incidents.map(\.externalID) == ["1", "2"])
+        #expect(result.incidents.first?.description == "[사고] a\(expected)b")
+        #expect(result.verdict.isComplete)
+        #expect(result.verdict.warnings == ["1 character(s) could not be read as sent (illegal in XML or JSON text, or an HTML entity) and were replaced"])
+    }
+
+    @Test("a field in another namespace is ignored: it never becomes the id", arguments: [
+        #"<meta:regSeq xmlns:meta="urn:vendor:audit">42</meta:regSeq>"#,
+        #"<regSeq xmlns="urn:vendor:audit">42</regSeq>"#,
+    ])
+    func foreignNamespace(field: String) throws {
+        let items = (1...4).map { "<itemList>\(field)<regSeq>\($0)</regSeq></itemList>" }.joined()
+        let body = "<ServiceResult><msgHeader><headerCd>0</headerCd><itemCount>4</itemCount></msgHeader><msgBody>\(items)</msgBody></ServiceResult>"
+        let result = try read(GITSProvider.self, try temporaryFile(body))
+        #expect(result.incidents.map(\.externalID) == ["1", "2", "3", "4"])
+        #expect(result.rejected.isEmpty)
     }
 
     @Test("coordinates 0,0 mean no position")
@@ -149,10 +189,51 @@ struct GITSTests {
         #expect(try incidents(GITSProvider.self, try temporaryFile(body)).first?.coordinate == nil)
     }
 
-    @Test("a response with no itemList is zero incidents, not an error")
+    @Test("a response with no itemList and itemCount 0 is a complete empty answer")
     func empty() throws {
-        let body = "<ServiceResult><msgHeader><headerCd>0</headerCd><itemCount>3</itemCount></msgHeader><msgBody/></ServiceResult>"
-        #expect(try incidents(GITSProvider.self, try temporaryFile(body)).isEmpty)
+        for body in ["<ServiceResult><msgHeader><headerCd>0</headerCd><itemCount>0</itemCount></msgHeader><msgBody/></ServiceResult>",
+                     "<ServiceResult><msgHeader><headerCd>0</headerCd></msgHeader><msgBody/></ServiceResult>"] {
+            let result = try read(GITSProvider.self, try temporaryFile(body))
+            #expect(result.incidents.isEmpty)
+            #expect(result.verdict == .complete)
+        }
+    }
+
+    @Test("fewer itemList records than itemCount declares: the records are read, the response cannot clear", arguments: [
+        (3, 1), (2, 0), (1, 2),
+    ])
+    func countMismatch(declared: Int, present: Int) throws {
+        let items = (0..<present).map { "<itemList><regSeq>\($0)</regSeq></itemList>" }.joined()
+        let body = "<ServiceResult><msgHeader><headerCd>0</headerCd><itemCount>\(declared)</itemCount></msgHeader><msgBody>\(items)</msgBody></ServiceResult>"
+        let result = try read(GITSProvider.self, try temporaryFile(body))
+        #expect(result.incidents.count == present)
+        #expect(result.verdict.incompleteBecause == ["the response declares itemCount \(declared) but holds \(present) record(s)"])
+    }
+
+    @Test("a response without headerCd cannot clear; with no records either it is an error", arguments: [true, false])
+    func noHeaderCode(withRecords: Bool) throws {
+        let body = "<ServiceResult><msgHeader><headerMsg>?</headerMsg></msgHeader><msgBody>"
+            + (withRecords ? "<itemList><regSeq>1</regSeq></itemList>" : "") + "</msgBody></ServiceResult>"
+        if withRecords {
+            let result = try read(GITSProvider.self, try temporaryFile(body))
+            #expect(result.incidents.count == 1)
+            #expect(result.verdict.incompleteBecause == ["the response does not say it succeeded (no headerCd 0), so it may not list every active incident"])
+        } else {
+            let (error, _) = feedError(GITSProvider.self, try temporaryFile(body))
+            #expect(error?.kind == .unexpectedResponse)
+            #expect(error?.message.contains("no headerCd 0 and no records") == true, "\(String(describing: error))")
+        }
+    }
+
+    @Test("data.go.kr's response/header envelope on the GITS route reports its code and message; quota pauses", arguments: [
+        ("99", FeedError.Kind.apiError), ("22", .quotaExceeded), ("30", .invalidKey), ("20", .invalidKey), ("12", .gatewayError),
+    ])
+    func dataGoKrEnvelope(code: String, kind: FeedError.Kind) throws {
+        let body = "<response><header><resultCode>\(code)</resultCode><resultMsg>메시지 \(code)</resultMsg></header></response>"
+        let (error, _) = feedError(GITSProvider.self, try temporaryFile(body))
+        #expect(error?.kind == kind)
+        #expect(error?.code == code)
+        #expect(error?.message.contains("resultCode \(code) (메시지 \(code))") == true, "\(String(describing: error))")
     }
 
     @Test("the request: serviceKey encoded exactly once whichever form the key was given in", arguments: [
@@ -212,6 +293,39 @@ struct GITSHeaderCodeTests {
 
 @Suite("GITS in legacy Korean encodings")
 struct GITSEncodingTests {
+    @Test("UTF-16 and UTF-32 with a byte order mark, and UTF-16 without one, read like UTF-8", arguments: [
+        ("UTF-16LE", true), ("UTF-16BE", true), ("UTF-32LE", true), ("UTF-32BE", true), ("UTF-16LE", false), ("UTF-16BE", false),
+    ])
+    func wideEncodings(encoding: String, mark: Bool) throws {
+        let text = try String(contentsOf: TestPaths.fixture("xml/gits_multi.xml"), encoding: .utf8)
+            .replacingOccurrences(of: "encoding=\"UTF-8\"", with: "encoding=\"\(encoding)\"")
+        let (swiftEncoding, bom): (String.Encoding, [UInt8]) = switch encoding {
+        case "UTF-16LE": (.utf16LittleEndian, [0xFF, 0xFE])
+        case "UTF-16BE": (.utf16BigEndian, [0xFE, 0xFF])
+        case "UTF-32LE": (.utf32LittleEndian, [0xFF, 0xFE, 0x00, 0x00])
+        default: (.utf32BigEndian, [0x00, 0x00, 0xFE, 0xFF])
+        }
+        let file = try temporaryFile("", name: "\(encoding)-\(mark).xml")
+        try (Data(mark ? bom : []) + (try #require(text.data(using: swiftEncoding)))).write(to: file)
+        #expect(try incidents(GITSProvider.self, file) == incidents(GITSProvider.self, TestPaths.fixture("xml/gits_multi.xml")))
+    }
+
+    @Test("EUC-KR without a declaration is read by the HTTP charset; a declaration wins over it")
+    func httpCharset() throws {
+        let euckr = try Data(contentsOf: TestPaths.fixture("xml/gits_multi_euckr.xml"))
+        let text = String(decoding: euckr, as: UTF8.self)
+        // Drop the XML declaration (ASCII): the document now says nothing of its encoding.
+        let body = euckr.suffix(from: euckr.firstIndex(of: UInt8(ascii: ">"))! + 1)
+        let file = try temporaryFile("", name: "undeclared.xml")
+        try Data(body).write(to: file)
+        let twin = try incidents(GITSProvider.self, TestPaths.fixture("xml/gits_multi.xml"))
+        let undeclared = try read(GITSProvider.self, file, contentType: "text/xml;charset=EUC-KR")
+        #expect(undeclared.incidents == twin)
+        #expect(text.hasPrefix("<?xml"))
+        // With its declaration (EUC-KR), a wrong HTTP charset is overridden by the document.
+        #expect(try read(GITSProvider.self, TestPaths.fixture("xml/gits_multi_euckr.xml"), contentType: "text/xml; charset=ISO-8859-1").incidents == twin)
+    }
+
     @Test("a feed declared EUC-KR (or CP949) maps to the same incidents as its UTF-8 twin", arguments: [
         "xml/gits_multi_euckr.xml", "xml/gits_multi_cp949.xml",
     ])
@@ -274,7 +388,7 @@ struct HostileResponseTests {
             + String(repeating: "가", count: 400_000) + "\"}]}}"
         let (error, delivered) = feedError(ITSProvider.self, try temporaryFile(body))
         #expect(error?.kind == .malformedBody)
-        #expect(error?.message.contains("1 MiB") == true)
+        #expect(error?.message.contains("a string longer than 1048576 bytes") == true, "\(String(describing: error))")
         #expect(delivered == 0)
     }
 
@@ -282,7 +396,7 @@ struct HostileResponseTests {
     func fileNotGITS() throws {
         var error: FeedError?
         do {
-            try GITSProvider.read(file: try temporaryFile("{\"a\": 1}"), contentType: nil, source: "gits") { _ in }
+            _ = try GITSProvider.read(file: try temporaryFile("{\"a\": 1}"), contentType: nil, source: "gits") { _ in }
         } catch let caught as FeedError {
             error = caught
         }

@@ -6,6 +6,14 @@ import IncidentXML
 import TestSupport
 import Testing
 
+/// The incident an ITS record maps to; fails the test when it was set aside.
+func mapped(_ dto: EventInfoDTO) throws -> Incident {
+    guard case .incident(let incident) = ITSMapper.record(from: dto, source: "its") else {
+        throw UnexpectedRejections(rejected: [])
+    }
+    return incident
+}
+
 @Suite("National ITS eventInfo")
 struct ITSTests {
     static let real = TestPaths.sharedFeed("its_national/eventInfo_json_items_only_20221220.json")
@@ -46,12 +54,14 @@ struct ITSTests {
         later.lanesBlocked = "갓길 차단"
         later.endDate = "20221220120000"
         later.coordX = "127.42261"
-        #expect(try ITSMapper.incident(from: first, source: "its").externalID
-                == ITSMapper.incident(from: later, source: "its").externalID)
+        #expect(try mapped(first).externalID == mapped(later).externalID)
         var other = first
         other.startDate = "20221220093318"
-        #expect(try ITSMapper.incident(from: first, source: "its").externalID
-                != ITSMapper.incident(from: other, source: "its").externalID)
+        #expect(try mapped(first).externalID != mapped(other).externalID)
+        // The same start in a variant layout (a Java timestamp's `.0`, dashes) keeps the id.
+        var variant = first
+        variant.startDate = "2022-12-20 09:33:17.0"
+        #expect(try mapped(variant).externalID == mapped(first).externalID)
     }
 
     @Test("items as an array, one object, an item wrapper, an empty string, or absent", arguments: [
@@ -124,7 +134,7 @@ struct ITSTests {
         let bytes = [UInt8](try Data(contentsOf: TestPaths.fixture("its/\(file)")))
         func read(_ size: Int) throws -> [EventInfoDTO] {
             var out: [EventInfoDTO] = []
-            let reader = ITSXMLReader.makeReader { out.append($0) }
+            let reader = XMLRecordReader(schema: ITSReaders.xmlSchema) { record, _ in out.append(ITSReaders.xml.dto(record)) }
             for start in stride(from: 0, to: bytes.count, by: size) {
                 try reader.parse(Array(bytes[start..<min(start + size, bytes.count)]))
             }
@@ -145,18 +155,139 @@ struct ITSTests {
     @Test("golden URLs: bounding box and both key forms", arguments: ["K+ey/1=", "K%2Bey%2F1%3D"])
     func router(key: String) throws {
         var source = SourceDefinition(name: "its-seoul", provider: "its", key: APIKey(key))
-        source.options = SourceOptions(bbox: [126.76, 37.41, 127.18, 37.70], eventType: "all", format: "json")
+        source.options[ITSProvider.bbox] = [126.76, 37.41, 127.18, 37.70]
+        source.options[ITSProvider.format] = "xml"
         let url = try ITSProvider.router(for: source).asURLRequest().url?.absoluteString
-        #expect(url == "https://openapi.its.go.kr:9443/eventInfo?apiKey=K%2Bey%2F1%3D&type=all&eventType=all&minX=126.76&maxX=127.18&minY=37.41&maxY=37.7&getType=json")
+        #expect(url == "https://openapi.its.go.kr:9443/eventInfo?apiKey=K%2Bey%2F1%3D&type=all&eventType=all&minX=126.76&maxX=127.18&minY=37.41&maxY=37.7&getType=xml")
     }
 
-    @Test("bad options are configuration errors", arguments: [
-        SourceOptions(bbox: [127.18, 37.41, 126.76, 37.70]), SourceOptions(bbox: [1, 2, 3]),
-        SourceOptions(eventType: "crash"), SourceOptions(format: "csv"), SourceOptions(roadType: "highway"),
+    @Test("without options, the declared defaults: all of Korea, every road class and kind, JSON")
+    func defaults() throws {
+        let source = SourceDefinition(name: "its", provider: "its", key: APIKey("k"))
+        let url = try ITSProvider.router(for: source).asURLRequest().url?.absoluteString
+        #expect(url == "https://openapi.its.go.kr:9443/eventInfo?apiKey=k&type=all&eventType=all&minX=124&maxX=132&minY=33&maxY=39&getType=json")
+        #expect(ProviderRegistry.describeOptions(of: source).isEmpty)
+    }
+
+    @Test("each option checks its values and names what it accepts", arguments: [
+        ("bbox", ConfigValue.list([.number(127.18), .number(37.41), .number(126.76), .number(37.70)]), "must be [minX, minY, maxX, maxY] in WGS84 degrees (longitude, latitude) with min < max, e.g. [126.76, 37.41, 127.18, 37.70]"),
+        ("bbox", .list([.number(1), .number(2), .number(3)]), "must be [minX, minY, maxX, maxY] in WGS84 degrees (longitude, latitude) with min < max, e.g. [126.76, 37.41, 127.18, 37.70]"),
+        ("bbox", .text("126,37,127,38"), "must be 4 numbers"),
+        ("bbox", .list([.number(126), .text("37"), .number(127), .number(38)]), "must be 4 numbers"),
+        ("eventType", .text("crash"), "must be one of all, cor, acc, wea, ete, dis, etc"),
+        ("format", .text("csv"), "must be one of json, xml"),
+        ("type", .text("highway"), "must be one of all, ex, its, loc, sgg, etc"),
+        ("type", .number(1), "must be one of all, ex, its, loc, sgg, etc"),
     ])
-    func badOptions(options: SourceOptions) {
+    func badOptions(name: String, value: ConfigValue, problem: String) throws {
+        let option = try #require(ITSProvider.options.first { $0.name == name })
+        var values = ProviderOptionValues()
+        #expect(throws: ProviderOptionProblem(problem)) { try values.set(option, from: value) }
+        #expect(values.configured(name) == nil)
+    }
+
+    @Test("a good value is kept as written and shown by check-config in declaration order")
+    func goodOptions() throws {
         var source = SourceDefinition(name: "its", provider: "its", key: APIKey("k"))
-        source.options = options
-        #expect(throws: FeedError.self) { try ITSProvider.validate(source) }
+        for (name, value) in [("format", ConfigValue.text("xml")), ("bbox", .list([.number(126.76), .number(37.41), .number(127.18), .number(37.7)]))] {
+            try source.options.set(try #require(ITSProvider.options.first { $0.name == name }), from: value)
+        }
+        #expect(source.options[ITSProvider.bbox] == [126.76, 37.41, 127.18, 37.7])
+        #expect(source.options[ITSProvider.format] == "xml")
+        #expect(source.options[ITSProvider.eventType] == "all")
+        #expect(ProviderRegistry.describeOptions(of: source) == ["bbox=126.76,37.41,127.18,37.7", "format=xml"])
+    }
+
+    @Test("each provider's key parameter names are registered at startup, so their values are hidden before any request")
+    func keyParameterNames() {
+        #expect(GITSProvider.keyParameterNames == ["serviceKey"])
+        #expect(ITSProvider.keyParameterNames == ["apiKey"])
+        ProviderRegistry.registerKeyParameterNames()
+        #expect(Redaction.redact("http://h/x?serviceKey=abc%2B1&apiKey=def-2&type=all") == "http://h/x?serviceKey=REDACTED&apiKey=REDACTED&type=all")
+    }
+
+    @Test("the real items-only sample has no envelope: its records are read, but it cannot clear")
+    func itemsOnlyCannotClear() throws {
+        let result = try read(ITSProvider.self, Self.real)
+        #expect(result.incidents.count == 11)
+        #expect(result.verdict.incompleteBecause == ["the response does not say it succeeded (no resultCode), so it may not list every active incident"])
+    }
+
+    @Test("a response that does not positively say success is an error, never 'no incidents'", arguments: [
+        "<response><header><resultCode></resultCode><resultMsg>SERVICE ACCESS DENIED ERROR.</resultMsg></header></response>",
+        "<response><header><resultMsg>SERVICE ACCESS DENIED ERROR.</resultMsg></header></response>",
+        "<response/>",
+        "<response><header/><body><items/></body></response>",
+        #"{"header":{"resultCode":"","resultMsg":"SERVICE ACCESS DENIED ERROR."}}"#,
+        #"{"header":{"resultMsg":"SERVICE ACCESS DENIED ERROR."},"body":{"items":[]}}"#,
+        #"{"response":{"header":{"resultCode":null}}}"#,
+    ])
+    func noSuccessCode(body: String) throws {
+        let (error, delivered) = feedError(ITSProvider.self, try temporaryFile(body))
+        #expect(error?.kind == .unexpectedResponse, "\(String(describing: error))")
+        #expect(error?.message.contains("no resultCode and no records") == true)
+        if body.contains("DENIED") { #expect(error?.message.contains("SERVICE ACCESS DENIED ERROR.") == true) }
+        #expect(delivered == 0)
+    }
+
+    @Test("fewer items than totalCount (or datacount) declares: read, but the response cannot clear", arguments: [
+        #"{"header":{"resultCode":0},"body":{"totalCount":3,"items":[{"startDate":"20240101000000","linkId":"1"}]}}"#,
+        "<response><header><resultCode>0</resultCode></header><body><totalCount>3</totalCount><items><item><startDate>20240101000000</startDate><linkId>1</linkId></item></items></body></response>",
+        "<response><datacount>3</datacount><data><startDate>20240101000000</startDate><linkId>1</linkId></data></response>",
+    ])
+    func countMismatch(body: String) throws {
+        let result = try read(ITSProvider.self, try temporaryFile(body))
+        #expect(result.incidents.count == 1)
+        let field = body.contains("datacount") ? "datacount" : "totalCount"
+        #expect(result.verdict.incompleteBecause == ["the response declares \(field) 3 but holds 1 record(s)"])
+    }
+
+    @Test("quota and key codes are typed whichever envelope and syntax they come in", arguments: [
+        (#"{"header":{"resultCode":4001,"resultMsg":"LIMIT"}}"#, FeedError.Kind.quotaExceeded, "4001"),
+        (#"{"header":{"resultCode":"22","resultMsg":"LIMITED_NUMBER_OF_SERVICE_REQUESTS_EXCEEDS_ERROR"}}"#, .quotaExceeded, "22"),
+        ("<response><header><resultCode>22</resultCode><resultMsg>LIMITED</resultMsg></header></response>", .quotaExceeded, "22"),
+        ("<response><header><resultCode>4005</resultCode><resultMsg>key</resultMsg></header></response>", .invalidKey, "4005"),
+        (#"{"OpenAPI_ServiceResponse":{"cmmMsgHeader":{"errMsg":"SERVICE ERROR","returnAuthMsg":"LIMITED","returnReasonCode":"22"}}}"#, .quotaExceeded, "22"),
+    ])
+    func typedCodes(body: String, kind: FeedError.Kind, code: String) throws {
+        let (error, _) = feedError(ITSProvider.self, try temporaryFile(body))
+        #expect(error?.kind == kind)
+        #expect(error?.code == code)
+    }
+
+    @Test("the real data.go.kr gateway JSON (HTTP 403 body) is an invalid key, code 30, with its message")
+    func gatewayJSON() {
+        let (error, _) = feedError(ITSProvider.self, TestPaths.sharedFeed("datagokr/gateway_error_30_json_http403_2026-08.json"))
+        #expect(error?.kind == .invalidKey)
+        #expect(error?.code == "30")
+        #expect(error?.message.contains("등록되지 않은 서비스키") == true, "\(String(describing: error))")
+    }
+
+    @Test("raw control characters inside JSON strings are accepted and counted; a repeated key sets the record aside")
+    func jsonTolerance() throws {
+        let body = "{\"header\":{\"resultCode\":0},\"body\":{\"totalCount\":2,\"items\":["
+            + "{\"startDate\":\"20240101000000\",\"linkId\":\"1\",\"message\":\"a\tb\"},"
+            + "{\"startDate\":\"20240101000000\",\"linkId\":\"2\",\"linkId\":\"3\"}]}}"
+        let result = try read(ITSProvider.self, try temporaryFile(body))
+        #expect(result.incidents.map(\.description) == ["a\tb"])
+        #expect(result.rejected.map(\.position) == ["items[2]"])
+        #expect(result.rejected.first?.reason.contains("\"linkId\" occurs 2 times") == true, "\(result.rejected)")
+        #expect(result.verdict.warnings == ["1 character(s) could not be read as sent (illegal in XML or JSON text, or an HTML entity) and were replaced"])
+    }
+
+    @Test("city-road messages packed as 종류::도로::시작::끝::차로::[태그] 본문 give road, section and lanes")
+    func packedMessage() throws {
+        let dto = EventInfoDTO(type: "도시부", eventType: "공사", startDate: "20240301090000", coordX: "127.08", coordY: "37.52",
+                               linkId: "1220000100", message: "공사::올림픽대로::잠실대교::청담대교::2차로::[공사/통제] 도로 보수 공사")
+        let incident = try mapped(dto)
+        #expect(incident.road == "올림픽대로")
+        #expect(incident.location == "잠실대교 → 청담대교")
+        #expect(incident.restriction == "2차로")
+        #expect(incident.category == .roadwork)
+        #expect(incident.description == dto.message)
+        var plain = dto
+        plain.message = "(갓길)방초매트설치작업중"
+        #expect(try mapped(plain).road == nil)
+        #expect(try mapped(plain).location == nil)
     }
 }

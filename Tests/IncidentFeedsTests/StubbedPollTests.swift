@@ -58,7 +58,7 @@ struct StubbedPollTests {
 
     @Test("an HTTP error becomes a failed run with a log-safe error; nothing is stored")
     func httpError() async throws {
-        let client = StubHTTPClient { _, _ in StubResponse(statusCode: 503, text: "busy") }
+        let client = StubHTTPClient { _, _ in .response(StubResponse(statusCode: 503, text: "busy")) }
         let feed = try ProviderRegistry.feed(for: SourceDefinition(name: "gits", provider: "gits", key: APIKey("SECRET+k")), client: client)
         let store = RecordingStore()
         let run = await ingest(store)(feed)
@@ -71,7 +71,7 @@ struct StubbedPollTests {
 
     @Test("a 429 after the retries is a quota error: the run records when the source may run again")
     func tooManyRequests() async throws {
-        let client = StubHTTPClient { _, _ in StubResponse(statusCode: 429, headers: ["Retry-After": "120"], text: "") }
+        let client = StubHTTPClient { _, _ in .response(StubResponse(statusCode: 429, headers: ["Retry-After": "120"], text: "")) }
         let feed = try ProviderRegistry.feed(for: SourceDefinition(name: "its", provider: "its", key: APIKey("k")), client: client)
         let store = RecordingStore()
         let run = await ingest(store)(feed)
@@ -83,7 +83,7 @@ struct StubbedPollTests {
     func skipped() async throws {
         let client = StubHTTPClient { _, _ in
             Issue.record("no request may be sent for an exhausted source")
-            return StubResponse(text: "")
+            return .response(StubResponse(text: ""))
         }
         let feed = try ProviderRegistry.feed(for: SourceDefinition(name: "gits", provider: "gits", key: APIKey("k")), client: client)
         let store = RecordingStore()
@@ -94,16 +94,18 @@ struct StubbedPollTests {
         #expect(store.runs.map(\.status) == [.skipped])
     }
 
-    @Test("a record that fails mapping fails the whole poll: the store keeps nothing of it")
+    @Test("a record that cannot be mapped is set aside with its reason; the rest of the poll reaches the store")
     func badRecord() async throws {
         let client = StubHTTPClient { _, _ in
-            StubResponse(text: "<ServiceResult><msgHeader><headerCd>0</headerCd></msgHeader><msgBody><itemList><regSeq>1</regSeq></itemList><itemList><startDate>bad</startDate></itemList></msgBody></ServiceResult>")
+            .response(StubResponse(text: "<ServiceResult><msgHeader><headerCd>0</headerCd></msgHeader><msgBody><itemList><regSeq>1</regSeq></itemList><itemList><startDate>bad</startDate></itemList></msgBody></ServiceResult>"))
         }
         let feed = try ProviderRegistry.feed(for: SourceDefinition(name: "gits", provider: "gits", key: APIKey("k")), client: client)
         let store = RecordingStore()
         let run = await ingest(store)(feed)
-        #expect(run.status == .failed)
-        #expect(run.error?.contains("has no regSeq") == true)
-        #expect(store.stored.isEmpty)
+        #expect(run.status == .succeeded)
+        #expect(store.stored.map(\.externalID) == ["1"])
+        #expect(store.rejected.map(\.externalID) == [nil])
+        #expect(store.rejected.map(\.reason) == ["the record has no regSeq"])
+        #expect(store.rejected.map(\.excerpt) == ["startDate=bad"])
     }
 }

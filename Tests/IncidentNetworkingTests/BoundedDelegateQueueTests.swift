@@ -56,6 +56,6 @@ struct BoundedDelegateQueueTests {
     @Test("The client's session uses it as its delegate queue")
     func clientUsesIt() {
         let client = URLSessionHTTPClient()
-        #expect(client.delegateQueue is BoundedDelegateQueue)
+        #expect(client.transport.delegateQueue is BoundedDelegateQueue)
     }
 }

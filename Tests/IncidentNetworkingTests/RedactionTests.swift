@@ -29,6 +29,7 @@ struct RedactionTests {
         ("apiKey=ab+c/d==,next;key=x:y", "apiKey=REDACTED,next;key=REDACTED:y"),
     ])
     func keyParameters(input: String, expected: String) {
+        TestKeyNames.register()
         #expect(Redaction.redact(input) == expected)
     }
 
@@ -56,6 +57,7 @@ struct RedactionTests {
 
     @Test("redact(URL) redacts the absolute string")
     func urlRedaction() throws {
+        TestKeyNames.register()
         _ = APIKey(FakeKey.raw)
         let url = try #require(URL(string: "http://127.0.0.1:1/p?serviceKey=\(FakeKey.encoded)&x=\(FakeKey.encoded)"))
         let redacted = Redaction.redact(url)
@@ -86,9 +88,84 @@ struct RedactionTests {
 
     @Test("Key parameter names are compared case-insensitively")
     func names() {
-        #expect(Redaction.keyParameterNames == ["serviceKey", "apiKey", "key", "api_key", "authKey"])
+        TestKeyNames.register()
         #expect(Redaction.isKeyParameterName("SERVICEKEY"))
         #expect(Redaction.isKeyParameterName("Api_Key"))
         #expect(!Redaction.isKeyParameterName("monkey"))
+    }
+
+    @Test("No name is known until registered: registering one makes its values redacted and stripped from redirects")
+    func registration() throws {
+        let text = "http://h/p?sessionTicketZ=abc123&x=1"
+        let url = try #require(URL(string: text))
+        #expect(Redaction.redact(text) == text)
+        #expect(RedirectGuard.strippingKeyParameters(from: url)?.absoluteString == text)
+        Redaction.register(keyParameterName: "sessionTicketZ")
+        Redaction.register(keyParameterName: "sessionTicketZ")
+        Redaction.register(keyParameterName: "")
+        #expect(Redaction.redact(text) == "http://h/p?sessionTicketZ=REDACTED&x=1")
+        #expect(Redaction.redact("SESSIONTICKETZ%3Dabc%26x%3D1") == "SESSIONTICKETZ%3DREDACTED%26x%3D1")
+        #expect(RedirectGuard.strippingKeyParameters(from: url)?.absoluteString == "http://h/p?x=1")
+        #expect(RedirectGuard.isCredentialHeader("X-Session-Ticket-Z"))
+        #expect(Redaction.keyParameterNames.filter { $0 == "sessionticketz" }.count == 1)
+    }
+
+    @Test("URL user-info: the password is replaced in any URL in the text; the user and the rest stay", arguments: [
+        ("http://user:secret@proxy.example/api/", "http://user:REDACTED@proxy.example/api/"),
+        ("https://user:secret@proxy.example:8443", "https://user:REDACTED@proxy.example:8443"),
+        ("http://:secret@proxy.example/api/", "http://:REDACTED@proxy.example/api/"),
+        ("http://user:@proxy.example/api/", "http://user:@proxy.example/api/"),
+        ("http://user@proxy.example:8080/api/", "http://user@proxy.example:8080/api/"),
+        ("http://proxy.example:8080/api/?a=b@c", "http://proxy.example:8080/api/?a=b@c"),
+        ("http://user:p%40ss%2Fw0rd@proxy.example/", "http://user:REDACTED@proxy.example/"),
+        ("http://us%40er:pa:ss@proxy.example/", "http://us%40er:REDACTED@proxy.example/"),
+        ("http://user:s3cr!t$;=@[::1]:8080/x", "http://user:REDACTED@[::1]:8080/x"),
+        ("http://user:비밀@proxy.example/", "http://user:REDACTED@proxy.example/"),
+        ("a http://u1:one@h1/x and https://u2:two@h2?q=1, then ftp://u3:three@h3#f.",
+         "a http://u1:REDACTED@h1/x and https://u2:REDACTED@h2?q=1, then ftp://u3:REDACTED@h3#f."),
+        (#"{"proxy":"http://user:secret@proxy.example/api/","n":1}"#, #"{"proxy":"http://user:REDACTED@proxy.example/api/","n":1}"#),
+        (#"{"proxy":"http:\/\/user:secret@proxy.example\/api\/"}"#, #"{"proxy":"http:\/\/user:REDACTED@proxy.example\/api\/"}"#),
+        ("connect to http://user:secret@proxy.example:3128 failed: refused",
+         "connect to http://user:REDACTED@proxy.example:3128 failed: refused"),
+        ("(http://user:secret@proxy.example)", "(http://user:REDACTED@proxy.example)"),
+        ("http://h/next?u=http%3A%2F%2Fuser%3Asecret%40proxy.example%2Fapi%2F&x=1",
+         "http://h/next?u=http%3A%2F%2Fuser%3AREDACTED%40proxy.example%2Fapi%2F&x=1"),
+        ("http%3a%2f%2fuser%3ap%2540ss%40proxy.example%3A8080", "http%3a%2f%2fuser%3aREDACTED%40proxy.example%3A8080"),
+        ("http%3A%2F%2Fuser%40proxy.example%2F", "http%3A%2F%2Fuser%40proxy.example%2F"),
+        ("no url: user:secret@host", "no url: user:secret@host"),
+    ])
+    func userInfo(input: String, expected: String) {
+        #expect(Redaction.redact(input) == expected)
+    }
+
+    @Test("A configured URL's password is registered: scrubbed from any text, in any encoding")
+    func registeredURLPassword() throws {
+        let url = try #require(URL(string: "http://alice:Pr0xy%2BPass%2Fword@proxy.example:3128/api/"))
+        Redaction.register(passwordIn: url)
+        for text in ["the proxy said: Pr0xy+Pass/word is wrong", "Pr0xy%2BPass%2Fword", "lower-case hex: Pr0xy%2bPass%2fword",
+                     #"{"msg":"bad password Pr0xy+Pass/word"}"#] {
+            let redacted = Redaction.redact(text)
+            #expect(!redacted.contains("Pr0xy"), "leak in \(redacted)")
+            #expect(redacted.contains("REDACTED"))
+        }
+        // Nothing to register: no password, or an empty one.
+        Redaction.register(passwordIn: try #require(URL(string: "http://bob@proxy.example/")))
+        Redaction.register(passwordIn: try #require(URL(string: "http://bob:@proxy.example/")))
+        #expect(Redaction.redact("bob is here") == "bob is here")
+    }
+
+    @Test("A URL password never reaches a NetworkError, an event or a build error")
+    func userInfoInErrorsAndEvents() throws {
+        let url = "http://user:hunter2@proxy.example/api/getIncidentInfo?type=xml"
+        let error = NetworkError(code: .cannotConnect, label: "t", method: .get, url: url, attempts: 1,
+                                 bodyExcerpt: "proxy http://user:hunter2@proxy.example denied", detail: "could not reach \(url)")
+        let event = NetworkEvent(label: "t", method: .get, url: url, statusCode: nil, bytes: 0, durationMilliseconds: 1, attempt: 1,
+                                 decision: .giveUp, errorSummary: "cannotConnect: \(url)")
+        let buildError = URLRequestBuildError(.invalidPath, "base URL '\(url)' is wrong")
+        for text in [error.description, error.redactedURL, error.detail ?? "", error.bodyExcerpt ?? "", String(reflecting: error),
+                     event.description, event.redactedURL, event.errorSummary ?? "", buildError.description] {
+            #expect(!text.contains("hunter2"), "leak in \(text)")
+        }
+        #expect(error.redactedURL == "http://user:REDACTED@proxy.example/api/getIncidentInfo?type=xml")
     }
 }

@@ -26,6 +26,7 @@ struct RedirectGuardTests {
 
     @Test("Key parameters are removed from a query (any case, even with an encoded name); the rest stays in order")
     func stripping() throws {
+        TestKeyNames.register()
         let stripped = RedirectGuard.strippingKeyParameters(from: try url(
             "http://other:1/p?type=xml&serviceKey=A%2BB&APIKEY=x&serviceKe%79=y&key&numOfRows=10#frag"))
         #expect(stripped?.absoluteString == "http://other:1/p?type=xml&numOfRows=10#frag")
@@ -35,6 +36,7 @@ struct RedirectGuardTests {
 
     @Test("Credential headers are dropped on a cross-origin redirect; others stay")
     func headers() throws {
+        TestKeyNames.register()
         var request = URLRequest(url: try url("http://other/p?serviceKey=1&a=2"))
         for name in ["Authorization", "Cookie", "X-API-Key", "apiKey", "serviceKey", "Accept", "X-Trace"] {
             request.setValue("v", forHTTPHeaderField: name)

@@ -29,6 +29,16 @@ enum FakeKey {
     }
 }
 
+/// The key parameter names these tests use. `Redaction` knows no provider's names by itself;
+/// a test that relies on one registers it (tests run in any order, in one process).
+enum TestKeyNames {
+    static let all = ["serviceKey", "apiKey", "key", "api_key", "authKey"]
+
+    static func register() {
+        for name in all { Redaction.register(keyParameterName: name) }
+    }
+}
+
 /// Collects `NetworkEvent`s from the client's `@Sendable` callback.
 final class EventLog: @unchecked Sendable {
     private let lock = NSLock()
@@ -67,6 +77,14 @@ final class SleepRecorder: @unchecked Sendable {
     var sleep: @Sendable (Double) async throws -> Void {
         { [self] seconds in
             lock.withLock { stored.append(seconds) }
+        }
+    }
+
+    /// Records the delay, then waits until the task is cancelled (a retry that never comes).
+    var sleepUntilCancelled: @Sendable (Double) async throws -> Void {
+        { [self] seconds in
+            lock.withLock { stored.append(seconds) }
+            try await Task.sleep(for: .seconds(3600))
         }
     }
 

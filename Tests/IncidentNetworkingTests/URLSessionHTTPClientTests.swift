@@ -100,7 +100,6 @@ struct URLSessionHTTPClientTests {
         let client = URLSessionHTTPClient(configuration: testConfiguration(directory: try TestPaths.temporaryDirectory("net")), onEvent: log.handler)
         let error = try #require(await networkError { try await fetchData(client, router(server)) })
         #expect(error.code == .unacceptableStatus(401))
-        #expect(error.code.unacceptableStatus == 401)
         #expect(error.statusCode == 401)
         #expect(error.attempts == 1)
         #expect(error.bodyExcerpt?.contains("4005") == true)
@@ -128,13 +127,13 @@ struct URLSessionHTTPClientTests {
         let server = try await LoopbackServer.start(routes: ["/submit": [.status(503), .ok("late")]])
         defer { server.stop() }
         let client = URLSessionHTTPClient(configuration: testConfiguration(directory: try TestPaths.temporaryDirectory("net")))
-        let post = TestRouter(baseURL: server.baseURL, path: "/submit", method: .post, task: .rawBody(Data("a=1".utf8), contentType: "text/plain"))
+        let post = TestRouter(baseURL: server.baseURL, path: "/submit", method: .post, task: .queryParameters([.text("a", "1")]))
         let error = await networkError { try await fetchData(client, post) }
         #expect(error?.code == .unacceptableStatus(503))
         #expect(error?.attempts == 1)
         let requests = try await server.requests()
         #expect(requests.count == 1)
-        #expect(requests.first?.body == "a=1")
+        #expect(requests.first?.query == "a=1")
         #expect(requests.first?.method == "POST")
     }
 
@@ -152,6 +151,8 @@ struct URLSessionHTTPClientTests {
         let elapsed = ContinuousClock.now - started
         #expect(error?.code == .timedOut)
         #expect(error?.attempts == 2)
+        #expect(error?.detail == "no byte for 1 s before any response")
+        #expect(error?.description.contains("raise requestTimeout") == true)
         #expect(elapsed >= .seconds(1.9), "\(elapsed)")
         #expect(elapsed < .seconds(10), "\(elapsed)")
         #expect(log.decisions == ["retry", "giveUp"])
@@ -159,18 +160,46 @@ struct URLSessionHTTPClientTests {
         #expect(try await server.requests().count == 2)
     }
 
-    @Test("A body trickling past resourceTimeout is cut off as timedOut")
-    func resourceTimeout() async throws {
-        let server = try await LoopbackServer.start(routes: [Self.feedPath: [ResponseSpec(body: String(repeating: "x", count: 100), chunkSize: 1, chunkDelay: 0.2)]])
+    @Test("A server trickling one byte a second: the 5 s idle timeout never fires, the 2 s attempt bound does; not retried")
+    func tricklingServerHitsTheAttemptBound() async throws {
+        let server = try await LoopbackServer.start(routes: [Self.feedPath: [ResponseSpec(body: String(repeating: "x", count: 60), chunkSize: 1, chunkDelay: 1)]])
         defer { server.stop() }
         let directory = try TestPaths.temporaryDirectory("net")
-        var configuration = testConfiguration(directory: directory, requestTimeout: 5, maxRetries: 0)
-        configuration.resourceTimeout = 1
+        var configuration = testConfiguration(directory: directory, requestTimeout: 5, maxRetries: 2)
+        configuration.attemptTimeout = 2
+        let log = EventLog()
         let started = ContinuousClock.now
-        let error = await networkError { try await fetchData(URLSessionHTTPClient(configuration: configuration), router(server)) }
-        #expect(error?.code == .timedOut)
-        #expect(ContinuousClock.now - started < .seconds(10), "the body alone would take 20 s")
+        let error = try #require(await networkError {
+            try await fetchData(URLSessionHTTPClient(configuration: configuration, onEvent: log.handler), router(server))
+        })
+        let elapsed = ContinuousClock.now - started
+        #expect(error.code == .attemptTimedOut)
+        #expect(error.attempts == 1)
+        #expect(error.statusCode == 200)
+        let event = try #require(log.events.first)
+        #expect(log.decisions == ["giveUp"])
+        // About 2 bytes in 2 s; the bound is loose for a busy 2-core machine.
+        #expect((1...5).contains(event.bytes), "\(event.bytes) bytes")
+        #expect(error.detail == "the whole response took longer than 2 s; \(event.bytes) body bytes received")
+        #expect(event.errorSummary == "attemptTimedOut: \(error.detail ?? "")")
+        #expect(error.description.contains("timed out (the whole response took longer than 2 s;"))
+        #expect(elapsed >= .seconds(2), "\(elapsed)")
+        #expect(elapsed < .seconds(10), "\(elapsed): the body alone would take 60 s")
+        #expect(try await server.requests().count == 1)
         #expect(leftovers(in: directory).isEmpty)
+    }
+
+    @Test("requestTimeout is an idle limit: a body trickling for 5 s with a byte every 0.5 s beats a 2 s idle timeout")
+    func idleTimeoutIsNotATotalLimit() async throws {
+        let body = String(repeating: "y", count: 11)
+        let server = try await LoopbackServer.start(routes: [Self.feedPath: [ResponseSpec(body: body, chunkSize: 1, chunkDelay: 0.5)]])
+        defer { server.stop() }
+        let client = URLSessionHTTPClient(configuration: testConfiguration(directory: try TestPaths.temporaryDirectory("net"),
+                                                                           requestTimeout: 2, maxRetries: 0))
+        let started = ContinuousClock.now
+        let (data, _) = try await fetchData(client, router(server))
+        #expect(String(decoding: data, as: UTF8.self) == body)
+        #expect(ContinuousClock.now - started >= .seconds(4.5))
     }
 
     @Test("Connection refused: retried, then cannotConnect")
@@ -317,7 +346,7 @@ struct URLSessionHTTPClientTests {
             guard finished.withLock({ $0 }) else {
                 // Deadlocked: releasing the client would block this thread in its deinit
                 // (finishTasksAndInvalidate waits on the same stuck queue), so it is leaked.
-                _ = Unmanaged.passRetained(client)
+                _ = Unmanaged.passRetained(client.transport)
                 Issue.record("limit \(limit): the call did not end within 20 s")
                 return
             }
@@ -346,21 +375,41 @@ struct URLSessionHTTPClientTests {
         #expect(leftovers(in: directory).isEmpty)
     }
 
-    @Test("Router headers, method and JSON body reach the server")
-    func sendsHeadersAndBody() async throws {
-        struct Query: Codable, Sendable { var road: String }
+    @Test("Router headers, method and query, and the configured User-Agent, reach the server")
+    func sendsHeadersAndQuery() async throws {
         let server = try await LoopbackServer.start(routes: ["/search": [.ok("[]")]])
         defer { server.stop() }
         var configuration = testConfiguration(directory: try TestPaths.temporaryDirectory("net"))
         configuration.userAgent = "TrafficIncidents-test/1"
-        let target = TestRouter(baseURL: server.baseURL, path: "search", method: .put, headers: ["X-Trace": "t-1"], task: .jsonBody(Query(road: "경부")))
+        let target = TestRouter(baseURL: server.baseURL, path: "search", method: .put, headers: ["X-Trace": "t-1"],
+                                task: .queryParameters([.text("road", "경부")]))
         _ = try await fetchData(URLSessionHTTPClient(configuration: configuration), target)
         let request = try #require(await server.requests().first)
         #expect(request.method == "PUT")
         #expect(request.headers["x-trace"] == "t-1")
-        #expect(request.headers["content-type"] == "application/json")
         #expect(request.headers["user-agent"] == "TrafficIncidents-test/1")
-        #expect(request.body == #"{"road":"경부"}"#)
+        #expect(request.query == "road=%EA%B2%BD%EB%B6%80")
+    }
+
+    @Test("While a body is streaming, its file carries this process's PID and survives removeLeftovers")
+    func liveBodyFileIsKept() async throws {
+        let server = try await LoopbackServer.start(routes: [Self.feedPath: [ResponseSpec(body: String(repeating: "z", count: 40), chunkSize: 4, chunkDelay: 0.2)]])
+        defer { server.stop() }
+        let directory = try TestPaths.temporaryDirectory("net")
+        let client = URLSessionHTTPClient(configuration: testConfiguration(directory: directory))
+        let target = router(server)
+        let call = Task { try await fetchData(client, target) }
+        let deadline = ContinuousClock.now + .seconds(10)
+        while leftovers(in: directory).isEmpty, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        let streaming = leftovers(in: directory)
+        #expect(streaming.count == 1)
+        #expect(streaming.allSatisfy { TemporaryBodies.ownerPID(ofFileNamed: $0) == getpid() })
+        #expect(TemporaryBodies.removeLeftovers(in: directory).isEmpty)
+        let (data, _) = try await call.value
+        #expect(data == Data(String(repeating: "z", count: 40).utf8))
+        #expect(leftovers(in: directory).isEmpty)
     }
 
     // MARK: Redirects
@@ -560,6 +609,29 @@ struct URLSessionHTTPClientTests {
         let first = try #require(await server.requests(path: "/unauthorized").first)
         #expect(first.queryValues("serviceKey") == [FakeKey.encoded])
         #expect(texts.contains { $0.contains("serviceKey=REDACTED") })
+    }
+}
+
+extension URLSessionHTTPClientTests {
+    @Test("A password in the base URL's user-info appears in no error, event or excerpt; it still reaches the server")
+    func userInfoPasswordNeverLeaks() async throws {
+        let server = try await LoopbackServer.start(routes: [Self.feedPath: [.status(401, body: "bad credentials for user:Hunter2Proxy")]])
+        defer { server.stop() }
+        let base = try #require(URL(string: "http://user:Hunter2Proxy@127.0.0.1:\(server.port)"))
+        let log = EventLog()
+        let client = URLSessionHTTPClient(configuration: testConfiguration(directory: try TestPaths.temporaryDirectory("net")), onEvent: log.handler)
+        let target = TestRouter(baseURL: base, path: Self.feedPath, task: .queryParameters([.text("type", "xml")]))
+        let error = try #require(await networkError { try await fetchData(client, target) })
+        #expect(error.code == .unacceptableStatus(401))
+        #expect(error.redactedURL == "http://user:REDACTED@127.0.0.1:\(server.port)/api/rest/getIncidentInfo?type=xml")
+        #expect(error.bodyExcerpt == "bad credentials for user:REDACTED")
+        var texts = [error.description, String(reflecting: error)]
+        texts += log.events.flatMap { [$0.description, String(reflecting: $0)] }
+        for text in texts {
+            #expect(!text.contains("Hunter2"), "leak in \(text)")
+        }
+        let sent = try #require(await server.requests().first)
+        #expect(sent.headers["authorization"] == "Basic " + Data("user:Hunter2Proxy".utf8).base64EncodedString())
     }
 }
 

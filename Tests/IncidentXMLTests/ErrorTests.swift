@@ -31,10 +31,11 @@ final class StorageFailure: Error, @unchecked Sendable {}
     @Test(arguments: [
         "<d><r><a>x</a></r></d><extra/>",
         "<d><r a=1/></d>",
-        "<d><r><a>x &nbsp; y</a></r></d>",
         "<d><r><a>x & y</a></r></d>",
+        "<d><r><a>x &nbsp y</a></r></d>",
         "<d><p:r xmlns:q=\"urn:q\"/></d>",
-        "<d><r><a>\u{1}</a></r></d>",
+        "<d><r \u{1}a=\"1\"><a>x</a></r></d>",
+        "<d><r><a>&#x41</a></r></d>",
         "<d><r><a>x</a></r></d>garbage",
         "<?xml version=\"1.0\"?><?xml version=\"1.0\"?><d/>",
         "<d><r><a>x]]>y</a></r></d>",

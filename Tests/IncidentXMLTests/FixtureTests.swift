@@ -99,8 +99,9 @@ import TestSupport
     }
 }
 
-/// Every document, fed in every chunk size from 1 to 64 bytes and split at every single point,
-/// gives exactly the records and envelope of feeding it whole.
+/// Every document, fed in every chunk size from 1 to 64 bytes and split at every single point
+/// (past 8,000 bytes at 500 evenly spaced points: the 55 KB NDW snapshot would otherwise take
+/// 55,000 readings), gives exactly the records and envelope of feeding it whole.
 @Suite struct ChunkingTests {
     @Test(arguments: FeedDocument.all)
     func everyChunkSize(_ document: FeedDocument) throws {
@@ -118,7 +119,8 @@ import TestSupport
     func everySplitPoint(_ document: FeedDocument) throws {
         let bytes = try loadBytes(document.url)
         let whole = try read(bytes, schema: document.schema)
-        for split in 0...bytes.count {
+        let step = bytes.count <= 8000 ? 1 : bytes.count / 500
+        for split in stride(from: 0, through: bytes.count, by: step) {
             let result = try read(bytes, schema: document.schema, pieces: [0..<split, split..<bytes.count])
             #expect(result == whole, "split at \(split)")
             if result != whole { break }

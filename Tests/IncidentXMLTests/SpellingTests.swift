@@ -9,9 +9,12 @@ struct Spelling: Sendable, CustomTestStringConvertible {
     let schema: XMLRecordSchema
     let records: [[String?]]
     let envelope: [String?]
+    /// Each record's problems, then the envelope's (empty when sound).
+    let problems: [[String]]
+    let envelopeProblems: [String]
     var testDescription: String { name }
 
-    /// Records `r` with fields `a`, `b`; envelope field `h`; any namespace.
+    /// Records `r` with fields `a`, `b`; envelope field `h`; no namespace.
     static let plain = XMLRecordSchema(
         recordElements: [XMLName("r")], fields: [XMLName("a"), XMLName("b")], envelopeFields: [XMLName("h")])
     /// The same names, but only in namespace `urn:x`.
@@ -20,16 +23,21 @@ struct Spelling: Sendable, CustomTestStringConvertible {
         fields: [XMLName("a", namespaceURI: "urn:x"), XMLName("b", namespaceURI: "urn:x")],
         envelopeFields: [XMLName("h", namespaceURI: "urn:x")])
 
-    init(_ name: String, _ xml: String, schema: XMLRecordSchema = plain, _ records: [[String?]], envelope: [String?] = [nil]) {
-        self.init(name, bytes: Array(xml.utf8), schema: schema, records, envelope: envelope)
+    init(_ name: String, _ xml: String, schema: XMLRecordSchema = plain, _ records: [[String?]], envelope: [String?] = [nil],
+         problems: [[String]]? = nil, envelopeProblems: [String] = []) {
+        self.init(name, bytes: Array(xml.utf8), schema: schema, records, envelope: envelope, problems: problems,
+                  envelopeProblems: envelopeProblems)
     }
 
-    init(_ name: String, bytes: [UInt8], schema: XMLRecordSchema = plain, _ records: [[String?]], envelope: [String?] = [nil]) {
+    init(_ name: String, bytes: [UInt8], schema: XMLRecordSchema = plain, _ records: [[String?]], envelope: [String?] = [nil],
+         problems: [[String]]? = nil, envelopeProblems: [String] = []) {
         self.name = name
         self.bytes = bytes
         self.schema = schema
         self.records = records
         self.envelope = envelope
+        self.problems = problems ?? records.map { _ in [] }
+        self.envelopeProblems = envelopeProblems
     }
 
     static let manyRefs = String(repeating: "x&amp;", count: 2000)
@@ -74,15 +82,18 @@ struct Spelling: Sendable, CustomTestStringConvertible {
         Spelling("attributes are ignored", "<d k=\"1\"><r id=\"7\" k='v&amp;'><a lang=\"ko\" x='&lt;'>x</a><b c=\"\"/></r></d>", [["x", nil]]),
         Spelling("field at any depth", "<d><r><p><q><a>deep</a></q></p></r></d>", [["deep", nil]]),
         Spelling("field text includes descendants", "<d><r><a>x<b>y</b>z</a></r></d>", [["xyz", "y"]]),
-        Spelling("first occurrence wins", "<d><r><a>1</a><a>2</a></r></d>", [["1", nil]]),
-        Spelling("first occurrence wins even if empty", "<d><r><a/><a>2</a></r></d>", [[nil, nil]]),
-        Spelling("same field nested in itself", "<d><r><a>x<a>y</a>z</a></r></d>", [["xyz", nil]]),
+        Spelling("a single field twice is nil and a problem", "<d><r><a>1</a><a>2</a><b>k</b></r><r><a>3</a></r></d>",
+                 [[nil, "k"], ["3", nil]], problems: [["a occurs 2 times"], []]),
+        Spelling("an empty occurrence counts", "<d><r><a/><a>2</a></r></d>", [[nil, nil]], problems: [["a occurs 2 times"]]),
+        Spelling("three times", "<d><r><b>1</b><a/><b/><b>3</b></r></d>", [[nil, nil]], problems: [["b occurs 3 times"]]),
+        Spelling("same field nested in itself", "<d><r><a>x<a>y</a>z</a></r></d>", [[nil, nil]], problems: [["a occurs 2 times"]]),
         Spelling("fields outside records are not record values", "<d><a>out</a><r><a>in</a></r><b>out</b></d>", [["in", nil]]),
-        Spelling("records do not nest", "<d><r><a>1</a><r><a>2</a><b>3</b></r></r></d>", [["1", "3"]]),
+        Spelling("records do not nest", "<d><r><a>1</a><r><b>3</b></r></r></d>", [["1", "3"]]),
         Spelling("values reset between records", "<d><r><a>1</a><b>2</b></r><r><a>3</a></r><r><b>4</b></r></d>", [["1", "2"], ["3", nil], [nil, "4"]]),
         Spelling("envelope before records", "<d><h> ok </h><r><a>1</a></r></d>", [["1", nil]], envelope: ["ok"]),
         Spelling("envelope field inside a record is not envelope", "<d><r><h>x</h><a>1</a></r></d>", [["1", nil]], envelope: [nil]),
-        Spelling("envelope first occurrence wins", "<d><h>1</h><h>2</h></d>", [], envelope: ["1"]),
+        Spelling("envelope field twice is nil and a problem", "<d><h>1</h><r><a>x</a></r><h>2</h></d>", [["x", nil]], envelope: [nil],
+                 envelopeProblems: ["h occurs more than once"]),
         Spelling("envelope excludes record text", "<d><h>a<r><a>1</a></r>b</h></d>", [["1", nil]], envelope: ["ab"]),
         Spelling("UTF-8 BOM", bytes: [0xEF, 0xBB, 0xBF] + Array("<?xml version=\"1.0\"?><d><r><a>가</a></r></d>".utf8), [["가", nil]]),
         Spelling("UTF-8 BOM without declaration", bytes: [0xEF, 0xBB, 0xBF] + Array("<d><r><a>가</a></r></d>".utf8), [["가", nil]]),
@@ -94,7 +105,8 @@ struct Spelling: Sendable, CustomTestStringConvertible {
         Spelling("mixed prefixes for one URI", "<q:d xmlns:q=\"urn:x\" xmlns:z=\"urn:x\"><z:r><q:a>x</q:a><b xmlns=\"urn:x\">y</b></z:r></q:d>", schema: namespaced, [["x", "y"]]),
         Spelling("other namespace does not match", "<d xmlns=\"urn:y\"><r><a>x</a></r><x:r xmlns:x=\"urn:x\"><a>no</a><x:a>yes</x:a></x:r></d>", schema: namespaced, [["yes", nil]]),
         Spelling("no namespace does not match a URI", "<d><r><a>x</a></r></d>", schema: namespaced, []),
-        Spelling("nil namespace matches any", "<p:d xmlns:p=\"urn:x\"><p:r><a xmlns=\"urn:q\">x</a><p:b>y</p:b></p:r></p:d>", [["x", "y"]]),
+        Spelling("no namespace matches only no namespace",
+                 "<p:d xmlns:p=\"urn:x\"><r><p:a>x</p:a><a xmlns=\"urn:q\">y</a><b>z</b></r><p:r><a>no</a></p:r></p:d>", [[nil, "z"]]),
         Spelling("namespace undeclared midway", "<d xmlns=\"urn:x\"><r xmlns=\"\"><a>x</a></r><r><a>y</a></r></d>", schema: namespaced, [["y", nil]]),
     ]
 
@@ -114,6 +126,9 @@ struct Spelling: Sendable, CustomTestStringConvertible {
         let result = try read(spelling.bytes, schema: spelling.schema)
         #expect(result.records.map(\.values) == spelling.records)
         #expect(result.finalEnvelope.values == spelling.envelope)
+        #expect(result.records.map(\.problems) == spelling.problems)
+        #expect(result.finalEnvelope.problems == spelling.envelopeProblems)
+        #expect(result.repairs == 0 && result.records.allSatisfy { $0.repairs == 0 })
     }
 
     /// Chunk boundaries anywhere (inside names, references, CDATA markers, multi-byte
@@ -162,7 +177,7 @@ struct Spelling: Sendable, CustomTestStringConvertible {
         reader.reset()
         #expect(reader.envelope.values == [nil])
         #expect(reader.envelope.rootElement == nil)
-        try reader.parse(Data("<e xmlns=\"urn:q\"><r><b>y</b></r></e>".utf8))
+        try reader.parse(Data("<q:e xmlns:q=\"urn:q\"><r><b>y</b></r></q:e>".utf8))
         try reader.finish()
         #expect(records.map(\.values) == [["x", nil], [nil, "y"]])
         #expect(reader.envelope == XMLEnvelope(rootElement: XMLName("e", namespaceURI: "urn:q"), values: [nil]))

@@ -1,3 +1,5 @@
+import IncidentCore
+
 /// A small command-line parser in the shape of swift-argument-parser: a root command with
 /// nested subcommands, typed options with defaults shown in `--help`, validation before running,
 /// `--version`, and usage errors as one line plus a hint (exit 64, `EX_USAGE` of sysexits.h).
@@ -7,8 +9,8 @@
 /// (throwing ``UsageError`` on a bad value: the "validate" step), then does its work.
 
 /// A named option or flag of a command.
-public struct Option: Sendable {
-    public enum Kind: Sendable, Equatable {
+struct Option: Sendable {
+    enum Kind: Sendable, Equatable {
         /// `--name` alone; present or not.
         case flag
         /// `--name VALUE` or `--name=VALUE`; the last occurrence wins.
@@ -17,59 +19,154 @@ public struct Option: Sendable {
         case repeating(placeholder: String)
     }
 
-    public var name: String
-    public var short: Character?
-    public var kind: Kind
-    public var help: String
+    var name: String
+    var short: Character?
+    var kind: Kind
+    var help: String
     /// Shown in `--help` as `(default: …)`.
-    public var defaultDescription: String?
+    var defaultDescription: String?
 
-    public static func flag(_ name: String, short: Character? = nil, help: String) -> Option {
+    static func flag(_ name: String, short: Character? = nil, help: String) -> Option {
         Option(name: name, short: short, kind: .flag, help: help)
     }
 
-    public static func value(_ name: String, short: Character? = nil, placeholder: String, help: String,
-                             default defaultDescription: String? = nil) -> Option {
+    static func value(_ name: String, short: Character? = nil, placeholder: String, help: String,
+                      default defaultDescription: String? = nil) -> Option {
         Option(name: name, short: short, kind: .value(placeholder: placeholder), help: help,
                defaultDescription: defaultDescription)
     }
 
-    public static func repeating(_ name: String, placeholder: String, help: String) -> Option {
+    static func repeating(_ name: String, placeholder: String, help: String) -> Option {
         Option(name: name, short: nil, kind: .repeating(placeholder: placeholder), help: help)
     }
 }
 
 /// A positional argument.
-public struct Positional: Sendable {
-    public var name: String
-    public var help: String
-    public var isOptional: Bool
+struct Positional: Sendable {
+    var name: String
+    var help: String
+    var isOptional: Bool
 
-    public init(_ name: String, help: String, optional: Bool = false) {
+    init(_ name: String, help: String, optional: Bool = false) {
         self.name = name
         self.help = help
         self.isOptional = optional
     }
 }
 
-/// The values given on the command line for one command.
-public struct ParsedArguments: Sendable {
+/// An option declared once and read through its declaration, so a misspelt name does not
+/// compile: `arguments[RunCommand.once]`, `try arguments.value(CommonOptions.database)`.
+protocol OptionDeclaration: Sendable {
+    /// The option as the parser and `--help` see it.
+    var option: Option { get }
+}
+
+extension Option: OptionDeclaration {
+    var option: Option { self }
+}
+
+/// A flag: present or not.
+struct Flag: OptionDeclaration {
+    let option: Option
+
+    init(_ name: String, short: Character? = nil, help: String) {
+        option = .flag(name, short: short, help: help)
+    }
+}
+
+/// An option with a value, and how its text becomes a `Value`.
+struct ValueOption<Value: Sendable>: OptionDeclaration {
+    let option: Option
+    /// What a value must be, for "'x' is not a duration".
+    let what: String
+    /// The value of the text, nil when it is not one (or a ``UsageError`` saying why).
+    let convert: @Sendable (String) throws -> Value?
+
+    init(_ name: String, short: Character? = nil, placeholder: String, help: String, default defaultDescription: String? = nil,
+         what: String, convert: @escaping @Sendable (String) throws -> Value?) {
+        option = .value(name, short: short, placeholder: placeholder, help: help, default: defaultDescription)
+        self.what = what
+        self.convert = convert
+    }
+}
+
+extension ValueOption where Value == String {
+    /// An option whose value is any non-empty text, trimmed.
+    init(_ name: String, short: Character? = nil, placeholder: String, help: String, default defaultDescription: String? = nil) {
+        self.init(name, short: short, placeholder: placeholder, help: help, default: defaultDescription, what: "a text") { $0.nonEmptyTrimmed }
+    }
+}
+
+extension ValueOption where Value: RawRepresentable & CaseIterable, Value.RawValue == String {
+    /// An option whose value is one of the cases of `Value`, spelled as their raw values.
+    init(choice name: String, help: String, default defaultDescription: String? = nil) {
+        let names = Value.allCases.map(\.rawValue)
+        self.init(name, placeholder: names.joined(separator: "|"), help: help, default: defaultDescription,
+                  what: "one of \(names.joined(separator: ", "))") { Value(rawValue: $0) }
+    }
+}
+
+/// A repeatable option; every value is kept, in order.
+struct RepeatingOption<Value: Sendable>: OptionDeclaration {
+    let option: Option
+    let what: String
+    let convert: @Sendable (String) throws -> Value?
+
+    init(_ name: String, placeholder: String, help: String, what: String,
+         convert: @escaping @Sendable (String) throws -> Value?) {
+        option = .repeating(name, placeholder: placeholder, help: help)
+        self.what = what
+        self.convert = convert
+    }
+}
+
+/// The values given on the command line for one command, read through their declarations.
+struct ParsedArguments: Sendable {
     /// Every option occurrence by name (without dashes), in order.
-    public var values: [String: [String]] = [:]
-    public var flags: Set<String> = []
-    public var positionals: [String] = []
+    var values: [String: [String]] = [:]
+    var flags: Set<String> = []
+    var positionals: [String] = []
     /// The command path, e.g. `["incidents", "list"]`, for messages.
-    public var commandPath: [String] = []
+    var commandPath: [String] = []
 
-    public func flag(_ name: String) -> Bool { flags.contains(name) }
-    /// The last value given for `name`, or nil.
-    public func value(_ name: String) -> String? { values[name]?.last }
-    public func all(_ name: String) -> [String] { values[name] ?? [] }
+    init() {}
 
-    /// The value of `name` converted by `convert`, or nil when absent.
-    /// - Throws: ``UsageError`` naming the option when `convert` fails.
-    public func value<T>(_ name: String, as what: String, _ convert: (String) throws -> T?) throws -> T? {
-        guard let text = value(name) else { return nil }
+    /// Whether the flag was given.
+    subscript(flag: Flag) -> Bool { flags.contains(flag.option.name) }
+
+    /// The last value given for `option`, converted; nil when absent.
+    /// - Throws: ``UsageError`` naming the option when the text is not a value.
+    func value<Value>(_ option: ValueOption<Value>) throws -> Value? {
+        guard let text = values[option.option.name]?.last else { return nil }
+        return try Self.convert(text, name: option.option.name, what: option.what, option.convert)
+    }
+
+    /// The value of `option` passed through `transform` (which may need other settings, such as
+    /// the time zone to read a local time in); nil when absent.
+    /// - Throws: ``UsageError`` naming the option when either step fails.
+    func value<Value, Result>(_ option: ValueOption<Value>, _ transform: (Value) throws -> Result) throws -> Result? {
+        guard let value = try value(option) else { return nil }
+        do {
+            return try transform(value)
+        } catch let error as UsageError {
+            throw UsageError("--\(option.option.name): \(error.message)")
+        }
+    }
+
+    /// The value of an option the command cannot run without.
+    /// - Throws: ``UsageError`` `missing --NAME (what)` when absent.
+    func required<Value>(_ option: ValueOption<Value>, _ what: String) throws -> Value {
+        guard let value = try value(option) else { throw UsageError("missing --\(option.option.name) (\(what))") }
+        return value
+    }
+
+    /// Every value given for `option`, converted, in order.
+    func values<Value>(_ option: RepeatingOption<Value>) throws -> [Value] {
+        try (values[option.option.name] ?? []).map { try Self.convert($0, name: option.option.name, what: option.what, option.convert) }
+    }
+
+    private static func convert<Value>(_ text: String, name: String, what: String,
+                                       _ convert: (String) throws -> Value?) throws -> Value {
         do {
             if let converted = try convert(text) { return converted }
         } catch let error as UsageError {
@@ -80,30 +177,32 @@ public struct ParsedArguments: Sendable {
 }
 
 /// A usage mistake: one line for the user; the tool adds a hint and exits 64.
-public struct UsageError: Error, Equatable, Sendable, CustomStringConvertible {
-    public var message: String
-    public init(_ message: String) { self.message = message }
-    public var description: String { message }
+struct UsageError: Error, Equatable, Sendable, CustomStringConvertible {
+    var message: String
+    init(_ message: String) { self.message = message }
+    var description: String { message }
 }
 
 /// One command: its help text, options, positionals, and either subcommands or a `run`.
 public struct Command: Sendable {
-    public var name: String
-    public var abstract: String
-    public var discussion: String?
-    public var options: [Option]
-    public var positionals: [Positional]
-    public var subcommands: [Command]
-    /// Runs the command and returns the process exit status. Throw ``UsageError`` for a bad value.
-    public var run: (@Sendable (ParsedArguments) async throws -> Int32)?
+    var name: String
+    var abstract: String
+    var discussion: String?
+    var options: [Option]
+    var positionals: [Positional]
+    var subcommands: [Command]
+    /// Runs the command. Returning is success (exit 0); every other ending is a typed error
+    /// (``UsageError`` for a bad value, the error of what failed otherwise), turned into the
+    /// exit status and message in one place (``Failure/init(_:)``).
+    var run: (@Sendable (ParsedArguments) async throws -> Void)?
 
-    public init(name: String, abstract: String, discussion: String? = nil, options: [Option] = [],
-                positionals: [Positional] = [], subcommands: [Command] = [],
-                run: (@Sendable (ParsedArguments) async throws -> Int32)? = nil) {
+    init(name: String, abstract: String, discussion: String? = nil, options: [any OptionDeclaration] = [],
+         positionals: [Positional] = [], subcommands: [Command] = [],
+         run: (@Sendable (ParsedArguments) async throws -> Void)? = nil) {
         self.name = name
         self.abstract = abstract
         self.discussion = discussion
-        self.options = options
+        self.options = options.map(\.option)
         self.positionals = positionals
         self.subcommands = subcommands
         self.run = run
@@ -111,7 +210,7 @@ public struct Command: Sendable {
 }
 
 /// What the command line asked for.
-public enum Invocation: Sendable {
+enum Invocation: Sendable {
     case run(Command, ParsedArguments)
     case help(String)
     case version
@@ -122,7 +221,7 @@ extension Command {
     ///
     /// - Parameter arguments: without the program name.
     /// - Throws: ``UsageError`` (with the command path for the hint).
-    public func parse(_ arguments: [String]) throws(CommandLineError) -> Invocation {
+    func parse(_ arguments: [String]) throws(CommandLineError) -> Invocation {
         var command = self
         var path = [name]
         var rest = arguments[...]
@@ -205,7 +304,7 @@ extension Command {
     }
 
     /// The `--help` text: usage line, abstract, discussion, options with defaults, subcommands.
-    public func helpText(path: [String]) -> String {
+    func helpText(path: [String]) -> String {
         var lines: [String] = []
         lines.append("OVERVIEW: \(abstract)")
         if let discussion { lines.append(""); lines.append(discussion) }
@@ -253,10 +352,10 @@ extension Command {
 }
 
 /// A usage error with the command it happened in (for the hint).
-public struct CommandLineError: Error, Sendable {
-    public var usage: UsageError
-    public var path: [String]
-    public init(_ usage: UsageError, path: [String]) {
+struct CommandLineError: Error, Sendable {
+    var usage: UsageError
+    var path: [String]
+    init(_ usage: UsageError, path: [String]) {
         self.usage = usage
         self.path = path
     }

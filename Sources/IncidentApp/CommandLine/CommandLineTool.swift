@@ -1,41 +1,28 @@
 import Foundation
 import IncidentNetworking
 
-/// Process exit statuses, shared by both executables (documented in README.md, "Exit statuses").
-/// Values above 63 follow sysexits.h so that cron and systemd users recognise them.
-public enum ExitStatus {
-    /// Everything asked for succeeded.
-    public static let success: Int32 = 0
-    /// Something failed (a source's poll, a query); the log says what.
-    public static let failure: Int32 = 1
-    /// `run --once`: nothing failed, but a source was skipped (its quota is exhausted until a
-    /// known time) so its data is not fresh.
-    public static let skipped: Int32 = 3
-    /// Bad command line (EX_USAGE).
-    public static let usage: Int32 = 64
-    /// The input file is malformed or a provider error envelope (EX_DATAERR).
-    public static let dataError: Int32 = 65
-    /// An input file or the database does not exist (EX_NOINPUT).
-    public static let noInput: Int32 = 66
-    /// Another incident-scheduler holds the database's lock; try later (EX_TEMPFAIL).
-    public static let locked: Int32 = 75
-    /// The configuration is invalid or a key is missing (EX_CONFIG).
-    public static let configuration: Int32 = 78
-    /// Stopped by SIGINT (128 + 2) or SIGTERM (128 + 15) before finishing; nothing half-written.
-    public static let interrupted: Int32 = 130
-    public static let terminated: Int32 = 143
-}
-
-/// Runs a root ``Command`` against the process arguments: help, version, usage errors, dispatch.
+/// Runs a root ``Command`` against the process arguments: help, version, usage errors, dispatch,
+/// and the one place where an error becomes an exit status and a message (``Failure``).
 public enum CommandLineTool {
-    /// Parses `arguments` (without the program name), runs the command, and returns the exit status.
-    /// Help goes to stdout (status 0); a usage error prints one line and a hint to stderr (status 64).
-    public static func main(_ root: Command, version: String, arguments: [String]) async -> Int32 {
+    /// How a tool reports failures on stderr.
+    public enum ReportStyle: Sendable {
+        /// `error: MESSAGE` (the query tool, for people).
+        case plain
+        /// A log line `level=error event=… error="MESSAGE"` in the command's `--log-format`
+        /// (the scheduler, whose stderr is a log).
+        case log
+    }
+
+    /// Parses `arguments` (without the program name), runs the command, and returns the exit
+    /// status. Help goes to stdout (status 0); a usage error prints one line and a hint to
+    /// stderr (status 64) in both styles; every other failure is reported in `style`.
+    public static func main(_ root: Command, version: String, arguments: [String], context: Context,
+                            style: ReportStyle) async -> Int32 {
         let invocation: Invocation
         do {
             invocation = try root.parse(arguments)
         } catch {
-            return reportUsage(error.usage, path: error.path)
+            return report(Failure(error, commandPath: error.path), arguments: ParsedArguments(), context: context, style: style)
         }
         switch invocation {
         case .help(let text):
@@ -47,30 +34,37 @@ public enum CommandLineTool {
         case .run(let command, let parsed):
             guard let run = command.run else { return ExitStatus.usage }
             do {
-                return try await run(parsed)
-            } catch let usage as UsageError {
-                return reportUsage(usage, path: parsed.commandPath)
-            } catch let error as CommandLineError {
-                return reportUsage(error.usage, path: error.path)
+                try await run(parsed)
+                return ExitStatus.success
             } catch {
-                StandardError.writeLine("error: \(Redaction.redact(String(describing: error)))")
-                return ExitStatus.failure
+                return report(Failure(error, commandPath: parsed.commandPath), arguments: parsed, context: context, style: style)
             }
         }
     }
 
-    static func reportUsage(_ error: UsageError, path: [String]) -> Int32 {
-        StandardError.writeLine("error: \(Redaction.redact(error.message))")
-        StandardError.writeLine("hint: see '\(path.joined(separator: " ")) --help'")
-        return ExitStatus.usage
+    /// Writes `failure` to stderr and returns its status.
+    static func report(_ failure: Failure, arguments: ParsedArguments, context: Context, style: ReportStyle) -> Int32 {
+        if let path = failure.usagePath {
+            StandardError.writeLine("error: \(Redaction.redact(failure.message ?? "bad command line"))")
+            StandardError.writeLine("hint: see '\(path.joined(separator: " ")) --help'")
+        } else if let message = failure.message {
+            switch style {
+            case .plain:
+                StandardError.writeLine("error: \(message)")
+            case .log:
+                let logger = (try? arguments.logger(context)) ?? Logger(clock: context.clock)
+                logger.log(failure.level, failure.event, ["error": message])
+            }
+        }
+        return failure.status
     }
 }
 
 /// Whole-line writes to stderr, so lines from concurrent tasks never interleave.
-public enum StandardError {
+enum StandardError {
     private static let lock = NSLock()
 
-    public static func writeLine(_ line: String) {
+    static func writeLine(_ line: String) {
         lock.lock()
         defer { lock.unlock() }
         FileHandle.standardError.write(Data((line + "\n").utf8))

@@ -25,6 +25,8 @@ public struct FeedError: Error, Equatable, Sendable, CustomStringConvertible {
         case unreadableFile = "unreadable_file"
         /// A source's options are wrong for its provider.
         case configuration = "configuration"
+        /// A source that is polled over HTTP has no API key.
+        case missingKey = "missing_key"
     }
 
     public var kind: Kind

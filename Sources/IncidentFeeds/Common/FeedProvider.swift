@@ -2,18 +2,25 @@ import Foundation
 import IncidentCore
 import IncidentNetworking
 
-/// A provider: how to ask for its feed and how to read what it answers. Adding a provider means
-/// adding one folder with a type conforming to this protocol and listing it in
-/// ``ProviderRegistry/all``; the pipeline does not change.
+/// A provider: its options, how to ask for its feed and how to read what it answers. Adding a
+/// provider means adding one folder (router, DTO, reader, mapper, provider) with a type
+/// conforming to this protocol and listing it in ``ProviderRegistry/all``; the configuration
+/// reader, `check-config`, the README's option table and the pipeline do not change.
 public protocol FeedProvider: Sendable {
     /// The name used in configuration (`"provider": "gits"`).
     static var name: String { get }
 
-    /// Checks the source's options for this provider.
-    /// - Throws: a message naming the bad option and what is accepted.
-    static func validate(_ source: SourceDefinition) throws
+    /// The options a source of this provider may set in the configuration, each with its type,
+    /// default, check and help (``ProviderOption``). Any other field is refused.
+    static var options: [any ProviderOptionDeclaration] { get }
 
-    /// The request for one poll of `source`.
+    /// The query parameters (or headers) that carry this provider's key: registered with
+    /// `Redaction` at startup (``ProviderRegistry/registerKeyParameterNames()``), so their
+    /// values are hidden in any text, even before the first request is built.
+    static var keyParameterNames: [String] { get }
+
+    /// The request for one poll of `source`, built from its key and options.
+    /// - Throws: ``FeedError`` `missingKey` when the source has no key.
     static func router(for source: SourceDefinition) throws -> any Router
 
     /// Reads a response body from `file`, passing each mapped record to `body` while reading,
@@ -30,14 +37,22 @@ public protocol FeedProvider: Sendable {
     /// Turns a network error into this provider's typed error where the body says more (e.g.
     /// HTTP 401 carrying an "invalid key" result code). Default: ``classifyQuota(_:provider:)``.
     static func classify(_ error: NetworkError) -> any Error
+
+    /// For an API that pages its answer: the URL of the page after the one in `file` (which was
+    /// fetched from `requestURL`; a relative link resolves against it), or nil on the last
+    /// page. A poll is complete only when every page was read. Default: nil (one page).
+    /// - Throws: ``FeedError`` when the page cannot be read far enough to tell.
+    static func nextPage(after file: URL, contentType: String?, requestURL: URL) throws -> URL?
 }
 
 extension FeedProvider {
     public static func classify(_ error: NetworkError) -> any Error { classifyQuota(error, provider: name) }
 
+    public static func nextPage(after file: URL, contentType: String?, requestURL: URL) throws -> URL? { nil }
+
     /// HTTP 429 still answered after the retries is an exhausted quota (RFC 6585 §4): a typed
     /// `quotaExceeded` carrying the server's `Retry-After`. Other errors are returned unchanged.
-    public static func classifyQuota(_ error: NetworkError, provider: String) -> any Error {
+    static func classifyQuota(_ error: NetworkError, provider: String) -> any Error {
         guard error.statusCode == 429 else { return error }
         return FeedError(.quotaExceeded, provider: provider, code: "HTTP 429",
                          message: "the API kept answering HTTP 429 Too Many Requests after \(error.attempts) attempts: the request quota is used up",
@@ -51,17 +66,24 @@ public enum ProviderRegistry {
 
     public static var names: [String] { all.map { $0.name } }
 
+    /// Registers every provider's key parameter names with `Redaction`. Call once at startup.
+    public static func registerKeyParameterNames() {
+        for provider in all {
+            for name in provider.keyParameterNames { Redaction.register(keyParameterName: name) }
+        }
+    }
+
     public static func provider(named name: String) -> (any FeedProvider.Type)? {
         all.first { $0.name == name }
     }
 
-    /// Validates a source against its provider.
-    public static func validate(_ source: SourceDefinition) throws {
-        guard let provider = provider(named: source.provider) else {
-            throw FeedError(.configuration, provider: source.provider,
-                            message: "unknown provider '\(source.provider)' (known: \(names.joined(separator: ", ")))")
+    /// The options `source` sets, as `check-config` shows them (`bbox=126.76,37.41,127.18,37.7`),
+    /// in the order the provider declares them.
+    public static func describeOptions(of source: SourceDefinition) -> [String] {
+        guard let provider = provider(named: source.provider) else { return [] }
+        return provider.options.compactMap { option in
+            source.options.configured(option.name).map { "\(option.name)=\(option.displayText($0))" }
         }
-        try provider.validate(source)
     }
 
     /// A feed that polls `source` over HTTP with `client`.
@@ -81,24 +103,78 @@ public enum ProviderRegistry {
     }
 }
 
-/// Polls a source over HTTP: the body is streamed to a temporary file, read, then removed.
+/// Polls a source over HTTP: each page's body is streamed to a temporary file; once every page
+/// is on disk they are read, in order, as one response (one transaction), then removed. A page
+/// that fails fails the poll before anything is stored.
 struct HTTPFeed: IncidentFeed {
     var definition: SourceDefinition
     var provider: any FeedProvider.Type
     var client: any HTTPClient
 
+    /// The most pages one poll follows; more is refused as a pagination loop or a runaway feed.
+    static let maxPages = 500
+
     var source: String { definition.name }
     var origin: FeedOrigin { .live }
 
     func poll<Result>(_ consume: (any IncidentStream) throws -> Result) async throws -> Result {
-        let router = try provider.router(for: definition)
+        var router: any Router = try provider.router(for: definition)
+        var pages: [(file: URL, contentType: String?)] = []
+        defer { for page in pages { try? FileManager.default.removeItem(at: page.file) } }
+        var requested: Set<String> = []
         do {
-            return try await client.withResponse(for: router, label: definition.name) { response in
-                try consume(ProviderStream(provider: provider, file: response.fileURL,
-                                           contentType: response.contentType, source: definition.name))
+            while true {
+                let page = try await client.withResponse(for: router, label: definition.name) { response in
+                    let requestURL = try router.asURLRequest().url ?? router.baseURL
+                    let next = try provider.nextPage(after: response.fileURL, contentType: response.contentType, requestURL: requestURL)
+                    let kept = TemporaryBodies.fileURL(in: response.fileURL.deletingLastPathComponent())
+                    try FileManager.default.moveItem(at: response.fileURL, to: kept)
+                    return (kept, response.contentType, requestURL, next)
+                }
+                pages.append((page.0, page.1))
+                requested.insert(page.2.absoluteString)
+                guard let next = page.3 else { break }
+                guard !requested.contains(next.absoluteString) else {
+                    throw FeedError(.unexpectedResponse, provider: provider.name,
+                                    message: "page \(pages.count) links back to a page already read (\(Redaction.redact(next))): the server's pagination loops; nothing was stored")
+                }
+                guard pages.count < Self.maxPages else {
+                    throw FeedError(.unexpectedResponse, provider: provider.name,
+                                    message: "the answer did not end after \(Self.maxPages) pages; nothing was stored")
+                }
+                guard RedirectOrigin.same(next, page.2) else {
+                    throw FeedError(.unexpectedResponse, provider: provider.name,
+                                    message: "page \(pages.count) links to another server (\(Redaction.redact(next))); the key is not sent there and nothing was stored")
+                }
+                router = PageRouter(url: next)
             }
         } catch let error as NetworkError {
             throw provider.classify(error)
+        }
+        return try consume(ProviderStream(provider: provider, pages: pages, source: definition.name))
+    }
+}
+
+/// The request for a page after the first: the link the previous page gave, as is.
+struct PageRouter: Router {
+    var url: URL
+    var baseURL: URL { url }
+    var path: String { "" }
+    var task: RequestTask { .plain }
+}
+
+/// Whether two URLs share scheme, host and port (the same origin, RFC 6454).
+enum RedirectOrigin {
+    static func same(_ a: URL, _ b: URL) -> Bool {
+        a.scheme?.lowercased() == b.scheme?.lowercased() && a.host?.lowercased() == b.host?.lowercased()
+            && (a.port ?? defaultPort(a)) == (b.port ?? defaultPort(b))
+    }
+
+    private static func defaultPort(_ url: URL) -> Int? {
+        switch url.scheme?.lowercased() {
+        case "http": 80
+        case "https": 443
+        default: nil
         }
     }
 }
@@ -119,17 +195,17 @@ struct FileFeed: IncidentFeed {
             throw FeedError(.unreadableFile, provider: provider.name,
                             message: "cannot read \(file.path): no such file, a directory, or not readable")
         }
-        return try consume(ProviderStream(provider: provider, file: file, contentType: nil, source: source))
+        return try consume(ProviderStream(provider: provider, pages: [(file, nil)], source: source))
     }
 }
 
+/// The pages of one response, read in order as one stream.
 struct ProviderStream: IncidentStream {
     var provider: any FeedProvider.Type
-    var file: URL
-    var contentType: String?
+    var pages: [(file: URL, contentType: String?)]
     var source: String
 
     func read(_ body: (FeedRecord) throws -> Void) throws -> ResponseVerdict {
-        try provider.read(file: file, contentType: contentType, source: source, body)
+        .combining(try pages.map { try provider.read(file: $0.file, contentType: $0.contentType, source: source, body) })
     }
 }

@@ -1,11 +1,21 @@
 import IncidentCore
 
-/// Wall-clock layouts that providers use for local times.
+/// The wall-clock layouts Korean providers document for local times. The parser accepts the
+/// variants they are seen to send besides (see ``UTCInstant/init(local:layout:utcOffsetSeconds:)``);
+/// the layout names the documented form in error messages.
 public enum LocalTimeLayout: Sendable {
     /// `yyyy-MM-dd HH:mm:ss` (Gyeonggi GITS).
     case dashed
     /// `yyyyMMddHHmmss` (national ITS).
     case compact
+
+    /// The documented pattern, for messages.
+    public var pattern: String {
+        switch self {
+        case .dashed: "yyyy-MM-dd HH:mm:ss"
+        case .compact: "yyyyMMddHHmmss"
+        }
+    }
 }
 
 extension UTCInstant {
@@ -13,53 +23,127 @@ extension UTCInstant {
     /// DST was last observed in 1988).
     public static let koreaUTCOffsetSeconds = 9 * 3600
 
-    /// Parses a provider's local wall-clock time in `layout` at a fixed UTC offset.
+    /// Parses a provider's local wall-clock time at a fixed UTC offset.
     ///
-    /// Leading and trailing spaces are ignored. Returns nil when the text does not match the
-    /// layout exactly or a field is out of range.
+    /// Accepted, whatever `layout` the provider documents (each seen from Korean APIs or
+    /// their Java back ends):
+    /// - the date `yyyy-MM-dd` then a space or `T`, or the compact date `yyyyMMdd`;
+    /// - the time `HH:mm:ss` or `HH:mm` (after a dashed date), `HHmmss` or `HHmm` (compact);
+    /// - a fraction of a second of any length (`.0` from `java.sql.Timestamp.toString()`,
+    ///   `.000`, `.123456`), truncated to the second;
+    /// - an explicit zone (`Z`, `+09:00`, `+0900`), which then replaces `utcOffsetSeconds`;
+    /// - spaces around the value.
+    ///
+    /// Returns nil for anything else (a date alone, a field out of range, other characters).
     public init?(local text: String, layout: LocalTimeLayout, utcOffsetSeconds: Int) {
         var copy = text
-        guard let parsed = copy.withUTF8({ Self.parseLocal($0, layout: layout, utcOffsetSeconds: utcOffsetSeconds) })
-        else { return nil }
+        guard let parsed = copy.withUTF8({ bytes -> UTCInstant? in
+            var scanner = LocalTimeScanner(bytes: bytes)
+            return scanner.instant(defaultOffset: utcOffsetSeconds)
+        }) else { return nil }
         self = parsed
     }
 
-    private static func parseLocal(_ all: UnsafeBufferPointer<UInt8>, layout: LocalTimeLayout,
-                                   utcOffsetSeconds: Int) -> UTCInstant? {
-        var start = 0
-        var end = all.count
-        while start < end, all[start] == UInt8(ascii: " ") { start += 1 }
-        while end > start, all[end - 1] == UInt8(ascii: " ") { end -= 1 }
-        let b = UnsafeBufferPointer(rebasing: all[start..<end])
-        switch layout {
-        case .dashed:
-            guard b.count == 19, b[4] == UInt8(ascii: "-"), b[7] == UInt8(ascii: "-"),
-                  b[10] == UInt8(ascii: " "), b[13] == UInt8(ascii: ":"), b[16] == UInt8(ascii: ":"),
-                  let y = localDigits(b, 0, 4), let mo = localDigits(b, 5, 2), let d = localDigits(b, 8, 2),
-                  let h = localDigits(b, 11, 2), let mi = localDigits(b, 14, 2), let s = localDigits(b, 17, 2)
-            else { return nil }
-            return UTCInstant(localYear: y, month: mo, day: d, hour: h, minute: mi, second: s,
-                              utcOffsetSeconds: utcOffsetSeconds)
-        case .compact:
-            guard b.count == 14,
-                  let y = localDigits(b, 0, 4), let mo = localDigits(b, 4, 2), let d = localDigits(b, 6, 2),
-                  let h = localDigits(b, 8, 2), let mi = localDigits(b, 10, 2), let s = localDigits(b, 12, 2)
-            else { return nil }
-            return UTCInstant(localYear: y, month: mo, day: d, hour: h, minute: mi, second: s,
-                              utcOffsetSeconds: utcOffsetSeconds)
-        }
+    /// Parses an ISO 8601 time as the international standards write them (DATEX II, Open511,
+    /// WZDx): RFC 3339 (`2023-05-31T13:17:00Z`, `…-08:00`, fractions of any length), and the
+    /// variants they are seen with: no seconds (`2023-05-31T13:17Z`), no zone
+    /// (`2021-04-26T15:19`, read at `utcOffsetSeconds`, the provider's configured zone), or a
+    /// date alone (`2023-05-31`: its midnight at `utcOffsetSeconds`).
+    ///
+    /// Returns nil for anything else.
+    public init?(iso8601 text: String, utcOffsetSeconds: Int) {
+        var copy = text
+        guard let parsed = copy.withUTF8({ bytes -> UTCInstant? in
+            var scanner = LocalTimeScanner(bytes: bytes, allowsDateAlone: true)
+            return scanner.instant(defaultOffset: utcOffsetSeconds)
+        }) else { return nil }
+        self = parsed
     }
 }
 
-/// The decimal number in `b[at..<at+count]`, or nil when a byte is not a digit.
-private func localDigits(_ b: UnsafeBufferPointer<UInt8>, _ at: Int, _ count: Int) -> Int? {
-    var v = 0
-    for i in at..<at + count {
-        let c = b[i] &- UInt8(ascii: "0")
-        guard c <= 9 else { return nil }
-        v = v * 10 + Int(c)
+/// A one-pass scanner over the UTF-8 bytes of a local time value.
+private struct LocalTimeScanner {
+    let bytes: UnsafeBufferPointer<UInt8>
+    /// A dashed date with nothing after it is its midnight.
+    let allowsDateAlone: Bool
+    var index = 0
+
+    init(bytes: UnsafeBufferPointer<UInt8>, allowsDateAlone: Bool = false) {
+        self.bytes = bytes
+        self.allowsDateAlone = allowsDateAlone
     }
-    return v
+
+    mutating func instant(defaultOffset: Int) -> UTCInstant? {
+        skipSpaces()
+        guard let year = digits(4) else { return nil }
+        let month: Int, day: Int, hour: Int, minute: Int
+        var second = 0
+        if accept(UInt8(ascii: "-")) {
+            guard let m = digits(2), accept(UInt8(ascii: "-")), let d = digits(2) else { return nil }
+            if allowsDateAlone {
+                var end = index
+                while end < bytes.count, bytes[end] == UInt8(ascii: " ") { end += 1 }
+                if end == bytes.count {
+                    return UTCInstant(localYear: year, month: m, day: d, hour: 0, minute: 0, second: 0, utcOffsetSeconds: defaultOffset)
+                }
+            }
+            guard accept(UInt8(ascii: "T")) || accept(UInt8(ascii: "t")) || accept(UInt8(ascii: " ")) else { return nil }
+            while accept(UInt8(ascii: " ")) {}
+            guard let h = digits(2), accept(UInt8(ascii: ":")), let mi = digits(2) else { return nil }
+            if accept(UInt8(ascii: ":")) {
+                guard let s = digits(2) else { return nil }
+                second = s
+            }
+            (month, day, hour, minute) = (m, d, h, mi)
+        } else {
+            guard let m = digits(2), let d = digits(2), let h = digits(2), let mi = digits(2) else { return nil }
+            if let s = digits(2) { second = s }
+            (month, day, hour, minute) = (m, d, h, mi)
+        }
+        if accept(UInt8(ascii: ".")) {
+            var count = 0
+            while digits(1) != nil { count += 1 }
+            guard count > 0 else { return nil }
+        }
+        var offset = defaultOffset
+        if accept(UInt8(ascii: "Z")) || accept(UInt8(ascii: "z")) {
+            offset = 0
+        } else if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") {
+            let sign = bytes[index] == UInt8(ascii: "-") ? -1 : 1
+            index += 1
+            guard let h = digits(2) else { return nil }
+            _ = accept(UInt8(ascii: ":"))
+            guard let m = digits(2), h <= 23, m <= 59 else { return nil }
+            offset = sign * (h * 3600 + m * 60)
+        }
+        skipSpaces()
+        guard index == bytes.count else { return nil }
+        return UTCInstant(localYear: year, month: month, day: day, hour: hour, minute: minute, second: second,
+                          utcOffsetSeconds: offset)
+    }
+
+    mutating func skipSpaces() {
+        while index < bytes.count, bytes[index] == UInt8(ascii: " ") { index += 1 }
+    }
+
+    mutating func accept(_ byte: UInt8) -> Bool {
+        guard index < bytes.count, bytes[index] == byte else { return false }
+        index += 1
+        return true
+    }
+
+    /// The number in the next `count` bytes, all ASCII digits; nil (consuming nothing) otherwise.
+    mutating func digits(_ count: Int) -> Int? {
+        guard index + count <= bytes.count else { return nil }
+        var value = 0
+        for offset in 0..<count {
+            let digit = bytes[index + offset] &- UInt8(ascii: "0")
+            guard digit <= 9 else { return nil }
+            value = value * 10 + Int(digit)
+        }
+        index += count
+        return value
+    }
 }
 
 extension UTCInstant {

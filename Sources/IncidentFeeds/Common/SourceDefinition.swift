@@ -1,7 +1,7 @@
 import Foundation
 import IncidentNetworking
 
-/// One configured source: a name, a provider, the key and the provider's request parameters.
+/// One configured source: a name, a provider, the key and the provider's options.
 ///
 /// Two sources may use the same provider with different parameters (e.g. two ITS bounding
 /// boxes); incidents are stored under the source's `name`.
@@ -18,9 +18,13 @@ public struct SourceDefinition: Sendable, Equatable {
     public var intervalSeconds: Int64 = 300
     /// Seconds an HTTP request may wait for the response to start or for more body bytes.
     public var requestTimeoutSeconds: Double = 30
+    /// Seconds one HTTP attempt may take in all, however steadily bytes arrive (a server that
+    /// trickles its answer never trips the idle timeout above).
+    public var attemptTimeoutSeconds: Double = 300
     /// When and how failed HTTP requests are retried.
     public var retryPolicy: RetryPolicy = .default
-    public var options = SourceOptions()
+    /// The provider's options (``FeedProvider/options``) this source sets.
+    public var options = ProviderOptionValues()
 
     public init(name: String, provider: String, key: APIKey? = nil, baseURL: URL? = nil) {
         self.name = name
@@ -30,23 +34,12 @@ public struct SourceDefinition: Sendable, Equatable {
     }
 }
 
-/// Provider-specific request parameters from the configuration file. Each provider reads the
-/// ones it uses and rejects the others (``FeedProvider/validate(_:)``).
-public struct SourceOptions: Sendable, Equatable {
-    /// WGS84 bounding box `[minX, minY, maxX, maxY]` (longitude, latitude, degrees).
-    public var bbox: [Double]?
-    /// ITS `eventType` (all, cor, acc, wea, ete, dis, etc).
-    public var eventType: String?
-    /// ITS `type`, the road class (all, ex, its, loc, sgg, etc).
-    public var roadType: String?
-    /// Response format to ask for: `json` or `xml`.
-    public var format: String?
-
-    public init(bbox: [Double]? = nil, eventType: String? = nil, roadType: String? = nil, format: String? = nil) {
-        self.bbox = bbox
-        self.eventType = eventType
-        self.roadType = roadType
-        self.format = format
+extension SourceDefinition {
+    /// The key, for a request.
+    /// - Throws: ``FeedError`` `missingKey` when the source has none (a file replay's source).
+    public func requiredKey() throws -> APIKey {
+        guard let key else { throw FeedError(.missingKey, provider: provider, message: "source '\(name)' has no API key") }
+        return key
     }
 }
 

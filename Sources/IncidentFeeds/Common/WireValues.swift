@@ -31,7 +31,7 @@ enum WireValues {
     static func koreaTime(_ text: String?, layout: LocalTimeLayout, field: String) throws(RecordProblem) -> UTCInstant? {
         guard let text else { return nil }
         guard let instant = UTCInstant(local: text, layout: layout, utcOffsetSeconds: UTCInstant.koreaUTCOffsetSeconds) else {
-            let pattern = switch layout { case .dashed: "yyyy-MM-dd HH:mm:ss"; case .compact: "yyyyMMddHHmmss" }
+            let pattern = layout.pattern
             throw RecordProblem(text: "has \(field) '\(text)', not \(pattern) (Korea time)")
         }
         return instant

@@ -1,46 +1,86 @@
 import Foundation
+import IncidentCore
 import IncidentXML
 
-/// How one provider's XML responses are read: the record schema, the wire-shaped DTO built
-/// from each record, and the envelope check (the provider's result code, the data.go.kr
-/// gateway's error document, the expected root element).
+/// How one provider's XML responses are read: the record schema, the wire-shaped DTO built from
+/// each record, and the envelope inspection (the expected root element, the provider's result
+/// code, the data.go.kr gateway's document, the declared record count).
 ///
-/// The envelope is checked before the first record is passed on (the header precedes the
-/// records in every provider's document) and again at the end (a document with no records).
-struct XMLFeedFormat<DTO>: Sendable {
+/// Reading streams: the parser runs on its own thread (``ParsePipeline``) while records are
+/// mapped and stored. Each record becomes what `map` makes of it (an incident, or a record set
+/// aside); the envelope is inspected once the document has been read, and with the records
+/// read and the characters repaired it gives the response's verdict. A document with neither a
+/// success code nor any record is an error, never "no incidents".
+struct XMLFeedFormat<DTO: Sendable>: Sendable {
     let provider: String
     let schema: XMLRecordSchema
+    /// What stands for success in messages (`headerCd 0`, `resultCode`).
+    let successField: String
     let dto: @Sendable (XMLRecord) -> DTO
-    /// Throws the provider's typed error for an error envelope or an unexpected document.
-    let checkEnvelope: @Sendable (_ envelope: XMLEnvelope, _ atEnd: Bool) throws -> Void
+    /// Fills the tally from the envelope (success seen, declared count); throws the typed
+    /// error of an error envelope or of another document.
+    let inspect: @Sendable (XMLEnvelope, inout ResponseTally) throws -> Void
 
-    /// A reader that checks the envelope and passes each record's DTO to `body`. Feed it
-    /// chunks, then call `finish()`.
-    func makeReader(_ body: @escaping (DTO) throws -> Void) -> XMLRecordReader {
-        var checked = false
-        return XMLRecordReader(schema: schema) { record, envelope in
-            if !checked {
-                try checkEnvelope(envelope, false)
-                checked = true
+    /// Reads a whole response file.
+    /// - Parameter contentType: the HTTP Content-Type; its charset is used when the document
+    ///   declares no encoding of its own.
+    /// - Throws: ``FeedError`` (the envelope's errors, `malformedBody` with line and column), or
+    ///   what `body` throws.
+    func read(file: URL, contentType: String?, map: (DTO) -> FeedRecord, _ body: (FeedRecord) throws -> Void) throws -> ResponseVerdict {
+        let charset = XMLRecordReader.charset(inContentType: contentType)
+        let end = EndOfDocument()
+        let (schema, dto, provider, inspect) = (self.schema, self.dto, self.provider, self.inspect)
+        var tally = ResponseTally(successField: successField)
+        try ParsePipeline.run(produce: { emit in
+            // The reader keeps its callback only for this call.
+            try withoutActuallyEscaping(emit) { emit in
+                var checked = false
+                let reader = XMLRecordReader(schema: schema) { record, envelope in
+                    if !checked {
+                        // The header precedes the records: an error envelope or another
+                        // document stops the parse at once.
+                        var early = ResponseTally(successField: "")
+                        try inspect(envelope, &early)
+                        checked = true
+                    }
+                    try emit(dto(record))
+                }
+                do {
+                    try reader.parse(contentsOf: file, charset: charset)
+                } catch let error as XMLParseError {
+                    throw FeedError(.malformedBody, provider: provider,
+                                    message: "malformed XML response at line \(error.line), column \(error.column): \(error.message); nothing was stored")
+                }
+                end.set(reader.envelope, repairs: reader.repairs)
             }
-            try body(dto(record))
-        }
+        }, consume: { dto in
+            tally.recordsRead += 1
+            try body(map(dto))
+        })
+        let (envelope, repairs) = end.get()
+        tally.repairs = repairs
+        tally.incompleteBecause += envelope.problems
+        try inspect(envelope, &tally)
+        try tally.requireAnswer(provider: provider, message: tally.envelopeMessage)
+        return tally.verdict
     }
 
-    /// Reads a whole response file, streaming.
-    /// - Throws: ``FeedError`` (the envelope's errors, `malformedBody` with line and column),
-    ///   or what `body` throws.
-    func read(file: URL, _ body: (DTO) throws -> Void) throws {
-        // The reader keeps its callback only for this call.
-        try withoutActuallyEscaping(body) { body in
-            let reader = makeReader(body)
-            do {
-                try reader.parse(contentsOf: file)
-            } catch let error as XMLParseError {
-                throw FeedError(.malformedBody, provider: provider,
-                                message: "malformed XML response at line \(error.line), column \(error.column): \(error.message); nothing was stored")
-            }
-            try checkEnvelope(reader.envelope, true)
+    /// The envelope as the parser thread left it.
+    private final class EndOfDocument: @unchecked Sendable {  // written once by the parser, read after it finished
+        private var envelope = XMLEnvelope(values: [])
+        private var repairs = 0
+        func set(_ envelope: XMLEnvelope, repairs: Int) { (self.envelope, self.repairs) = (envelope, repairs) }
+        func get() -> (XMLEnvelope, Int) { (envelope, repairs) }
+    }
+}
+
+extension ResponseTally {
+    /// A response with neither a success code nor any record says nothing: an error, never
+    /// "no incidents" (an empty `<response/>`, a header whose code is empty).
+    func requireAnswer(provider: String, message: String?) throws {
+        guard confirmedSuccess || recordsRead > 0 else {
+            throw FeedError(.unexpectedResponse, provider: provider,
+                            message: "the response has no \(successField) and no records\(message.map { " (its message: \($0))" } ?? ""), so it cannot say there are no incidents; nothing was stored")
         }
     }
 }

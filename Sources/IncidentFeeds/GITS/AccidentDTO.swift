@@ -28,12 +28,14 @@ public struct AccidentDTO: Equatable, Sendable {
     public var coord_y: String?
     /// The line of the document where the record started (for error messages).
     public var line: Int = 0
+    /// What is wrong with the record as read (a field repeated), from the XML reader.
+    public var problems: [String] = []
 
     public init(routeId: String? = nil, linkId: String? = nil, spotId: String? = nil, regSeq: String? = nil,
                 confirmDate: String? = nil, startDate: String? = nil, estEndDate: String? = nil,
                 endDate: String? = nil, restrictType: String? = nil, inciDesc: String? = nil,
                 inciPlace1: String? = nil, inciPlace2: String? = nil, coord_x: String? = nil,
-                coord_y: String? = nil, line: Int = 0) {
+                coord_y: String? = nil, line: Int = 0, problems: [String] = []) {
         self.routeId = routeId
         self.linkId = linkId
         self.spotId = spotId
@@ -49,5 +51,13 @@ public struct AccidentDTO: Equatable, Sendable {
         self.coord_x = coord_x
         self.coord_y = coord_y
         self.line = line
+        self.problems = problems
+    }
+
+    /// The fields as sent, `name=value`, for the excerpt of a record set aside.
+    var fields: [(String, String?)] {
+        [("regSeq", regSeq), ("routeId", routeId), ("linkId", linkId), ("spotId", spotId), ("confirmDate", confirmDate),
+         ("startDate", startDate), ("estEndDate", estEndDate), ("endDate", endDate), ("restrictType", restrictType),
+         ("inciDesc", inciDesc), ("inciPlace1", inciPlace1), ("inciPlace2", inciPlace2), ("coord_x", coord_x), ("coord_y", coord_y)]
     }
 }

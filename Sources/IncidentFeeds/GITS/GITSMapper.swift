@@ -1,23 +1,25 @@
 import IncidentCore
 
-/// Maps a GITS ``AccidentDTO`` to an `Incident`. Provider quirks end here.
+/// Maps a GITS ``AccidentDTO`` to an `Incident`, or sets the record aside. Provider quirks end here.
 ///
 /// - `regSeq` → external id (required).
 /// - The bracketed kind at the start of `inciDesc` (`[차량고장]`) → category via
 ///   ``CategoryClassifier``; the bracket's text is kept as `providerCategory`. No bracket → `other`.
 /// - `inciPlace1` → road, `inciPlace2` → location, `restrictType` → restriction, `linkId` → link id.
 /// - `coord_y`/`coord_x` → WGS84 latitude/longitude; both absent (or both 0, GITS's "unknown") → none.
-/// - Dates `yyyy-MM-dd HH:mm:ss` Korea time (UTC+9) → UTC.
+/// - Dates in Korea time (UTC+9; `yyyy-MM-dd HH:mm:ss` and the variants ``UTCInstant/init(local:layout:utcOffsetSeconds:)``
+///   reads) → UTC.
 ///
-/// A record that cannot be read faithfully (no `regSeq`, a date or coordinate that does not
-/// parse) is an error for the whole response rather than a silently altered incident: a
-/// changed provider format must be noticed, and nothing of the response is stored.
+/// A record that cannot be read faithfully (no `regSeq`, a field repeated, a date or coordinate
+/// that does not parse) is set aside with its reason rather than stored altered; the rest of the
+/// response is stored, and the incident with its id is not cleared by this poll.
 public enum GITSMapper {
-    public static func incident(from dto: AccidentDTO, source: String) throws -> Incident {
-        guard let id = dto.regSeq else { throw invalid(dto, "has no regSeq") }
+    public static func record(from dto: AccidentDTO, source: String) -> FeedRecord {
+        guard dto.problems.isEmpty else { return rejected(dto, dto.problems.joined(separator: "; ")) }
+        guard let id = dto.regSeq else { return rejected(dto, "has no regSeq") }
         let label = bracketedKind(dto.inciDesc)
         do throws(RecordProblem) {
-            return Incident(
+            return .incident(Incident(
                 source: source, externalID: id,
                 category: CategoryClassifier.category(of: label) ?? .other,
                 providerCategory: label, description: dto.inciDesc, road: dto.inciPlace1, location: dto.inciPlace2,
@@ -27,9 +29,9 @@ public enum GITSMapper {
                 startedAt: try WireValues.koreaTime(dto.startDate, layout: .dashed, field: "startDate"),
                 confirmedAt: try WireValues.koreaTime(dto.confirmDate, layout: .dashed, field: "confirmDate"),
                 expectedEndAt: try WireValues.koreaTime(dto.estEndDate, layout: .dashed, field: "estEndDate"),
-                endedAt: try WireValues.koreaTime(dto.endDate, layout: .dashed, field: "endDate"))
+                endedAt: try WireValues.koreaTime(dto.endDate, layout: .dashed, field: "endDate")))
         } catch {
-            throw invalid(dto, error.text)
+            return rejected(dto, error.text)
         }
     }
 
@@ -43,8 +45,9 @@ public enum GITSMapper {
         return Substring(utf8[utf8.index(after: utf8.startIndex)..<close]).description.nonEmptyTrimmed
     }
 
-    static func invalid(_ dto: AccidentDTO, _ problem: String) -> FeedError {
-        FeedError(.invalidRecord, provider: GITSProvider.name,
-                  message: "the itemList at line \(dto.line)\(dto.regSeq.map { " (regSeq \($0))" } ?? "") \(problem); nothing was stored")
+    static func rejected(_ dto: AccidentDTO, _ problem: String) -> FeedRecord {
+        // A repeated regSeq reads nil: the id is unknown, whatever the record says.
+        .rejected(RejectedRecord(externalID: dto.regSeq, position: "itemList at line \(dto.line)",
+                                 reason: "the record \(problem)", fields: dto.fields))
     }
 }

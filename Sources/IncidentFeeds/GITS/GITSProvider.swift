@@ -6,30 +6,19 @@ import IncidentXML
 /// Gyeonggi-do GITS `getIncidentInfo`: XML only, one `itemList` per incident.
 ///
 /// Facts (GITS open API guide and the recorded response of 2023-03-21): `headerCd` 0 means OK and
-/// other values are errors sent with HTTP 200. GITS answers in the `ServiceResult/msgHeader`
-/// template of the Korean bus-information APIs (same envelope, same "정상적으로 처리되었습니다."
-/// message), whose codes are read here: 4 no result (an empty, complete answer), 5/6/7 key
-/// missing, unregistered or suspended, 8 request limit exceeded, others errors.
-/// `itemCount` is not trusted (records are counted as read); times are `yyyy-MM-dd HH:mm:ss` Korea time (UTC+9); `coord_x` is the WGS84
-/// longitude and `coord_y` the latitude.
+/// other values are errors sent with HTTP 200 (``KoreanAPIEnvelope`` lists the codes);
+/// `itemCount` declares the number of records (a response holding fewer cannot clear); times are
+/// `yyyy-MM-dd HH:mm:ss` Korea time (UTC+9); `coord_x` is the WGS84 longitude and `coord_y` the
+/// latitude.
 public enum GITSProvider: FeedProvider {
     public static let name = "gits"
 
-    public static func validate(_ source: SourceDefinition) throws {
-        let unused = [("bbox", source.options.bbox != nil), ("eventType", source.options.eventType != nil),
-                      ("type", source.options.roadType != nil), ("format", source.options.format != nil)]
-            .filter(\.1).map(\.0)
-        guard unused.isEmpty else {
-            throw FeedError(.configuration, provider: name,
-                            message: "GITS takes no \(unused.joined(separator: ", ")) option (it always answers the whole province, in XML)")
-        }
-    }
+    /// GITS always answers the whole province, in XML: it takes no options.
+    public static let options: [any ProviderOptionDeclaration] = []
+    public static let keyParameterNames = [GITSRouter.keyParameter]
 
     public static func router(for source: SourceDefinition) throws -> any Router {
-        guard let key = source.key else {
-            throw FeedError(.configuration, provider: name,
-                            message: "source '\(source.name)' has no API key: set keyEnv or keyFile")
-        }
+        let key = try source.requiredKey()
         return GITSRouter.getIncidentInfo(key: key, baseURL: source.baseURL)
     }
 
@@ -39,77 +28,7 @@ public enum GITSProvider: FeedProvider {
             throw BodySniffer.unexpected(kind, head: head, contentType: contentType, provider: name,
                                          expected: "GITS XML (ServiceResult)")
         }
-        try ParsePipeline.run(produce: { emit in try GITSRecordReader.read(file: file, emit) },
-                              consume: { dto in try body(.incident(try GITSMapper.incident(from: dto, source: source))) })
-        return .complete
-    }
-}
-
-/// Reads `getIncidentInfo` XML into ``AccidentDTO`` values while parsing (libxml2 SAX, streaming).
-public enum GITSRecordReader {
-    /// Field order of ``schema``; ``dto(from:)`` reads by these positions.
-    static let fieldNames = ["routeId", "linkId", "spotId", "regSeq", "confirmDate", "startDate", "estEndDate",
-                             "endDate", "restrictType", "inciDesc", "inciPlace1", "inciPlace2", "coord_x", "coord_y"]
-    static let headerNames = ["headerCd", "headerMsg", "itemCount"]
-
-    public static let schema = XMLRecordSchema(
-        recordElements: [XMLName("itemList")],
-        fields: fieldNames.map { XMLName($0) },
-        envelopeFields: headerNames.map { XMLName($0) } + DataGoKrGateway.envelopeFields)
-
-    /// Builds the DTO from a record read with ``schema``.
-    public static func dto(from record: XMLRecord) -> AccidentDTO {
-        AccidentDTO(routeId: record[0], linkId: record[1], spotId: record[2], regSeq: record[3],
-                    confirmDate: record[4], startDate: record[5], estEndDate: record[6], endDate: record[7],
-                    restrictType: record[8], inciDesc: record[9], inciPlace1: record[10], inciPlace2: record[11],
-                    coord_x: record[12], coord_y: record[13], line: record.line)
-    }
-
-    static let format = XMLFeedFormat(provider: GITSProvider.name, schema: schema, dto: dto(from:),
-                                      checkEnvelope: checkEnvelope(_:atEnd:))
-
-    /// A reader that checks the envelope and passes each record to `body`. Feed it chunks,
-    /// then call `finish()`.
-    public static func makeReader(_ body: @escaping (AccidentDTO) throws -> Void) -> XMLRecordReader {
-        format.makeReader(body)
-    }
-
-    /// Reads a whole response file, streaming.
-    /// - Throws: ``FeedError`` (`apiError` for headerCd ≠ 0, `gatewayError`/`invalidKey`/
-    ///   `quotaExceeded` for a gateway envelope, `malformedBody`, `unexpectedResponse`), or what
-    ///   `body` throws.
-    public static func read(file: URL, _ body: (AccidentDTO) throws -> Void) throws {
-        try format.read(file: file, body)
-    }
-
-    /// Checks the envelope: the root is `ServiceResult` and `headerCd` is 0.
-    static func checkEnvelope(_ envelope: XMLEnvelope, atEnd: Bool) throws {
-        let provider = GITSProvider.name
-        switch envelope.rootElement?.localName {
-        case "ServiceResult":
-            break
-        case DataGoKrGateway.rootElement:
-            throw DataGoKrGateway.error(code: envelope[3], authMessage: envelope[4] ?? envelope[5], provider: provider)
-        case let other:
-            throw FeedError(.unexpectedResponse, provider: provider,
-                            message: "expected a GITS ServiceResult document but the root element is <\(other ?? "none")>; check the base URL")
-        }
-        guard let code = envelope[0] else {
-            throw FeedError(.unexpectedResponse, provider: provider,
-                            message: "the response has no msgHeader/headerCd\(atEnd ? "" : " before its first itemList"); check the base URL")
-        }
-        switch Int(code) {
-        case 0, 4:
-            return  // 4: "결과가 존재하지 않습니다" — no incident right now, a complete empty answer
-        case 5, 6, 7:
-            throw FeedError(.invalidKey, provider: provider, code: code,
-                            message: "GITS refused the service key: headerCd=\(code) (\(envelope[1] ?? "no message")); check the key in keyEnv/keyFile and its approval for getIncidentInfo")
-        case 8:
-            throw FeedError(.quotaExceeded, provider: provider, code: code,
-                            message: "GITS request limit exceeded: headerCd=\(code) (\(envelope[1] ?? "no message")); the daily quota resets at midnight Korea time")
-        default:
-            throw FeedError(.apiError, provider: provider, code: code,
-                            message: "GITS API error headerCd=\(code) (\(envelope[1] ?? "no message")); nothing was stored")
-        }
+        return try GITSRecordReader.format.read(file: file, contentType: contentType,
+                                                map: { GITSMapper.record(from: $0, source: source) }, body)
     }
 }

@@ -11,6 +11,8 @@ public enum GITSRouter: Router {
     case getIncidentInfo(key: APIKey, baseURL: URL?)
 
     public static let defaultBaseURL = URL(constant: "https://openapigits.gg.go.kr/api/rest/")
+    /// The query parameter that carries the service key (data.go.kr's name for it).
+    public static let keyParameter = "serviceKey"
 
     public var baseURL: URL {
         switch self { case .getIncidentInfo(_, let baseURL): baseURL ?? Self.defaultBaseURL }
@@ -22,7 +24,7 @@ public enum GITSRouter: Router {
 
     public var task: RequestTask {
         switch self {
-        case .getIncidentInfo(let key, _): .queryParameters([.key("serviceKey", key)])
+        case .getIncidentInfo(let key, _): .queryParameters([.key(Self.keyParameter, key)])
         }
     }
 

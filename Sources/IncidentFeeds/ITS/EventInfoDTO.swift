@@ -1,6 +1,6 @@
 /// One ITS `eventInfo` record, wire-shaped: the provider's field names, values as text
 /// (trimmed; nil when empty), whether they arrived as JSON strings, JSON numbers or XML text.
-public struct EventInfoDTO: Equatable, Sendable, Decodable {
+public struct EventInfoDTO: Equatable, Sendable {
     /// Road class label (`고속도로`, `국도`).
     public var type: String?
     /// `교통사고`, `공사`, `작업`, `기상`, `기타돌발`, …
@@ -24,18 +24,20 @@ public struct EventInfoDTO: Equatable, Sendable, Decodable {
     /// Lanes blocked (`2차로 차단`).
     public var lanesBlocked: String?
     public var message: String?
-    /// Where the record was: XML line, or JSON position (1-based) in `items`.
-    public var position: Int = 0
+    /// Where the record was: `record at line 12` (XML) or `items[3]` (JSON, 1-based).
+    public var position: String = ""
+    /// What is wrong with the record as read (a repeated field or key), from the reader.
+    public var problems: [String] = []
 
-    enum CodingKeys: String, CodingKey, CaseIterable {
-        case type, eventType, eventDetailType, startDate, endDate, coordX, coordY, linkId, roadName, roadNo,
-             roadDrcType, lanesBlockType, lanesBlocked, message
-    }
+    /// The provider's field names, in the order of ``init(values:position:problems:)`` and ``fields``.
+    static let fieldNames = ["type", "eventType", "eventDetailType", "startDate", "endDate", "coordX", "coordY", "linkId",
+                             "roadName", "roadNo", "roadDrcType", "lanesBlockType", "lanesBlocked", "message"]
 
     public init(type: String? = nil, eventType: String? = nil, eventDetailType: String? = nil,
                 startDate: String? = nil, endDate: String? = nil, coordX: String? = nil, coordY: String? = nil,
                 linkId: String? = nil, roadName: String? = nil, roadNo: String? = nil, roadDrcType: String? = nil,
-                lanesBlockType: String? = nil, lanesBlocked: String? = nil, message: String? = nil, position: Int = 0) {
+                lanesBlockType: String? = nil, lanesBlocked: String? = nil, message: String? = nil, position: String = "",
+                problems: [String] = []) {
         self.type = type
         self.eventType = eventType
         self.eventDetailType = eventDetailType
@@ -51,15 +53,20 @@ public struct EventInfoDTO: Equatable, Sendable, Decodable {
         self.lanesBlocked = lanesBlocked
         self.message = message
         self.position = position
+        self.problems = problems
     }
 
-    public init(from decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        self.init(type: try c.lenient(.type), eventType: try c.lenient(.eventType),
-                  eventDetailType: try c.lenient(.eventDetailType), startDate: try c.lenient(.startDate),
-                  endDate: try c.lenient(.endDate), coordX: try c.lenient(.coordX), coordY: try c.lenient(.coordY),
-                  linkId: try c.lenient(.linkId), roadName: try c.lenient(.roadName), roadNo: try c.lenient(.roadNo),
-                  roadDrcType: try c.lenient(.roadDrcType), lanesBlockType: try c.lenient(.lanesBlockType),
-                  lanesBlocked: try c.lenient(.lanesBlocked), message: try c.lenient(.message))
+    /// A record from its values in ``fieldNames`` order (missing values are nil).
+    init(values: [String?], position: String, problems: [String]) {
+        func v(_ i: Int) -> String? { values.indices.contains(i) ? values[i] : nil }
+        self.init(type: v(0), eventType: v(1), eventDetailType: v(2), startDate: v(3), endDate: v(4), coordX: v(5), coordY: v(6),
+                  linkId: v(7), roadName: v(8), roadNo: v(9), roadDrcType: v(10), lanesBlockType: v(11), lanesBlocked: v(12),
+                  message: v(13), position: position, problems: problems)
+    }
+
+    /// The fields as sent, `name=value`, for the excerpt of a record set aside.
+    var fields: [(String, String?)] {
+        zip(Self.fieldNames, [type, eventType, eventDetailType, startDate, endDate, coordX, coordY, linkId, roadName, roadNo,
+                              roadDrcType, lanesBlockType, lanesBlocked, message]).map { ($0, $1) }
     }
 }

@@ -8,20 +8,28 @@ import IncidentNetworking
 public enum ITSRouter: Router {
     case eventInfo(key: APIKey, parameters: EventInfoParameters, baseURL: URL?)
 
+    /// The query parameters of `eventInfo`; their values and defaults are ``ITSProvider``'s options.
     public struct EventInfoParameters: Sendable, Equatable {
         /// Road class: all, ex (expressways), its (national roads), loc, sgg, etc.
-        public var type: String = "all"
+        public var type: String
         /// Event type: all, cor (construction), acc (accident), wea (weather), ete, dis, etc.
-        public var eventType: String = "all"
-        /// WGS84 `[minX, minY, maxX, maxY]` (longitude, latitude). Default: all of South Korea.
-        public var bbox: [Double] = [124.0, 33.0, 132.0, 39.0]
+        public var eventType: String
+        /// WGS84 `[minX, minY, maxX, maxY]` (longitude, latitude).
+        public var bbox: [Double]
         /// `json` or `xml`.
-        public var getType: String = "json"
+        public var getType: String
 
-        public init() {}
+        public init(type: String, eventType: String, bbox: [Double], getType: String) {
+            self.type = type
+            self.eventType = eventType
+            self.bbox = bbox
+            self.getType = getType
+        }
     }
 
     public static let defaultBaseURL = URL(constant: "https://openapi.its.go.kr:9443/")
+    /// The query parameter that carries the API key.
+    public static let keyParameter = "apiKey"
 
     public var baseURL: URL {
         switch self { case .eventInfo(_, _, let baseURL): baseURL ?? Self.defaultBaseURL }
@@ -35,7 +43,7 @@ public enum ITSRouter: Router {
         switch self {
         case let .eventInfo(key, p, _):
             .queryParameters([
-                .key("apiKey", key), .text("type", p.type), .text("eventType", p.eventType),
+                .key(Self.keyParameter, key), .text("type", p.type), .text("eventType", p.eventType),
                 .text("minX", Self.degrees(p.bbox[0])), .text("maxX", Self.degrees(p.bbox[2])),
                 .text("minY", Self.degrees(p.bbox[1])), .text("maxY", Self.degrees(p.bbox[3])),
                 .text("getType", p.getType),

@@ -6,6 +6,8 @@ enum FieldValue {
     case text(String?)
     case number(Double?)
     case integer(Int64)
+    /// A list of texts (a run's warnings).
+    case texts([String])
 
     /// JSON text (RFC 8259): strings quoted, numbers bare, absent values `null`.
     var json: String {
@@ -13,6 +15,7 @@ enum FieldValue {
         case .text(let value): value.map(JSONText.quoted) ?? "null"
         case .number(let value): value.map { "\($0)" } ?? "null"
         case .integer(let value): String(value)
+        case .texts(let values): "[" + values.map(JSONText.quoted).joined(separator: ", ") + "]"
         }
     }
 
@@ -22,6 +25,7 @@ enum FieldValue {
         case .text(let value): value ?? ""
         case .number(let value): value.map { "\($0)" } ?? ""
         case .integer(let value): String(value)
+        case .texts(let values): values.joined(separator: "; ")
         }
     }
 }
@@ -32,20 +36,27 @@ enum IncidentOutput {
         case table, json, ndjson, csv, geojson
     }
 
-    /// The fields of one stored incident, in column order.
+    /// The fields of one stored incident, in column order: the identity, every content field
+    /// of ``IncidentField/content`` (so a new content column appears in every format), then what
+    /// the store adds.
     static func fields(_ stored: StoredIncident) -> [(String, FieldValue)] {
-        let i = stored.incident
-        return [
-            ("id", .integer(stored.id)), ("source", .text(i.source)), ("external_id", .text(i.externalID)),
-            ("category", .text(i.category.rawValue)), ("provider_category", .text(i.providerCategory)),
-            ("description", .text(i.description)), ("road", .text(i.road)), ("location", .text(i.location)),
-            ("direction", .text(i.direction)), ("restriction", .text(i.restriction)),
-            ("latitude", .number(i.coordinate?.latitude)), ("longitude", .number(i.coordinate?.longitude)),
-            ("link_id", .text(i.linkID)), ("started_at", .text(i.startedAt?.rfc3339)),
-            ("confirmed_at", .text(i.confirmedAt?.rfc3339)), ("expected_end_at", .text(i.expectedEndAt?.rfc3339)),
-            ("ended_at", .text(i.endedAt?.rfc3339)), ("first_seen_at", .text(stored.firstSeenAt.rfc3339)),
-            ("last_seen_at", .text(stored.lastSeenAt.rfc3339)), ("cleared_at", .text(stored.clearedAt?.rfc3339)),
-            ("revision", .integer(Int64(stored.revision))),
+        var fields: [(String, FieldValue)] = [
+            ("id", .integer(stored.id)), ("source", .text(stored.incident.source)), ("external_id", .text(stored.incident.externalID)),
+        ]
+        for field in IncidentField.content {
+            switch field.value(stored.incident) {
+            case .null:
+                let absent: FieldValue = field.storage == .coordinate ? .number(nil) : .text(nil)
+                fields += field.columns.map { ($0, absent) }
+            case .text(let text): fields.append((field.columns[0], .text(text)))
+            case .instant(let instant): fields.append((field.columns[0], .text(instant.rfc3339)))
+            case .coordinate(let point):
+                fields += zip(field.columns, [point.latitude, point.longitude]).map { ($0, FieldValue.number($1)) }
+            }
+        }
+        return fields + [
+            ("first_seen_at", .text(stored.firstSeenAt.rfc3339)), ("last_seen_at", .text(stored.lastSeenAt.rfc3339)),
+            ("cleared_at", .text(stored.clearedAt?.rfc3339)), ("revision", .integer(Int64(stored.revision))),
         ]
     }
 
@@ -53,8 +64,8 @@ enum IncidentOutput {
         "{" + fields.map { "\(JSONText.quoted($0.0)): \($0.1.json)" }.joined(separator: ", ") + "}"
     }
 
-    /// Renders `incidents` in `format`. `table` fits `width` columns, times shown at `utcOffsetSeconds`.
-    static func render(_ incidents: [StoredIncident], as format: Format, width: Int, utcOffsetSeconds: Int) -> String {
+    /// Renders `incidents` in `format`. `table` fits `width` columns, times shown in `zone`.
+    static func render(_ incidents: [StoredIncident], as format: Format, width: Int, zone: DisplayZone) -> String {
         switch format {
         case .json:
             return JSONText.array(incidents.map { object(fields($0)) })
@@ -65,7 +76,7 @@ enum IncidentOutput {
         case .geojson:
             return geoJSON(incidents)
         case .table:
-            return table(incidents, width: width, utcOffsetSeconds: utcOffsetSeconds)
+            return table(incidents, width: width, zone: zone)
         }
     }
 
@@ -94,26 +105,13 @@ enum IncidentOutput {
         return "{\"type\": \"FeatureCollection\", \"features\": [\n" + features.map { "  " + $0 }.joined(separator: ",\n") + "\n]}\n"
     }
 
-    /// `2023-03-21 14:13` at the given offset.
-    static func shortTime(_ instant: UTCInstant?, utcOffsetSeconds: Int) -> String {
-        guard let instant else { return "-" }
-        let local = instant.adding(seconds: Int64(utcOffsetSeconds)).rfc3339
-        return String(local.prefix(16)).replacingOccurrences(of: "T", with: " ")
-    }
-
-    static func offsetLabel(_ seconds: Int) -> String {
-        guard seconds != 0 else { return "UTC" }
-        let sign = seconds < 0 ? "-" : "+"
-        return String(format: "%@%02d:%02d", sign, abs(seconds) / 3600, abs(seconds) / 60 % 60)
-    }
-
-    static func table(_ incidents: [StoredIncident], width: Int, utcOffsetSeconds: Int) -> String {
-        var rows = [["ID", "SOURCE", "CATEGORY", "STARTED (\(offsetLabel(utcOffsetSeconds)))", "ROAD", "LOCATION",
+    static func table(_ incidents: [StoredIncident], width: Int, zone: DisplayZone) -> String {
+        var rows = [["ID", "SOURCE", "CATEGORY", "STARTED (\(zone.label))", "ROAD", "LOCATION",
                      "RESTRICTION", "DESCRIPTION"]]
         for stored in incidents {
             let i = stored.incident
             rows.append([
-                String(stored.id), i.source, i.category.rawValue, shortTime(i.startedAt, utcOffsetSeconds: utcOffsetSeconds),
+                String(stored.id), i.source, i.category.rawValue, i.startedAt.map(zone.shortTime) ?? "-",
                 i.road ?? "-", i.location ?? i.direction ?? "-", i.restriction ?? "-", i.description ?? "-",
             ])
         }

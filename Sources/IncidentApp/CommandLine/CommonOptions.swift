@@ -1,0 +1,60 @@
+import Foundation
+import IncidentCore
+
+/// Options that several commands of both executables share, declared once.
+enum CommonOptions {
+    static let database = ValueOption<String>(
+        "database", placeholder: "path", help: "SQLite database file. Also $INCIDENTS_DATABASE.",
+        default: "$XDG_DATA_HOME/trafficincidents/incidents.sqlite", what: "a path") { $0.isEmpty ? nil : $0 }
+
+    static let config = ValueOption<String>(
+        "config", short: "c", placeholder: "file",
+        help: "JSON configuration (sources, database). Without it, GITS is configured from $GITS_SERVICE_KEY.",
+        what: "a path") { $0.isEmpty ? nil : $0 }
+
+    /// `--config` for the query commands, which use only its `database`: the same option as
+    /// ``config`` (one name, one value) with the help these commands need.
+    static let queryConfig = ValueOption<String>(
+        "config", short: "c", placeholder: "file", help: "The scheduler's JSON configuration; its database setting is used.",
+        what: "a path") { $0.isEmpty ? nil : $0 }
+
+    static let logFormat = ValueOption<Logger.Format>(choice: "log-format", help: "Format of the log lines on stderr.",
+                                                      default: "logfmt")
+
+    static let verbose = Flag("verbose", short: "v",
+                              help: "Also log HTTP attempts that succeeded at once (retries and failures are always logged).")
+
+    static let dryRun = Flag("dry-run", help: "Fetch and parse, then roll back: report what would be written, write nothing.")
+
+    static let timeZone = ValueOption<DisplayZone>(
+        "tz", placeholder: "zone",
+        help: "Time zone for local times given and shown: UTC, KST, +09:00, or a name such as America/New_York (daylight saving applied per instant).",
+        default: "UTC", what: "a time zone") { try ValueParsers.timeZone($0) }
+
+    /// `--limit N`, a whole number of at least 1.
+    static func limit(help: String, default defaultDescription: String? = nil) -> ValueOption<Int> {
+        ValueOption("limit", short: "n", placeholder: "count", help: help, default: defaultDescription,
+                    what: "a whole number of at least 1") { Int($0).flatMap { $0 >= 1 ? $0 : nil } }
+    }
+}
+
+/// The two forms of `--format` with one text form and JSON.
+enum TextOrJSON: String, CaseIterable, Sendable {
+    case text, json
+}
+
+enum TableOrJSON: String, CaseIterable, Sendable {
+    case table, json
+}
+
+extension ParsedArguments {
+    /// The logger the options ask for (`--log-format`, `--verbose`).
+    func logger(_ context: Context) throws -> Logger {
+        Logger(format: try value(CommonOptions.logFormat) ?? .logfmt, verbose: self[CommonOptions.verbose], clock: context.clock)
+    }
+
+    /// `--tz`, UTC when absent.
+    func timeZone() throws -> DisplayZone {
+        try value(CommonOptions.timeZone) ?? .utc
+    }
+}

@@ -1,0 +1,77 @@
+import Foundation
+import IncidentCore
+
+/// `incidents runs`: the run log, newest first.
+enum RunsCommand {
+    static let source = ValueOption<String>("source", placeholder: "name", help: "Only this source.",
+                                            what: "a source name") { $0.nonEmptyTrimmed?.nfc }
+    static let failuresFirst = Flag("failures-first", help: "Failed, cancelled and skipped runs before those that stored records.")
+    static let limit = CommonOptions.limit(help: "At most this many runs.", default: "20")
+    static let format = ValueOption<TableOrJSON>(choice: "format", help: "Output format.", default: "table")
+
+    static func command(_ context: Context) -> Command {
+        Command(
+            name: "runs",
+            abstract: "List recent ingest runs (the run log), newest first.",
+            discussion: """
+            ORIGIN is `live` for a poll of the API, or the name of a replayed file (ingest --file). STATUS
+            incomplete means the records were stored but nothing was cleared; DETAIL says why, and holds the
+            error of a run that stored nothing. REJECTED counts records set aside with their reason.
+            --format json adds the file's path, when the response was observed, duplicates, warnings and
+            the host that ran the poll.
+            """,
+            options: QueryTool.databaseOptions + [source, failuresFirst, limit, format, CommonOptions.timeZone],
+            run: { arguments in try run(arguments, context) })
+    }
+
+    static func run(_ arguments: ParsedArguments, _ context: Context) throws {
+        let limit = try arguments.value(limit) ?? 20
+        let json = try arguments.value(format) == .json
+        let zone = try arguments.timeZone()
+        let sourceName = try arguments.value(source)
+        let runs = try QueryTool.reading(arguments, context) {
+            try $0.runs(source: sourceName, limit: limit, failuresFirst: arguments[failuresFirst])
+        }
+        if json {
+            context.output(JSONText.array(runs.map { IncidentOutput.object(fields($0)) }))
+            return
+        }
+        var rows = [["ID", "SOURCE", "STARTED (\(zone.label))", "SECONDS", "STATUS", "ORIGIN", "FETCHED", "NEW", "CHANGED",
+                     "CLEARED", "REJECTED", "DETAIL"]]
+        for run in runs {
+            let c = run.counts
+            rows.append([String(run.id ?? 0), run.source, zone.shortTime(run.startedAt),
+                         String(run.finishedAt.secondsSince1970 - run.startedAt.secondsSince1970), run.status.rawValue,
+                         originText(run.origin), String(c.fetched), String(c.inserted), String(c.updated + c.reopened),
+                         String(c.cleared), String(c.rejected),
+                         ([run.error].compactMap { $0 } + run.warnings).joined(separator: "; ").nonEmptyTrimmed ?? "-"])
+        }
+        // DETAIL and ORIGIN are cut first; on a narrow terminal SECONDS is left out.
+        context.output(TextTable.render(rows, maxWidth: Terminal.width(context.environment), flexible: [11, 5], droppable: [3]))
+    }
+
+    /// `live`, or the replayed file's name (`--format json` has its path).
+    static func originText(_ origin: FeedOrigin) -> String {
+        switch origin {
+        case .live: "live"
+        case .file(let path, _): URL(fileURLWithPath: path).lastPathComponent
+        }
+    }
+
+    /// The JSON fields of one run: snake_case, as the run log's columns.
+    static func fields(_ run: IngestRun) -> [(String, FieldValue)] {
+        let c = run.counts
+        let file: String? = if case .file(let path, _) = run.origin { path } else { nil }
+        return [
+            ("id", .integer(run.id ?? 0)), ("source", .text(run.source)), ("status", .text(run.status.rawValue)),
+            ("origin", .text(file == nil ? "live" : "file")), ("file", .text(file)),
+            ("started_at", .text(run.startedAt.rfc3339)), ("finished_at", .text(run.finishedAt.rfc3339)),
+            ("observed_at", .text(run.observedAt.rfc3339)),
+            ("fetched", .integer(Int64(c.fetched))), ("inserted", .integer(Int64(c.inserted))),
+            ("updated", .integer(Int64(c.updated))), ("unchanged", .integer(Int64(c.unchanged))),
+            ("reopened", .integer(Int64(c.reopened))), ("cleared", .integer(Int64(c.cleared))),
+            ("rejected", .integer(Int64(c.rejected))), ("duplicates", .integer(Int64(c.duplicates))),
+            ("error", .text(run.error)), ("warnings", .texts(run.warnings)), ("host", .text(run.host)),
+        ]
+    }
+}

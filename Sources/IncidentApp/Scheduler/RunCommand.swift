@@ -1,0 +1,70 @@
+import Foundation
+import IncidentCore
+
+/// `incident-scheduler run --once | --loop`: poll the configured sources.
+enum RunCommand {
+    static let once = Flag("once", help: "Poll each source once and exit (the cron mode).")
+    static let loop = Flag("loop", help: "Keep polling each source on its own interval (the service mode).")
+    static let deadline = ValueOption<Int64>(
+        "deadline", placeholder: "duration",
+        help: "--once: cancel what is still running after this long (the configuration's deadline).", default: "15m",
+        what: "a duration") { try ValueParsers.duration($0) }
+    static let concurrency = ValueOption<Int>(
+        "concurrency", placeholder: "count",
+        help: "Poll at most this many sources at a time (the configuration's concurrency).",
+        default: String(Configuration.defaultConcurrency),
+        what: "a whole number from 1 to \(Configuration.maxConcurrency)") { Configuration.concurrency($0) }
+    static let metricsFile = ValueOption<String>(
+        "metrics-file", placeholder: "path",
+        help: "After each run, write Prometheus metrics here (node_exporter textfile collector).")
+    static let heartbeat = ValueOption<Int64>(
+        "heartbeat", placeholder: "duration", help: "--loop: log a heartbeat this often.", default: "60s",
+        what: "a duration") { try ValueParsers.duration($0) }
+
+    static func command(_ context: Context) -> Command {
+        Command(
+            name: "run",
+            abstract: "Poll the configured sources: each once (--once, for cron) or on their intervals (--loop).",
+            discussion: """
+            Each source is fetched, parsed and stored as one transaction; a failing source does not stop or roll
+            back the others, and a slow one delays no other (up to --concurrency sources are polled at once).
+            --once exits 0 when all succeeded, 1 when any failed or the deadline passed, 3 when one was skipped or
+            its response was incomplete, 75 when another incident-scheduler holds the database. --loop runs until
+            SIGTERM/SIGINT (then exits 0), polls each source every `interval` plus up to 10 % jitter, and re-reads
+            --config on SIGHUP.
+            """,
+            options: [once, loop, CommonOptions.config, CommonOptions.database, CommonOptions.dryRun, deadline, concurrency,
+                      metricsFile, heartbeat, CommonOptions.logFormat, CommonOptions.verbose],
+            run: { arguments in try await run(arguments, context) })
+    }
+
+    static func run(_ arguments: ParsedArguments, _ context: Context) async throws {
+        guard arguments[once] != arguments[loop] else {
+            throw UsageError("say how to run: --once (poll each source once, for cron) or --loop (keep polling)")
+        }
+        let logger = try arguments.logger(context)
+        let deadlineSeconds = try arguments.value(deadline)
+        let heartbeatSeconds = try arguments.value(heartbeat) ?? 60
+        let concurrencyLimit = try arguments.value(concurrency)
+        let metricsPath = try arguments.value(metricsFile)
+        let dryRun = arguments[CommonOptions.dryRun]
+        let configuration = try SchedulerTool.loadConfiguration(arguments, context, requireKeys: true)
+        let path = try context.databasePath(arguments, configured: configuration.database)
+        try await SchedulerTool.withStore(path: path, context: context) { store in
+            let service = SchedulerService(store: store, clock: context.clock, host: context.host, logger: logger, dryRun: dryRun,
+                                           metricsFile: metricsPath, concurrency: concurrencyLimit ?? configuration.concurrency)
+            if arguments[loop] {
+                await PollingLoop(service: service, heartbeatSeconds: heartbeatSeconds).run(configuration) {
+                    try SchedulerTool.loadConfiguration(arguments, context, requireKeys: true)
+                }
+                return
+            }
+            let round = await service.pollRound(configuration.sources, deadlineSeconds: deadlineSeconds ?? configuration.deadlineSeconds)
+            if let retention = configuration.retentionSeconds, !dryRun, !Task.isCancelled {
+                service.prune(olderThan: retention)
+            }
+            service.writeMetrics()
+            if let status = round.status { throw RoundOutcome(status: status) }
+        }
+    }
+}

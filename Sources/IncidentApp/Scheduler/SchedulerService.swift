@@ -1,0 +1,306 @@
+import Foundation
+import IncidentCore
+import IncidentFeeds
+import IncidentNetworking
+import Synchronization
+
+/// Polls configured sources: the polling logic `run --once` and `run --loop` share.
+///
+/// One poll of one source is fetch, read, store (``IngestIncidents``), then a log line. At most
+/// `concurrency` polls run at a time, whichever mode asks for them: a round (`--once`) starts
+/// every source at once and each waits for a free slot; a loop (`--loop`) gives each source its
+/// own task that takes a slot for each poll. A slow source therefore delays no other while
+/// slots are free.
+struct SchedulerService: Sendable {
+    let store: Stores.Writable
+    let clock: UTCClock
+    /// Recorded with each run.
+    let host: String?
+    let logger: Logger
+    let dryRun: Bool
+    let metricsFile: String?
+    /// The HTTP client of one source: its timeout and retry policy, its attempts logged. Made
+    /// once per source (per round, or per source task in a loop) and reused for its polls.
+    let makeClient: @Sendable (SourceDefinition) -> any HTTPClient
+    /// Waiting between polls and for deadlines, injected by tests.
+    let timing: PollTiming
+    let permits: PollPermits
+
+    init(store: Stores.Writable, clock: UTCClock, host: String? = nil, logger: Logger, dryRun: Bool = false, metricsFile: String? = nil,
+         concurrency: Int, timing: PollTiming = .live, makeClient: (@Sendable (SourceDefinition) -> any HTTPClient)? = nil) {
+        self.store = store
+        self.clock = clock
+        self.host = host
+        self.logger = logger
+        self.dryRun = dryRun
+        self.metricsFile = metricsFile
+        self.timing = timing
+        self.permits = PollPermits(concurrency)
+        self.makeClient = makeClient ?? { source in
+            URLSessionHTTPClient(configuration: NetworkConfiguration(requestTimeout: source.requestTimeoutSeconds,
+                                                                     attemptTimeout: source.attemptTimeoutSeconds,
+                                                                     retryPolicy: source.retryPolicy),
+                                 onEvent: { Self.logHTTPEvent($0, logger: logger) })
+        }
+    }
+
+    var ingest: IngestIncidents {
+        IngestIncidents(store: store, clock: clock, host: host, describe: ErrorText.describer(origin: .live))
+    }
+
+    /// Polls `source` once over HTTP, then logs the run.
+    func poll(_ source: SourceDefinition, client: any HTTPClient) async -> IngestRun {
+        let run: IngestRun
+        do {
+            run = await ingest(try ProviderRegistry.feed(for: source, client: client), dryRun: dryRun)
+        } catch {
+            // The feed could not be built: a provider this build does not know (the
+            // configuration is checked against the registry, so this is a programming error).
+            let now = clock.now()
+            run = IngestRun(source: source.name, startedAt: now, finishedAt: now, status: .failed,
+                            error: ErrorText.describe(error))
+        }
+        Self.logRun(run, provider: source.provider, dryRun: dryRun, logger: logger)
+        return run
+    }
+
+    // MARK: One round (run --once)
+
+    /// How a round ended.
+    struct Round: Sendable {
+        /// One run per source, in the order of the sources.
+        var runs: [IngestRun]
+        var deadlineExceeded: Bool
+        /// A signal cancelled the round.
+        var interrupted: Bool
+
+        /// The exit status when the round was not clean: 1 when a source failed or the deadline
+        /// passed, 130 when a signal stopped it, 3 when a source was skipped or its response
+        /// was incomplete; nil when every source succeeded.
+        var status: Int32? {
+            if deadlineExceeded || runs.contains(where: { $0.status == .failed }) { return ExitStatus.failure }
+            if interrupted || runs.contains(where: { $0.status == .cancelled }) { return ExitStatus.interrupted }
+            if runs.contains(where: { $0.status == .skipped || $0.status == .incomplete }) { return ExitStatus.notFresh }
+            return nil
+        }
+    }
+
+    /// Polls every source once, at most `concurrency` at a time, within `deadlineSeconds`. When
+    /// the deadline passes (or a signal cancels the task), the polls under way are cancelled
+    /// (recorded as cancelled; nothing of them stored) and the sources not yet started are
+    /// recorded as skipped, with the reason.
+    func pollRound(_ sources: [SourceDefinition], deadlineSeconds: Int64) async -> Round {
+        let deadline = Deadline()
+        let work = Task { () -> [IngestRun] in
+            await withTaskGroup(of: (Int, IngestRun).self) { group in
+                for (index, source) in sources.enumerated() {
+                    group.addTask {
+                        (index, await pollWhenFree(source, deadlineSeconds: deadlineSeconds, deadline: deadline))
+                    }
+                }
+                var runs = [IngestRun?](repeating: nil, count: sources.count)
+                for await (index, run) in group { runs[index] = run }
+                return runs.compactMap { $0 }
+            }
+        }
+        let timer = Task {
+            try await timing.sleep(Double(deadlineSeconds))
+            deadline.passed.withLock { $0 = true }
+            logger.log(.error, "run.deadline_exceeded", [
+                "deadline": ValueParsers.durationText(deadlineSeconds),
+                "detail": "the run took longer than its deadline; the sources still running were cancelled and stored nothing, those not started were skipped",
+            ])
+            work.cancel()
+        }
+        let runs = await withTaskCancellationHandler { await work.value } onCancel: { work.cancel() }
+        timer.cancel()
+        return Round(runs: runs, deadlineExceeded: deadline.passed.withLock { $0 }, interrupted: Task.isCancelled)
+    }
+
+    /// Whether a round's deadline has passed, shared by its timer and its polls.
+    final class Deadline: Sendable {
+        let passed = Mutex(false)
+    }
+
+    /// Waits for a free slot, then polls `source`; a source whose turn never came is recorded
+    /// as skipped with the reason.
+    private func pollWhenFree(_ source: SourceDefinition, deadlineSeconds: Int64, deadline: Deadline) async -> IngestRun {
+        do {
+            try await permits.acquire()
+            // A slot freed by a poll that the deadline or a signal cancelled may be handed on
+            // before this task's own cancellation is seen: it still never started.
+            if Task.isCancelled {
+                await permits.release()
+                throw CancellationError()
+            }
+        } catch {
+            let reason = deadline.passed.withLock { $0 }
+                ? "not polled: the run's deadline (\(ValueParsers.durationText(deadlineSeconds))) passed before its turn"
+                : "not polled: the run was stopped by a signal before its turn"
+            let run = ingest.skip(source: source.name, reason: reason, dryRun: dryRun)
+            Self.logRun(run, provider: source.provider, dryRun: dryRun, logger: logger)
+            return run
+        }
+        let run = await poll(source, client: makeClient(source))
+        await permits.release()
+        return run
+    }
+
+    // MARK: For ever (run --loop)
+
+    /// Polls `source` every `interval` plus up to 10 % random jitter (so many schedulers never
+    /// hit a provider in step), measured from the start of one poll to the start of the next,
+    /// until the task is cancelled. A poll never overlaps the previous one of its source.
+    /// `polled` is called after each poll.
+    func pollForever(_ source: SourceDefinition, polled: @Sendable () -> Void = {}) async {
+        let client = makeClient(source)
+        while !Task.isCancelled {
+            let began = timing.now()
+            do { try await permits.acquire() } catch { return }
+            _ = await poll(source, client: client)
+            await permits.release()
+            polled()
+            writeMetrics()
+            let interval = Double(source.intervalSeconds) * (1 + 0.1 * timing.unitRandom())
+            let wait = max(0, interval - (timing.now() - began))
+            guard (try? await timing.sleep(wait)) != nil else { return }
+        }
+    }
+
+    // MARK: After polls
+
+    /// Writes the metrics file, when one was asked for; a failure is logged, not fatal.
+    func writeMetrics() {
+        guard let metricsFile else { return }
+        do {
+            try Metrics.write(store, to: metricsFile)
+        } catch {
+            logger.log(.error, "metrics.failed", ["file": metricsFile, "error": ErrorText.describe(error)])
+        }
+    }
+
+    /// Deletes incidents cleared, and runs finished, longer ago than `seconds` (the
+    /// configuration's `retention`); logged, never fatal.
+    func prune(olderThan seconds: Int64) {
+        let horizon = clock.now().adding(seconds: -seconds)
+        do {
+            let counts = try store.prune(before: horizon)
+            logger.log(.info, "prune.finished", [
+                "older_than": ValueParsers.durationText(seconds), "horizon": horizon.rfc3339,
+                "incidents": counts.incidents, "revisions": counts.revisions, "runs": counts.runs,
+            ])
+        } catch {
+            logger.log(.error, "prune.failed", ["error": ErrorText.describe(error)])
+        }
+    }
+
+    // MARK: Log lines
+
+    /// One line per run: its counts when it stored records, its error otherwise.
+    static func logRun(_ run: IngestRun, provider: String, dryRun: Bool, logger: Logger) {
+        let duration = run.finishedAt.secondsSince1970 - run.startedAt.secondsSince1970
+        switch run.status {
+        case .succeeded, .incomplete:
+            logger.log(run.status == .succeeded ? .info : .warning, dryRun ? "ingest.dry_run" : "ingest.\(run.status == .succeeded ? "finished" : "incomplete")", [
+                "source": run.source, "provider": provider, "status": run.status.rawValue,
+                "fetched": run.counts.fetched, "inserted": run.counts.inserted, "updated": run.counts.updated,
+                "unchanged": run.counts.unchanged, "reopened": run.counts.reopened, "cleared": run.counts.cleared,
+                "rejected": run.counts.rejected, "duplicates": run.counts.duplicates,
+                "duration_s": duration, "warnings": run.warnings.isEmpty ? nil : run.warnings.joined(separator: "; "),
+                "note": dryRun ? "dry run: nothing was written" : nil,
+            ])
+        case .failed, .cancelled, .skipped:
+            logger.log(run.status == .skipped ? .warning : .error, "ingest.\(run.status.rawValue)", [
+                "source": run.source, "provider": provider, "status": run.status.rawValue,
+                "duration_s": duration, "resumes_at": run.resumesAt?.rfc3339, "error": run.error,
+            ])
+        }
+    }
+
+    /// One line per HTTP attempt. A clean first-attempt success is debug (shown with
+    /// `--verbose`); retries and failures are warnings, always shown.
+    static func logHTTPEvent(_ event: NetworkEvent, logger: Logger) {
+        let clean = event.decision == .done && event.attempt == 1 && (200...299).contains(event.statusCode ?? 0)
+        logger.log(clean ? .debug : .warning, "http.attempt", [
+            "source": event.label, "method": event.method.rawValue, "url": event.redactedURL,
+            "status": event.statusCode, "bytes": event.bytes, "duration_ms": event.durationMilliseconds,
+            "attempt": event.attempt, "decision": event.decision, "error": event.errorSummary,
+        ])
+    }
+}
+
+/// Monotonic time, sleeping and randomness for spacing polls and judging deadlines; tests
+/// inject a virtual clock so that spacing and jitter are checked exactly, without waiting.
+struct PollTiming: Sendable {
+    /// Monotonic seconds (any origin).
+    var now: @Sendable () -> Double
+    /// Waits `seconds`; throws when the task is cancelled.
+    var sleep: @Sendable (_ seconds: Double) async throws -> Void
+    /// A uniform random number in `0...1` (the loop's jitter).
+    var unitRandom: @Sendable () -> Double
+
+    static let live = PollTiming(
+        now: { (ContinuousClock.now - PollTiming.origin).seconds },
+        sleep: { seconds in try await Task.sleep(for: .seconds(seconds)) },
+        unitRandom: { Double.random(in: 0...1) })
+
+    private static let origin = ContinuousClock.now
+}
+
+extension Duration {
+    var seconds: Double {
+        let (whole, attoseconds) = components
+        return Double(whole) + Double(attoseconds) / 1e18
+    }
+}
+
+/// At most N polls at a time: a counting semaphore whose waiters are served in order and leave
+/// the queue when their task is cancelled (``acquire()`` then throws ``CancellationError``).
+actor PollPermits {
+    private var available: Int
+    private var waiters: [(id: UInt64, continuation: CheckedContinuation<Void, any Error>)] = []
+    private var nextID: UInt64 = 0
+
+    init(_ count: Int) {
+        available = max(1, count)
+    }
+
+    /// Takes a slot, waiting for one when none is free.
+    /// - Throws: `CancellationError` when the task is cancelled before it gets one.
+    func acquire() async throws {
+        if Task.isCancelled { throw CancellationError() }
+        if available > 0 {
+            available -= 1
+            return
+        }
+        let id = nextID
+        nextID += 1
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                // Checked here, on the actor: a cancellation that came before this point finds
+                // no waiter to remove, so it must be seen now.
+                if Task.isCancelled {
+                    continuation.resume(throwing: CancellationError())
+                } else {
+                    waiters.append((id, continuation))
+                }
+            }
+        } onCancel: {
+            Task { await self.cancelWaiter(id) }
+        }
+    }
+
+    /// Gives a slot back: to the longest waiter, else to the pool.
+    func release() {
+        if waiters.isEmpty {
+            available += 1
+        } else {
+            waiters.removeFirst().continuation.resume()
+        }
+    }
+
+    private func cancelWaiter(_ id: UInt64) {
+        guard let index = waiters.firstIndex(where: { $0.id == id }) else { return }
+        waiters.remove(at: index).continuation.resume(throwing: CancellationError())
+    }
+}

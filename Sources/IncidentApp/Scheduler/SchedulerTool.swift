@@ -1,0 +1,81 @@
+import Foundation
+import IncidentCore
+
+/// `incident-scheduler`: ingests the configured sources into the store (from cron, or a loop).
+/// Each subcommand is its own file; this one holds the root and what they share.
+///
+/// Every command file of both tools has the same shape on purpose: its options as static
+/// constants, `command(_:)` declaring them with the help text, and `run(_:_:)` doing the work
+/// and throwing typed errors. Those parallel declarations are the pattern a new subcommand
+/// copies, not repeated logic.
+public enum SchedulerTool {
+    public static let version = "0.1.0"
+
+    public static func command(_ context: Context) -> Command {
+        Command(
+            name: "incident-scheduler",
+            abstract: "Ingest public traffic-incident feeds into SQLite.",
+            discussion: """
+            Run it from cron with `run --once`, or as a service with `run --loop`. Logs go to stderr,
+            one line per event; results go to stdout. Exit statuses are listed in README.md.
+            """,
+            subcommands: [RunCommand.command(context), IngestCommand.command(context), SourcesCommand.command(context),
+                          CheckConfigCommand.command(context), MigrateCommand.command(context), PruneCommand.command(context)])
+    }
+
+    /// `--config FILE`, or the GITS source of `$GITS_SERVICE_KEY` without it.
+    /// - Throws: ``ConfigurationError``.
+    static func loadConfiguration(_ arguments: ParsedArguments, _ context: Context, requireKeys: Bool) throws -> Configuration {
+        if let path = try arguments.value(CommonOptions.config) {
+            return try Configuration.load(from: URL(fileURLWithPath: path), environment: context.environment,
+                                          requireKeys: requireKeys)
+        }
+        return try Configuration.fromEnvironment(context.environment, requireKeys: requireKeys)
+    }
+
+    /// Takes the database's scheduling lock, opens (creating and migrating when needed) the
+    /// store, and runs `body` with it; the lock is released when `body` returns or throws.
+    /// - Throws: ``SchedulerLocked`` when another scheduler holds the lock (exit 75);
+    ///   ``DatabaseFailure`` when the database or its lock cannot be opened (exit 1); what
+    ///   `body` throws.
+    static func withStore<Result>(path: String, context: Context,
+                                  _ body: (Stores.Writable) async throws -> Result) async throws -> Result {
+        do {
+            try createParentDirectory(of: path)
+        } catch {
+            throw DatabaseFailure(database: path, cause: error)
+        }
+        let locks = Stores.schedulingLocks(path)
+        let lock: any HeldLock
+        do {
+            guard let taken = try locks.tryLock("scheduler") else {
+                throw SchedulerLocked(database: path, holder: locks.holder(of: "scheduler"))
+            }
+            lock = taken
+        } catch let error as SchedulerLocked {
+            throw error
+        } catch {
+            throw DatabaseFailure(database: path, cause: error)
+        }
+        defer { lock.release() }
+        let store: Stores.Writable
+        do {
+            store = try Stores.openForWriting(path, clock: context.clock)
+        } catch {
+            throw DatabaseFailure(database: path, cause: error)
+        }
+        return try await body(store)
+    }
+
+    static func createParentDirectory(of path: String) throws {
+        guard path != ":memory:" else { return }
+        let directory = URL(fileURLWithPath: path).deletingLastPathComponent()
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    }
+
+    /// Fails with ``StoreMissing`` (exit 66) unless the database at `path` exists: for commands
+    /// that change an existing database but must not create one.
+    static func requireDatabase(_ path: String) throws {
+        guard path == ":memory:" || FileManager.default.fileExists(atPath: path) else { throw StoreMissing(database: path) }
+    }
+}

@@ -1,0 +1,62 @@
+import Foundation
+import IncidentCore
+import IncidentNetworking
+
+/// `incident-scheduler sources`: the configured sources, their last run and quota state.
+enum SourcesCommand {
+    static let clearQuota = ValueOption<String>(
+        "clear-quota", placeholder: "source",
+        help: "Let a source whose quota is exhausted run again at once (after the provider raised or reset it).")
+
+    static func command(_ context: Context) -> Command {
+        Command(
+            name: "sources",
+            abstract: "List the configured sources, their last run and quota state (keys are never shown).",
+            options: [CommonOptions.config, CommonOptions.database, clearQuota],
+            run: { arguments in try run(arguments, context) })
+    }
+
+    static func run(_ arguments: ParsedArguments, _ context: Context) throws {
+        let configuration = try SchedulerTool.loadConfiguration(arguments, context, requireKeys: false)
+        let path = try context.databasePath(arguments, configured: configuration.database)
+        if let name = try arguments.value(clearQuota)?.nfc {
+            guard configuration.sources.contains(where: { $0.name == name }) else {
+                throw UsageError("--clear-quota: no configured source is named '\(name)'")
+            }
+            try SchedulerTool.requireDatabase(path)
+            let cleared: Bool
+            do {
+                cleared = try Stores.openForWriting(path, clock: context.clock).clearQuota(source: name)
+            } catch {
+                throw DatabaseFailure(database: path, cause: error)
+            }
+            context.output(cleared ? "\(name): quota back-off cleared; the next run polls it\n"
+                                   : "\(name): its quota was not exhausted; nothing to clear\n")
+            return
+        }
+        var summaries: [String: SourceSummary] = [:]
+        if FileManager.default.fileExists(atPath: path) {
+            do {
+                for summary in try Stores.openForReading(path, clock: context.clock).sourceSummaries() {
+                    summaries[summary.source] = summary
+                }
+            } catch {
+                throw DatabaseFailure(database: path, cause: error)
+            }
+        }
+        let now = context.clock.now()
+        var rows: [[String]] = [["SOURCE", "PROVIDER", "INTERVAL", "KEY", "BASE URL", "LAST RUN", "STATUS", "FETCHED", "QUOTA"]]
+        for source in configuration.sources {
+            let run = summaries[source.name]?.lastRun
+            let quota = summaries[source.name]?.quotaExhaustedUntil.flatMap { $0 > now ? "exhausted until \($0.rfc3339)" : nil } ?? "ok"
+            rows.append([
+                source.name, source.provider, ValueParsers.durationText(source.intervalSeconds),
+                source.key == nil ? "missing" : "set",
+                source.baseURL.map { Redaction.redact($0.absoluteString) } ?? "(provider default)",
+                run?.finishedAt.rfc3339 ?? "never", run?.status.rawValue ?? "-", run.map { String($0.counts.fetched) } ?? "-",
+                quota,
+            ])
+        }
+        context.output(TextTable.render(rows, maxWidth: Terminal.width(context.environment), flexible: [4]))
+    }
+}

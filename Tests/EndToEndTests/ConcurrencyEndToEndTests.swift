@@ -1,0 +1,88 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// `run --once` with several sources over loopback HTTP: polled at once (bounded), a slow
+/// source delays no other, and the deadline skips the sources it never started.
+@Suite("End to end: concurrent sources", .serialized)
+struct ConcurrencyEndToEndTests {
+    static let feed = TestPaths.fixture("gits/incidents_3.xml").path
+
+    static func config(_ ws: Workspace, _ server: LoopbackServer, names: [String], extra: String = "") async throws -> String {
+        let sources = names.map {
+            #"{"name": "\#($0)", "provider": "gits", "keyEnv": "K", "baseURL": "\#(server.url("/\($0)/").absoluteString)", "retry": {"maxRetries": 0}}"#
+        }
+        return try ws.write("config.json", #"{"database": "\#(ws.database)", \#(extra)"sources": [\#(sources.joined(separator: ", "))]}"#)
+    }
+
+    static func runs(_ ws: Workspace) async throws -> [[String: Any]] {
+        let result = try await run("incidents", ["runs", "--database", ws.database, "--format", "json"])
+        return try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [[String: Any]] ?? []
+    }
+
+    @Test("six sources, one slow: every other source is requested while the slow one is still answering; the run takes about the slowest, not the sum")
+    func slowSourceDelaysNoOther() async throws {
+        let names = (1...6).map { "s\($0)" }
+        var routes: [String: [ResponseSpec]] = [:]
+        for name in names {
+            routes["/\(name)/getIncidentInfo"] = [ResponseSpec(bodyFile: Self.feed, delay: name == "s1" ? 4 : 1)]
+        }
+        let server = try await LoopbackServer.start(routes: routes)
+        let ws = try Workspace()
+        let started = Date()
+        let result = try await run("incident-scheduler", ["run", "--once", "--config", try await Self.config(ws, server, names: names)],
+                             environment: ["K": "concurrent+key="])
+        let elapsed = Date().timeIntervalSince(started)
+        #expect(result.status == 0, "\(result.stderr)")
+        let requests = try await server.requests()
+        #expect(requests.count == 6)
+        let slow = try #require(requests.first { $0.path == "/s1/getIncidentInfo" })
+        for request in requests where request.path != slow.path {
+            // On the server's clock: the slow answer takes 4 s; the others are asked before it ends.
+            #expect(request.time < slow.time + 4, "\(request.path) was requested \(request.time - slow.time) s after the slow source")
+        }
+        // In turn the six would take 9 s (4 + 5 × 1); concurrently about 4.
+        #expect(elapsed >= 4 && elapsed < 8, "took \(elapsed) s")
+        #expect(try await Self.runs(ws).count == 6)
+        print("six sources, one 4 s and five 1 s answers, concurrency 4: \(String(format: "%.2f", elapsed)) s")
+    }
+
+    @Test("--concurrency 1 and a deadline: the poll under way is cancelled, the sources never started are skipped with the reason, exit 1")
+    func deadlineSkipsTheRest() async throws {
+        let names = ["stuck", "second", "third"]
+        let server = try await LoopbackServer.start(routes: [
+            "/stuck/getIncidentInfo": [.hang],
+            "/second/getIncidentInfo": [ResponseSpec(bodyFile: Self.feed)],
+            "/third/getIncidentInfo": [ResponseSpec(bodyFile: Self.feed)],
+        ])
+        let ws = try Workspace()
+        let result = try await run("incident-scheduler", ["run", "--once", "--concurrency", "1", "--deadline", "2s",
+                                                    "--config", try await Self.config(ws, server, names: names)],
+                             environment: ["K": "concurrent+key="])
+        #expect(result.status == 1, "\(result.stderr)")
+        #expect(result.stderr.contains("level=error event=run.deadline_exceeded deadline=2s"))
+        #expect(try await server.requests().map(\.path) == ["/stuck/getIncidentInfo"])
+        let bySource = Dictionary(try await Self.runs(ws).map { ($0["source"] as? String ?? "", $0) }, uniquingKeysWith: { a, _ in a })
+        #expect(bySource["stuck"]?["status"] as? String == "cancelled")
+        for name in ["second", "third"] {
+            #expect(bySource[name]?["status"] as? String == "skipped")
+            #expect(bySource[name]?["error"] as? String == "not polled: the run's deadline (2s) passed before its turn")
+        }
+    }
+
+    @Test("the configuration's concurrency bounds the polls under way")
+    func configuredConcurrency() async throws {
+        let names = ["a", "b", "c"]
+        var routes: [String: [ResponseSpec]] = [:]
+        for name in names { routes["/\(name)/getIncidentInfo"] = [ResponseSpec(bodyFile: Self.feed, delay: 1)] }
+        let server = try await LoopbackServer.start(routes: routes)
+        let ws = try Workspace()
+        let result = try await run("incident-scheduler", ["run", "--once", "--config",
+                                                    try await Self.config(ws, server, names: names, extra: #""concurrency": 1, "#)],
+                             environment: ["K": "concurrent+key="])
+        #expect(result.status == 0, "\(result.stderr)")
+        let times = try await server.requests().map(\.time).sorted()
+        // One at a time: each request comes after the previous 1 s answer.
+        #expect(zip(times.dropFirst(), times).allSatisfy { $0 - $1 >= 0.95 }, "request times \(times)")
+    }
+}

@@ -1,0 +1,169 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// The same kind of failure exits the same way, with the same kind of message, whichever
+/// command of either executable meets it (README, "Exit statuses").
+@Suite("End to end: exit statuses", .serialized)
+struct ExitStatusTests {
+    /// One row of the table: a command in a situation, its exit status and the start of its
+    /// message. `$DB` is a database holding one poll, `$MISSING_DB` a path with no database,
+    /// `$GARBAGE` a file that is not a database, `$NO_CONFIG` a configuration file that does not
+    /// exist, `$NO_KEY_CONFIG` one whose key variable is unset, `$FEED` a good GITS response,
+    /// `$HTML` an HTML page, `$NO_FILE` a file that does not exist. For `incidents` the message
+    /// is the `error: ` line; for `incident-scheduler` it is the `error` field of the log line
+    /// with `event`.
+    struct Row: Sendable, CustomTestStringConvertible {
+        var situation: String
+        var tool: String
+        var arguments: [String]
+        var status: Int32
+        var event: String?
+        var message: String
+        var environment: [String: String] = [:]
+        var testDescription: String { "\(situation): \(tool) \(arguments.joined(separator: " "))" }
+    }
+
+    static let key = ["GITS_SERVICE_KEY": "exit+status/key="]
+
+    static let rows: [Row] = [
+        Row(situation: "usage", tool: "incidents", arguments: ["list", "--bogus"], status: 64, message: "unknown option '--bogus'"),
+        Row(situation: "usage", tool: "incidents", arguments: ["list", "--tz", "Mars/Olympus"], status: 64, message: "--tz: 'Mars/Olympus' is not a time zone"),
+        Row(situation: "usage", tool: "incident-scheduler", arguments: ["run"], status: 64, message: "say how to run"),
+        Row(situation: "usage", tool: "incident-scheduler", arguments: ["ingest", "--file", "x.xml"], status: 64, message: "missing --source"),
+        Row(situation: "usage", tool: "incident-scheduler", arguments: ["run", "--once", "--concurrency", "0"], status: 64,
+            message: "--concurrency: '0' is not a whole number from 1 to 64"),
+
+        Row(situation: "missing configuration file", tool: "incident-scheduler", arguments: ["run", "--once", "--config", "$NO_CONFIG"],
+            status: 78, event: "config.invalid", message: "cannot read configuration file $NO_CONFIG"),
+        Row(situation: "missing configuration file", tool: "incident-scheduler",
+            arguments: ["ingest", "--source", "gits", "--file", "$FEED", "--config", "$NO_CONFIG"],
+            status: 78, event: "config.invalid", message: "cannot read configuration file $NO_CONFIG"),
+        Row(situation: "missing configuration file", tool: "incident-scheduler", arguments: ["sources", "--config", "$NO_CONFIG"],
+            status: 78, event: "config.invalid", message: "cannot read configuration file $NO_CONFIG"),
+        Row(situation: "missing configuration file", tool: "incident-scheduler", arguments: ["check-config", "--config", "$NO_CONFIG"],
+            status: 78, event: "config.invalid", message: "cannot read configuration file $NO_CONFIG"),
+        Row(situation: "missing configuration file", tool: "incident-scheduler", arguments: ["migrate", "--config", "$NO_CONFIG"],
+            status: 78, event: "config.invalid", message: "cannot read configuration file $NO_CONFIG"),
+        Row(situation: "missing configuration file", tool: "incidents", arguments: ["list", "--config", "$NO_CONFIG"],
+            status: 78, message: "cannot read configuration file $NO_CONFIG"),
+        Row(situation: "missing configuration file", tool: "incidents", arguments: ["runs", "--config", "$NO_CONFIG"],
+            status: 78, message: "cannot read configuration file $NO_CONFIG"),
+
+        Row(situation: "missing key", tool: "incident-scheduler", arguments: ["run", "--once", "--config", "$NO_KEY_CONFIG"],
+            status: 78, event: "config.invalid", message: "$NO_KEY_CONFIG: sources[0] (gits): the environment variable NOPE_KEY (keyEnv) is not set"),
+        Row(situation: "missing key", tool: "incident-scheduler", arguments: ["check-config", "--config", "$NO_KEY_CONFIG"],
+            status: 78, event: "config.invalid", message: "no API key for gits"),
+
+        Row(situation: "missing database", tool: "incidents", arguments: ["list", "--database", "$MISSING_DB"], status: 66,
+            message: "no incidents database at $MISSING_DB"),
+        Row(situation: "missing database", tool: "incidents", arguments: ["show", "1", "--database", "$MISSING_DB"], status: 66,
+            message: "no incidents database at $MISSING_DB"),
+        Row(situation: "missing database", tool: "incident-scheduler", arguments: ["migrate", "--status", "--database", "$MISSING_DB"],
+            status: 66, event: "database.missing", message: "no incidents database at $MISSING_DB"),
+        Row(situation: "missing database", tool: "incident-scheduler", arguments: ["prune", "--older-than", "1d", "--database", "$MISSING_DB"],
+            status: 66, event: "database.missing", message: "no incidents database at $MISSING_DB"),
+        Row(situation: "missing database", tool: "incident-scheduler", arguments: ["sources", "--clear-quota", "gits", "--database", "$MISSING_DB"],
+            status: 66, event: "database.missing", message: "no incidents database at $MISSING_DB", environment: key),
+
+        Row(situation: "missing input file", tool: "incident-scheduler",
+            arguments: ["ingest", "--source", "gits", "--file", "$NO_FILE", "--database", "$DB"],
+            status: 66, event: "input.missing", message: "cannot read $NO_FILE"),
+
+        Row(situation: "database failure", tool: "incidents", arguments: ["list", "--database", "$GARBAGE"], status: 1,
+            message: "the incidents database $GARBAGE failed: "),
+        Row(situation: "database failure", tool: "incidents", arguments: ["stats", "--database", "$GARBAGE"], status: 1,
+            message: "the incidents database $GARBAGE failed: "),
+        Row(situation: "database failure", tool: "incident-scheduler",
+            arguments: ["ingest", "--source", "gits", "--file", "$FEED", "--database", "$GARBAGE"],
+            status: 1, event: "database.unavailable", message: "the incidents database $GARBAGE failed: "),
+        Row(situation: "database failure", tool: "incident-scheduler", arguments: ["run", "--once", "--database", "$GARBAGE"],
+            status: 1, event: "database.unavailable", message: "the incidents database $GARBAGE failed: ", environment: key),
+        Row(situation: "database failure", tool: "incident-scheduler", arguments: ["migrate", "--database", "$GARBAGE"],
+            status: 1, event: "database.unavailable", message: "the incidents database $GARBAGE failed: "),
+        Row(situation: "database failure", tool: "incident-scheduler", arguments: ["prune", "--older-than", "1d", "--database", "$GARBAGE"],
+            status: 1, event: "database.unavailable", message: "the incidents database $GARBAGE failed: "),
+        Row(situation: "database failure", tool: "incident-scheduler", arguments: ["sources", "--database", "$GARBAGE"],
+            status: 1, event: "database.unavailable", message: "the incidents database $GARBAGE failed: ", environment: key),
+
+        Row(situation: "malformed input file", tool: "incident-scheduler",
+            arguments: ["ingest", "--source", "gits", "--file", "$HTML", "--database", "$DB"],
+            status: 65, event: "ingest.failed", message: "gits: the file is not GITS XML (ServiceResult): it is an HTML page"),
+
+        Row(situation: "no such incident", tool: "incidents", arguments: ["show", "999", "--database", "$DB"], status: 1,
+            message: "no incident with id 999; `incidents list` shows the ids"),
+    ]
+
+    /// A workspace with every file the rows name.
+    static func paths() async throws -> (Workspace, [String: String]) {
+        let ws = try Workspace()
+        let seeded = try await run("incident-scheduler", ["ingest", "--source", "gits", "--file", TestPaths.fixture("gits/incidents_3.xml").path,
+                                                     "--database", ws.database])
+        #expect(seeded.status == 0, "\(seeded.stderr)")
+        let paths = [
+            "$DB": ws.database,
+            "$MISSING_DB": ws.directory.appendingPathComponent("none/incidents.sqlite").path,
+            "$GARBAGE": try ws.write("garbage.sqlite", String(repeating: "not a database\n", count: 300)),
+            "$NO_CONFIG": ws.directory.appendingPathComponent("none.json").path,
+            "$NO_KEY_CONFIG": try ws.write("nokey.json", #"{"sources": [{"name": "gits", "provider": "gits", "keyEnv": "NOPE_KEY"}]}"#),
+            "$FEED": TestPaths.fixture("gits/incidents_3.xml").path,
+            "$HTML": TestPaths.fixture("gits/html_error_page.html").path,
+            "$NO_FILE": ws.directory.appendingPathComponent("none.xml").path,
+        ]
+        return (ws, paths)
+    }
+
+    static func substitute(_ text: String, _ paths: [String: String]) -> String {
+        paths.keys.sorted { $0.count > $1.count }.reduce(text) { $0.replacingOccurrences(of: $1, with: paths[$1]!) }
+    }
+
+    @Test("each situation, each command: the exit status and the message", arguments: rows)
+    func table(row: Row) async throws {
+        let (_, paths) = try await Self.paths()
+        let result = try await run(row.tool, row.arguments.map { Self.substitute($0, paths) }, environment: row.environment)
+        Self.expect(result, row, paths: paths)
+    }
+
+    /// The status, and the message in the tool's form.
+    static func expect(_ result: ProcessResult, _ row: Row, paths: [String: String], sourceLocation: SourceLocation = #_sourceLocation) {
+        let message = substitute(row.message, paths)
+        #expect(result.status == row.status, "\(row.testDescription): \(result.stderr)", sourceLocation: sourceLocation)
+        let lines = result.stderr.split(separator: "\n").map(String.init)
+        if let event = row.event {
+            let line = lines.first { $0.contains("event=\(event) ") }
+            #expect(line?.contains("error=\"\(message)") == true || line?.contains("error=\(message)") == true,
+                    "\(row.testDescription): no event=\(event) line with error=\"\(message)…: \(result.stderr)", sourceLocation: sourceLocation)
+        } else {
+            #expect(lines.first?.hasPrefix("error: \(message)") == true, "\(row.testDescription): \(result.stderr)",
+                    sourceLocation: sourceLocation)
+        }
+        if row.status == 64 {
+            #expect(lines.count == 2 && lines[1].hasPrefix("hint: see '\(row.tool)"), "\(result.stderr)", sourceLocation: sourceLocation)
+        }
+    }
+
+    @Test("another scheduler holds the database: every writing command exits 75 at once and says so", arguments: [
+        ["ingest", "--source", "gits", "--file", "$FEED", "--database", "$DB"],
+        ["run", "--once", "--database", "$DB"],
+        ["prune", "--older-than", "1d", "--database", "$DB"],
+    ])
+    func locked(arguments: [String]) async throws {
+        let (ws, paths) = try await Self.paths()
+        // A process holding the scheduler's lock (flock(2) on DATABASE.lock), as a running scheduler does.
+        let holder = try RunningProcess(URL(fileURLWithPath: "/usr/bin/python3"), ["-c", """
+            import fcntl, sys, time
+            f = open(sys.argv[1], "a")
+            fcntl.flock(f, fcntl.LOCK_EX)
+            sys.stderr.write("locked\\n"); sys.stderr.flush()
+            time.sleep(60)
+            """, ws.database + ".lock"])
+        defer { holder.send(SIGKILL) }  // the kernel releases its lock when it dies
+        for _ in 0..<200 where !holder.stderrSoFar.contains("locked") { try await Task.sleep(for: .milliseconds(20)) }
+        #expect(holder.stderrSoFar.contains("locked"))
+        let result = try await run("incident-scheduler", arguments.map { Self.substitute($0, paths) }, environment: Self.key)
+        Self.expect(result, Row(situation: "lock held", tool: "incident-scheduler", arguments: arguments, status: 75,
+                                event: "scheduler.locked", message: "another incident-scheduler is working on this database ($DB"),
+                    paths: paths)
+        #expect(result.stderr.contains("level=warning event=scheduler.locked"))
+    }
+}
