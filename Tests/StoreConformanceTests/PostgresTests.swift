@@ -204,3 +204,65 @@ struct PostgresConnectionTests {
         }
     }
 }
+
+@Suite("PostgreSQL roles and locks")
+struct PostgresRoleTests {
+    @Test("a role with SELECT rights only can query; its sessions cannot write even through the writer's port")
+    func readerRole() throws {
+        try TestServer.withDatabase { name in
+            let writer = try PostgresStore(try TestServer.location(database: name), clock: .fixed(t0))
+            try poll(writer, live("A", "B"), at: t0)
+            let role = "reader_" + name
+            try TestServer.administer("CREATE ROLE \(role) LOGIN")
+            defer {
+                _ = try? writer.column("DROP OWNED BY \(role)")
+                try? TestServer.administer("DROP ROLE \(role)")
+            }
+            _ = try writer.column("GRANT USAGE ON SCHEMA public TO \(role)")
+            _ = try writer.column("GRANT SELECT ON ALL TABLES IN SCHEMA public TO \(role)")
+            var components = try TestServer.uri()
+            components.user = role
+            components.path = "/" + name
+            let location = try PostgresLocation(try #require(components.string))
+            let reader = try PostgresStore(location, clock: .fixed(t1), access: .read)
+            #expect(try allRows(reader).map(\.incident.externalID) == ["A", "B"])
+            #expect(try reader.statistics(matching: IncidentQuery(now: t1), utcOffsetSeconds: 0).total == 2)
+            let opened = try PostgresStore(location, clock: .fixed(t1))  // up to date: nothing to migrate
+            #expect {
+                try poll(opened, live("A"), at: t1)
+            } throws: { error in
+                (error as? PostgresError)?.sqlState == "42501"  // insufficient privilege
+            }
+            #expect(try allRows(writer).allSatisfy { $0.lastSeenAt == t0 })
+        }
+    }
+
+    @Test("scheduling locks are session advisory locks: one holder, named in messages, freed when its session ends")
+    func schedulingLocks() throws {
+        try TestServer.withDatabase { name in
+            var components = try TestServer.uri()
+            components.path = "/" + name
+            let locks = PostgresSchedulingLocks(connectionString: try #require(components.string))
+            let held = try #require(try locks.tryLock("scheduler"))
+            #expect(try locks.tryLock("scheduler") == nil)
+            #expect(try locks.tryLock("other") != nil)
+            #expect(locks.holder(of: "scheduler")?.hasPrefix("PostgreSQL session ") == true)
+            #expect(locks.holder(of: "scheduler")?.contains("application trafficincidents") == true)
+            held.release()
+            #expect(locks.holder(of: "scheduler") == nil)
+            let again = try #require(try locks.tryLock("scheduler"))
+            // The server ends the holder's session (a host that died): the lock is free.
+            try TestServer.administer("""
+                SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '\(name)' AND pid <> pg_backend_pid()
+                """)
+            Thread.sleep(forTimeInterval: 0.2)
+            #expect(try locks.tryLock("scheduler") != nil)
+            again.release()
+            #expect {
+                _ = try PostgresSchedulingLocks(connectionString: "postgresql://u:pw1234@127.0.0.1/x").tryLock("scheduler")
+            } throws: { error in
+                !String(describing: error).contains("pw1234")
+            }
+        }
+    }
+}
