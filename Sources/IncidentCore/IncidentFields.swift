@@ -96,9 +96,19 @@ extension Incident {
     /// plus a 0x1F separator; instants (seconds since 1970) and each degree of a coordinate
     /// as 0x01 plus 8 little-endian bytes; an absent value as 0x00 per column.
     public func contentHash(fields: [IncidentField] = IncidentField.content) -> Int64 {
+        contentValues(fields: fields).hash
+    }
+
+    /// The incident's stored values, one per field of `fields`, and their ``contentHash(fields:)``,
+    /// computed together (a store writes both for every record).
+    public func contentValues(fields: [IncidentField] = IncidentField.content) -> (values: [IncidentValue], hash: Int64) {
         var hasher = FNV1a64()
-        for field in fields { hasher.combine(value: field.value(self), storage: field.storage) }
-        return hasher.signed
+        let values = fields.map { field in
+            let value = field.value(self)
+            hasher.combine(value: value, storage: field.storage)
+            return value
+        }
+        return (values, hasher.signed)
     }
 }
 

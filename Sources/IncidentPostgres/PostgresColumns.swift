@@ -39,13 +39,7 @@ struct PostgresColumns: Sendable {
 
     /// The values of `incident`, one per field, and their content hash.
     func values(of incident: Incident) -> (values: [IncidentValue], hash: Int64) {
-        var hasher = FNV1a64()
-        let values = fields.map { field in
-            let value = field.value(incident)
-            hasher.combine(value: value, storage: field.storage)
-            return value
-        }
-        return (values, hasher.signed)
+        incident.contentValues(fields: fields)
     }
 
     /// Writes `values` as COPY fields. Returns false when a text holds U+0000, which

@@ -19,23 +19,14 @@ extension PostgresStore: IngestStore {
                 let verdict = try staging.receive(produce)
                 let outcome = try staging.apply()
                 run.counts = outcome.counts
-                var incompleteBecause = verdict.incompleteBecause
-                if outcome.rejectedWithoutID > 0 {
-                    incompleteBecause.append("\(outcome.rejectedWithoutID) record(s) set aside had no readable id, so the response may not list every active incident")
-                }
-                var warnings = verdict.warnings
-                if run.counts.duplicates > 0 {
-                    warnings.append("\(run.counts.duplicates) record(s) repeated an id listed earlier in the response; the first of each was kept")
-                }
-                if outcome.older > 0 {
-                    warnings.append("\(outcome.older) record(s) were older than the stored state of their incident (observed \(poll.observedAt.rfc3339)); only their first-seen time was used")
-                }
-                if incompleteBecause.isEmpty && poll.mayClear {
+                let ending = PollOutcome(verdict: verdict, counts: outcome.counts, rejectedWithoutID: outcome.rejectedWithoutID,
+                                         older: outcome.older, observedAt: poll.observedAt)
+                if ending.mayClear(poll) {
                     run.counts.cleared = try staging.clearUnlisted()
                 }
                 run.id = runID
-                run.status = incompleteBecause.isEmpty ? .succeeded : .incomplete
-                run.warnings = incompleteBecause + warnings
+                run.status = ending.status
+                run.warnings = ending.runWarnings
                 run.finishedAt = clock.now()
                 try RunRows.finish(run, connection: connection)
                 try connection.execute(poll.dryRun ? "ROLLBACK" : "COMMIT", context: "committing the poll of \(poll.source)")

@@ -1,5 +1,6 @@
 import Foundation
 import IncidentCore
+import Synchronization
 @testable import IncidentPostgres
 @testable import IncidentSQLite
 import TestSupport
@@ -45,8 +46,8 @@ struct LeaseTests {
             // Live processes, so that SQLite's dead-holder rule does not apply.
             let pids: [Int32] = [1, getppid(), getpid()]
             let holders = (0..<12).map { LeaseHolder(host: "host-\($0 % 4)", pid: pids[$0 / 4]) }
-            let answers = Locked<[LeaseClaim]>([])
-            let failures = Locked<[String]>([])
+            let answers = Mutex<[LeaseClaim]>([])
+            let failures = Mutex<[String]>([])
             DispatchQueue.concurrentPerform(iterations: holders.count) { index in
                 do {
                     let answer = try stores[index % 3].claim(source: "gits", holder: holders[index], now: t0,
@@ -227,17 +228,5 @@ struct SplitMix64: RandomNumberGenerator {
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
         z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
         return z ^ (z >> 31)
-    }
-}
-
-/// A value behind a lock, for collecting results from concurrent work.
-final class Locked<Value>: @unchecked Sendable {
-    private var value: Value
-    private let lock = NSLock()
-    init(_ value: Value) { self.value = value }
-    func withLock<T>(_ body: (inout Value) throws -> T) rethrows -> T {
-        lock.lock()
-        defer { lock.unlock() }
-        return try body(&value)
     }
 }

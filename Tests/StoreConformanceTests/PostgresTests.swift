@@ -1,5 +1,6 @@
 import Foundation
 import IncidentCore
+import Synchronization
 @testable import IncidentPostgres
 import TestSupport
 import Testing
@@ -98,7 +99,7 @@ struct PostgresMigrationTests {
     func concurrentHosts() throws {
         try TestServer.withDatabase { name in
             let location = try TestServer.location(database: name)
-            let failures = Locked<[String]>([])
+            let failures = Mutex<[String]>([])
             DispatchQueue.concurrentPerform(iterations: 6) { host in
                 do {
                     _ = try PostgresStore(location, clock: .fixed(t0.adding(seconds: Int64(host))))
