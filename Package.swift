@@ -37,7 +37,9 @@ let package = Package(
                 .embedInCode("0002_source_state.sql"),
                 .embedInCode("0003_search.sql"),
                 .embedInCode("0004_run_outcomes.sql"),
-                .embedInCode("0006_source_leases.sql"),
+                .embedInCode("0005_query_indexes.sql"),
+                .embedInCode("0006_geometry_and_road_ref.sql"),
+                .embedInCode("0007_source_leases.sql"),
             ]
         ),
         // The PostgreSQL schema migrations, embedded in the binary.
@@ -47,6 +49,7 @@ let package = Package(
             resources: [
                 .embedInCode("0001_incidents.sql"),
                 .embedInCode("0002_source_leases.sql"),
+                .embedInCode("0003_geometry_and_road_ref.sql"),
             ]
         ),
         // SQLite: connection/statement wrappers, migrator, the incident repository.
@@ -70,7 +73,7 @@ let package = Package(
         .testTarget(name: "IncidentXMLTests", dependencies: ["IncidentXML", "TestSupport"]),
         .testTarget(name: "IncidentJSONTests", dependencies: ["IncidentJSON", "TestSupport"]),
         .testTarget(name: "IncidentSQLiteTests", dependencies: ["IncidentSQLite", "IncidentCore", "TestSupport"]),
-        .testTarget(name: "IncidentFeedsTests", dependencies: ["IncidentFeeds", "IncidentCore", "IncidentXML", "IncidentNetworking", "TestSupport"]),
+        .testTarget(name: "IncidentFeedsTests", dependencies: ["IncidentFeeds", "IncidentCore", "IncidentXML", "IncidentJSON", "IncidentNetworking", "TestSupport"]),
         .testTarget(name: "IncidentAppTests", dependencies: ["IncidentApp", "IncidentCore", "IncidentFeeds", "IncidentNetworking", "IncidentSQLite", "TestSupport"]),
         // The store ports' tests, one body per test run against SQLite and PostgreSQL.
         .testTarget(name: "StoreConformanceTests", dependencies: ["IncidentSQLite", "IncidentPostgres", "IncidentCore", "TestSupport"]),

@@ -13,6 +13,8 @@ public enum BundledMigrations {
         ("0002_source_state.sql", String(decoding: PackageResources._002_source_state_sql, as: UTF8.self)),
         ("0003_search.sql", String(decoding: PackageResources._003_search_sql, as: UTF8.self)),
         ("0004_run_outcomes.sql", String(decoding: PackageResources._004_run_outcomes_sql, as: UTF8.self)),
-        ("0006_source_leases.sql", String(decoding: PackageResources._006_source_leases_sql, as: UTF8.self)),
+        ("0005_query_indexes.sql", String(decoding: PackageResources._005_query_indexes_sql, as: UTF8.self)),
+        ("0006_geometry_and_road_ref.sql", String(decoding: PackageResources._006_geometry_and_road_ref_sql, as: UTF8.self)),
+        ("0007_source_leases.sql", String(decoding: PackageResources._007_source_leases_sql, as: UTF8.self)),
     ]
 }

@@ -10,6 +10,8 @@ public struct Context: Sendable {
     public var output: @Sendable (String) -> Void
     /// This machine's name (gethostname(2)), recorded with each run; nil in tests.
     var host: String?
+    /// stderr is the systemd journal: log lines carry `<N>` priority prefixes (``JournalStream``).
+    var stderrIsJournal = false
 
     public init(environment: [String: String], clock: UTCClock, output: @escaping @Sendable (String) -> Void) {
         self.environment = environment
@@ -24,6 +26,7 @@ public struct Context: Sendable {
         var context = Context(environment: ProcessInfo.processInfo.environment, clock: .system, output: { text in
             FileHandle.standardOutput.write(Data(text.utf8))
         })
+        context.stderrIsJournal = JournalStream.isStandardError(context.environment)
         var name = [CChar](repeating: 0, count: 256)
         if gethostname(&name, name.count - 1) == 0 {
             context.host = String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
@@ -31,20 +34,26 @@ public struct Context: Sendable {
         return context
     }
 
-    /// The database path: `--database`, else `$INCIDENTS_DATABASE`, else the configuration's
-    /// `database` (`configured`, or read from `--config`), else
-    /// `$XDG_DATA_HOME/trafficincidents/incidents.sqlite` (XDG_DATA_HOME defaulting to
-    /// `~/.local/share`). Every command of both executables resolves it this way.
+    /// The database path, the first of:
+    /// 1. `--database PATH`;
+    /// 2. the configuration's `database` (`configured`, when the command has loaded the
+    ///    configuration, else read from `--config FILE`): a file named on the command line says
+    ///    more about this run than the environment does;
+    /// 3. `$INCIDENTS_DATABASE`;
+    /// 4. `$XDG_DATA_HOME/trafficincidents/incidents.sqlite` (XDG_DATA_HOME defaulting to
+    ///    `~/.local/share`).
+    ///
+    /// Every command of both executables resolves it here, and only here.
     /// - Throws: ``UsageError`` for an empty `--database`; ``ConfigurationError`` for an
     ///   unreadable `--config`.
     func databasePath(_ arguments: ParsedArguments, configured: String? = nil) throws -> String {
         if let option = try arguments.value(CommonOptions.database) { return option }
-        if let variable = environment["INCIDENTS_DATABASE"], !variable.isEmpty { return variable }
         if let configured, !configured.isEmpty { return configured }
-        if let file = try arguments.value(CommonOptions.config), let configured = try Configuration.databaseSetting(in: file),
-           !configured.isEmpty {
-            return configured
+        if configured == nil, let file = try arguments.value(CommonOptions.config),
+           let setting = try Configuration.databaseSetting(in: file), !setting.isEmpty {
+            return setting
         }
+        if let variable = environment["INCIDENTS_DATABASE"], !variable.isEmpty { return variable }
         return Self.defaultDatabasePath(environment)
     }
 

@@ -13,6 +13,7 @@ enum ExitStatus {
     static let failure: Int32 = 1
     /// `run --once`: nothing failed, but some source's data is not complete or fresh (skipped
     /// because its quota is exhausted, or an incomplete response that cleared nothing).
+    /// `status`: some source is stale.
     static let notFresh: Int32 = 3
     /// Bad command line (EX_USAGE).
     static let usage: Int32 = 64
@@ -31,10 +32,27 @@ enum ExitStatus {
     static let terminated: Int32 = 143
 }
 
+extension ExitStatus {
+    /// Every status with its meaning, for the man pages (README.md, "Exit statuses", has the
+    /// same table with the log events).
+    static let documented: [(status: Int32, meaning: String)] = [
+        (success, "Everything succeeded (run --loop: stopped by SIGTERM or SIGINT)."),
+        (failure, "A source failed, or the run's deadline passed (the other sources were still stored); the database could not be opened, locked or read; incidents show: no such id."),
+        (notFresh, "run --once: nothing failed, but a source was skipped (its quota is exhausted) or its response was incomplete; status: a source is stale."),
+        (usage, "Bad command line, or a query the database cannot run as given."),
+        (dataError, "ingest --file: the file is not a good answer (malformed, another document, a provider error envelope)."),
+        (noInput, "The input file or the database does not exist."),
+        (locked, "Another incident-scheduler is working on this database; this run did nothing."),
+        (configuration, "The configuration file is missing, unreadable or invalid, or a key variable or file is missing, unreadable or wrong."),
+        (interrupted, "Stopped by SIGINT; the poll under way was rolled back and recorded as cancelled."),
+        (terminated, "Stopped by SIGTERM (run --once); the poll under way was rolled back and recorded as cancelled."),
+    ]
+}
+
 /// How an error ends the process: its exit status and what is reported.
 ///
 /// This is the one mapping from error types to exit statuses, used by every command of both
-/// executables (``CommandLineTool/main(_:version:arguments:context:style:)``): the same kind of
+/// executables (``CommandLineTool/main(_:arguments:context:style:)``): the same kind of
 /// failure exits the same way whichever command met it.
 struct Failure: Equatable, Sendable {
     var status: Int32
@@ -71,8 +89,12 @@ struct Failure: Equatable, Sendable {
             self.init(status: ExitStatus.noInput, event: "database.missing", message: error.description)
         case let error as InputFileMissing:
             self.init(status: ExitStatus.noInput, event: "input.missing", message: error.description)
+        case let error as MapAssetsMissing:
+            self.init(status: ExitStatus.noInput, event: "input.missing", message: error.description)
         case let error as SchedulerLocked:
             self.init(status: ExitStatus.locked, level: .warning, event: "scheduler.locked", message: error.description)
+        case let error as StaleSources:
+            self.init(status: ExitStatus.notFresh, level: .warning, event: "status.stale", message: error.description)
         case let error as RoundOutcome:
             self.init(status: error.status, level: error.status == ExitStatus.notFresh ? .warning : .error,
                       event: "run.incomplete", message: nil)

@@ -4,8 +4,14 @@ import IncidentCore
 
 /// Structured log lines on stderr, one per event: logfmt by default
 /// (`ts=… level=info event=ingest.finished source=gits status=succeeded fetched=4`),
-/// JSON lines with `--log-format json`. Every line passes through ``Redaction/redact(_:)``
-/// so no API key reaches the log, whatever a message contains.
+/// JSON lines with `--log-format json`. Every text value passes through ``Redaction/redact(_:)``
+/// so no API key reaches the log, whatever a message contains. Integers and fractional numbers
+/// (durations are seconds, e.g. `duration_s=0.042`) are written as numbers: bare in logfmt,
+/// JSON numbers in JSON lines.
+///
+/// When stderr is the systemd journal (``JournalStream``), each line starts with its syslog
+/// priority, `<3>` for error, `<4>` warning, `<6>` info, `<7>` debug (sd-daemon(3)), which
+/// journald strips and records, so `journalctl -p warning` shows warnings and errors only.
 struct Logger: Sendable {
     enum Format: String, Sendable, CaseIterable {
         case logfmt
@@ -14,40 +20,79 @@ struct Logger: Sendable {
 
     enum Level: String, Sendable {
         case debug, info, warning, error
+
+        /// The syslog(3) priority: LOG_ERR 3, LOG_WARNING 4, LOG_INFO 6, LOG_DEBUG 7.
+        var syslogPriority: Int {
+            switch self {
+            case .error: 3
+            case .warning: 4
+            case .info: 6
+            case .debug: 7
+            }
+        }
+    }
+
+    /// One value of a line: text (quoted when needed) or a number (never quoted).
+    enum Value: Equatable {
+        case text(String)
+        case number(String)
     }
 
     var format: Format
     var verbose: Bool
     var clock: UTCClock
+    /// Prefix each line with `<N>`, its syslog priority (stderr is the journal).
+    var syslogPriorities: Bool
     /// Where finished lines go (stderr in the executables; a buffer in tests).
     var write: @Sendable (String) -> Void
 
-    init(format: Format = .logfmt, verbose: Bool = false, clock: UTCClock,
+    init(format: Format = .logfmt, verbose: Bool = false, clock: UTCClock, syslogPriorities: Bool = false,
          write: @escaping @Sendable (String) -> Void = StandardError.writeLine) {
         self.format = format
         self.verbose = verbose
         self.clock = clock
+        self.syslogPriorities = syslogPriorities
         self.write = write
     }
 
-    /// Logs `event` with `fields` in the given order. `debug` lines appear only with `--verbose`.
+    /// Logs `event` with `fields` in the given order; nil values are left out. `debug` lines
+    /// appear only with `--verbose`.
     func log(_ level: Level, _ event: String, _ fields: KeyValuePairs<String, (any CustomStringConvertible)?> = [:]) {
         if level == .debug && !verbose { return }
-        var pairs: [(String, String)] = [("ts", clock.now().rfc3339), ("level", level.rawValue), ("event", event)]
-        // Each value is redacted as raw text, before quoting could change how a key is spelled;
-        // names, time and level are this program's own.
+        var pairs: [(String, Value)] = [("ts", .text(clock.now().rfc3339)), ("level", .text(level.rawValue)), ("event", .text(event))]
         for (key, value) in fields {
-            if let value { pairs.append((key, Redaction.redact(String(describing: value)))) }
+            if let value { pairs.append((key, Self.value(value))) }
         }
-        write(render(pairs))
+        write((syslogPriorities ? "<\(level.syslogPriority)>" : "") + render(pairs))
     }
 
-    func render(_ pairs: [(String, String)]) -> String {
+    /// Integers and finite doubles are numbers (doubles to the millisecond: `0.042`); anything
+    /// else is its description, redacted as raw text, before quoting could change how a key is
+    /// spelled.
+    static func value(_ value: any CustomStringConvertible) -> Value {
+        switch value {
+        case let integer as any BinaryInteger: .number(String(describing: integer))
+        case let double as Double where double.isFinite: .number(String(describing: (double * 1000).rounded() / 1000))
+        default: .text(Redaction.redact(String(describing: value)))
+        }
+    }
+
+    func render(_ pairs: [(String, Value)]) -> String {
         switch format {
         case .logfmt:
-            return pairs.map { "\($0.0)=\(Self.logfmtValue($0.1))" }.joined(separator: " ")
+            return pairs.map { key, value in
+                switch value {
+                case .text(let text): "\(key)=\(Self.logfmtValue(text))"
+                case .number(let number): "\(key)=\(number)"
+                }
+            }.joined(separator: " ")
         case .json:
-            return "{" + pairs.map { "\(JSONText.quoted($0.0)):\(JSONText.quoted($0.1))" }.joined(separator: ",") + "}"
+            return "{" + pairs.map { key, value in
+                switch value {
+                case .text(let text): "\(JSONText.quoted(key)):\(JSONText.quoted(text))"
+                case .number(let number): "\(JSONText.quoted(key)):\(number)"
+                }
+            }.joined(separator: ",") + "}"
         }
     }
 
@@ -86,5 +131,20 @@ enum JSONText {
     /// A JSON array of already-rendered values, one per line.
     static func array(_ elements: [String]) -> String {
         elements.isEmpty ? "[]\n" : "[\n" + elements.map { "  " + $0 }.joined(separator: ",\n") + "\n]\n"
+    }
+}
+
+/// Whether stderr is connected to the systemd journal. systemd sets `JOURNAL_STREAM` to
+/// `DEVICE:INODE` of the stream it connected stdout/stderr to; as systemd.exec(5) advises, the
+/// variable counts only when those match stderr's own (`fstat(2)`), so a program whose stderr a
+/// service redirected elsewhere (a file, a pipe) does not write priority prefixes there.
+enum JournalStream {
+    static func isStandardError(_ environment: [String: String]) -> Bool {
+        guard let value = environment["JOURNAL_STREAM"] else { return false }
+        let parts = value.split(separator: ":", omittingEmptySubsequences: false)
+        guard parts.count == 2, let device = UInt64(parts[0]), let inode = UInt64(parts[1]) else { return false }
+        var status = stat()
+        guard fstat(STDERR_FILENO, &status) == 0 else { return false }
+        return UInt64(status.st_dev) == device && UInt64(status.st_ino) == inode
     }
 }

@@ -50,13 +50,18 @@ public enum ProcessSignals {
     /// 128 + signal when it reports an interruption).
     public static func runCancellable(_ body: @escaping @Sendable () async -> Int32) async -> Int32 {
         let received = Received()
+        // Before a command has parsed --log-format: logfmt, with journal priorities under systemd.
+        let logger = Logger(clock: .system, syslogPriorities: JournalStream.isStandardError(ProcessInfo.processInfo.environment))
         let task = Task { await body() }
         let sources = [SIGINT, SIGTERM].map { number -> any DispatchSourceSignal in
             signal(number, SIG_IGN)  // let Dispatch, not the default action, handle it
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
             source.setEventHandler {
                 guard received.record(number) else { _exit(128 + number) }
-                StandardError.writeLine("ts=\(UTCClock.system.now().rfc3339) level=warning event=signal.received signal=\(number == SIGINT ? "SIGINT" : "SIGTERM") note=\"stopping: rolling back the open poll; send it again to stop at once\"")
+                logger.log(.warning, "signal.received", [
+                    "signal": number == SIGINT ? "SIGINT" : "SIGTERM",
+                    "note": "stopping: rolling back the open poll; send it again to stop at once",
+                ])
                 task.cancel()
             }
             source.resume()

@@ -14,7 +14,7 @@ import IncidentSQLite
 /// ``postgresPassword(variable:environment:)`` read.
 enum Stores {
     /// Everything a scheduler command needs from its store.
-    typealias Writable = any IngestStore & IncidentReader & StoreAdministration
+    typealias Writable = any IngestStore & IncidentReader & StoreAdministration & SourceLeases
 
     /// Opens (creating and migrating when needed) the store for writing.
     /// - Throws: the store's errors (cannot open or connect, not a database, migration failures,
@@ -52,13 +52,12 @@ enum Stores {
         return try SQLiteStore(inspecting: database, clock: clock, create: create)
     }
 
-    /// The locks that keep schedulers sharing `database` from polling the same source at once:
-    /// lock files beside an SQLite database; session advisory locks in PostgreSQL.
-    static func schedulingLocks(_ database: String, password: String? = nil) -> any SchedulingLocks {
-        if PostgresLocation.recognizes(database) {
-            return PostgresSchedulingLocks(connectionString: database, password: password)
-        }
-        return SQLiteSchedulingLocks(databasePath: database)
+    /// The lock that gives one scheduler command at a time an SQLite database: a lock file
+    /// beside it. nil for PostgreSQL, which schedulers on several hosts share at once: each
+    /// poll is one transaction, and source leases (``SourceLeases``) keep two schedulers from
+    /// polling one source.
+    static func schedulingLocks(_ database: String) -> (any SchedulingLocks)? {
+        PostgresLocation.recognizes(database) ? nil : SQLiteSchedulingLocks(databasePath: database)
     }
 
     /// `database` as it may be shown in logs and messages: a PostgreSQL connection string

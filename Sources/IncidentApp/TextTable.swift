@@ -6,16 +6,32 @@ import Glibc
 
 /// Aligned plain-text tables for people. Widths are display columns (Korean and other East
 /// Asian wide characters take two, per glibc's `wcwidth` in a UTF-8 locale), so columns line up
-/// in a terminal; the widest columns are truncated with `…` to fit `maxWidth`.
+/// in a terminal; the widest columns are truncated with `…` to fit `maxWidth`
+/// (``Terminal/width(_:)``: the terminal's width, no limit when output is not a terminal).
 enum TextTable {
     /// Renders `rows` (the first is the header) with two spaces between columns, fitting
-    /// `maxWidth`: first the `flexible` columns (free text) are cut, down to 16 columns each;
-    /// then the `droppable` columns are left out, in that order; then the flexible columns are
-    /// cut further; then the widest columns (never below 6 or their header's width). Cut cells
-    /// end in `…`.
+    /// `maxWidth` (see ``layout(_:maxWidth:flexible:droppable:)``). Cut cells end in `…`.
     static func render(_ rows: [[String]], maxWidth: Int, flexible: [Int] = [], droppable: [Int] = []) -> String {
-        guard let header = rows.first else { return "" }
+        let layout = layout(rows, maxWidth: maxWidth, flexible: flexible, droppable: droppable)
+        return rows.map { line($0, layout) }.joined()
+    }
+
+    /// The columns kept and their widths, for rendering rows one at a time.
+    struct Layout: Equatable {
+        /// Indexes of the columns kept, into each row.
+        var columns: [Int]
+        /// Display width of each kept column.
+        var widths: [Int]
+    }
+
+    /// Fits `rows` (the first is the header) into `maxWidth`: first the `flexible` columns
+    /// (free text) are cut, down to 16 columns each; then the `droppable` columns are left
+    /// out, in that order; then the flexible columns are cut further; then the widest columns
+    /// (never below 6 or their header's width).
+    static func layout(_ rows: [[String]], maxWidth: Int, flexible: [Int] = [], droppable: [Int] = []) -> Layout {
+        guard let header = rows.first else { return Layout(columns: [], widths: []) }
         var cleaned = rows.map { $0.map(singleLine) }
+        var kept = Array(header.indices)
         var dropOrder = droppable.map { header[$0] }
         let flexibleNames = Set(flexible.map { header[$0] })
         while true {
@@ -32,29 +48,29 @@ enum TextTable {
             if widths.reduce(0, +) + separators > maxWidth, !dropOrder.isEmpty,
                let column = cleaned[0].firstIndex(of: dropOrder.removeFirst()) {
                 cleaned = cleaned.map { row in var row = row; row.remove(at: column); return row }
+                kept.remove(at: column)
                 continue
             }
             let floor = { (column: Int) in max(6, displayWidth(cleaned[0][column])) }
             shrink(widths.indices.filter { flexibleNames.contains(cleaned[0][$0]) }, floor: floor)
             shrink(Array(widths.indices), floor: floor)
-            return lines(cleaned, widths: widths)
+            return Layout(columns: kept, widths: widths)
         }
     }
 
-    private static func lines(_ rows: [[String]], widths: [Int]) -> String {
-        var out = ""
-        for row in rows {
-            var line = ""
-            for column in row.indices {
-                let cell = truncate(row[column], to: widths[column])
-                line += cell
-                if column < row.count - 1 {
-                    line += String(repeating: " ", count: widths[column] - displayWidth(cell) + 2)
-                }
+    /// One row as a line of `layout`: each kept cell made single-line, cut to its column's
+    /// width and padded; trailing spaces removed; ends in a newline.
+    static func line(_ row: [String], _ layout: Layout) -> String {
+        var line = ""
+        for (position, column) in layout.columns.enumerated() {
+            let cell = truncate(singleLine(row[column]), to: layout.widths[position])
+            line += cell
+            if position < layout.columns.count - 1 {
+                line += String(repeating: " ", count: max(0, layout.widths[position] - displayWidth(cell)) + 2)
             }
-            out += line.replacingOccurrences(of: "\\s+$", with: "", options: .regularExpression) + "\n"
         }
-        return out
+        while let last = line.unicodeScalars.last, last.properties.isWhitespace { line.unicodeScalars.removeLast() }
+        return line + "\n"
     }
 
     /// Control characters (C0, DEL, C1: newlines, tabs, escape sequences) become spaces, so one
@@ -98,12 +114,19 @@ enum Terminal {
 
     static func enableWideCharacterWidths() { _ = localeOnce }
 
-    /// The width to fit: `$COLUMNS`, else the terminal's (TIOCGWINSZ), else 120 when stdout is
-    /// not a terminal.
+    /// The width to fit tables to: `$COLUMNS` when set (an explicit request, as `ps` reads it),
+    /// else the terminal's width (TIOCGWINSZ) when stdout is a terminal, else `Int.max`:
+    /// output to a pipe or a file is never cut and no column is left out.
     static func width(_ environment: [String: String]) -> Int {
         if let columns = environment["COLUMNS"].flatMap(Int.init), columns > 20 { return columns }
+        guard isatty(STDOUT_FILENO) == 1 else { return Int.max }
         var size = winsize()
         if ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 20 { return Int(size.ws_col) }
-        return 120
+        return 80
+    }
+
+    /// ``width(_:)``, or `Int.max` with `--wide` (every column, nothing cut).
+    static func width(_ environment: [String: String], wide: Bool) -> Int {
+        wide ? Int.max : width(environment)
     }
 }

@@ -43,8 +43,11 @@ public struct Incident: Hashable, Sendable {
     /// The provider's own label the category was derived from (e.g. `차량고장`).
     public var providerCategory: String?
     public var description: String?
-    /// Road name (GITS `inciPlace1`, ITS `roadName`).
+    /// Road name as the provider gives it (GITS `inciPlace1`, ITS `roadName`).
     public var road: String?
+    /// The road's canonical name from the public route numbering, where the provider's data
+    /// tells it (`고속국도1호선` for 경부고속도로 and ITS's 경부선): the same road under one name.
+    public var roadRef: String?
     /// Place on the road: direction and section (GITS `inciPlace2`).
     public var location: String?
     /// Travel direction when the provider gives it separately (ITS `roadDrcType`).
@@ -70,7 +73,7 @@ public struct Incident: Hashable, Sendable {
 
     public init(source: String, externalID: String, category: IncidentCategory,
                 providerCategory: String? = nil, description: String? = nil, road: String? = nil,
-                location: String? = nil, direction: String? = nil, restriction: String? = nil,
+                roadRef: String? = nil, location: String? = nil, direction: String? = nil, restriction: String? = nil,
                 coordinate: Coordinate? = nil, linkID: String? = nil, startedAt: UTCInstant? = nil,
                 confirmedAt: UTCInstant? = nil, expectedEndAt: UTCInstant? = nil,
                 endedAt: UTCInstant? = nil) {
@@ -80,6 +83,7 @@ public struct Incident: Hashable, Sendable {
         self.providerCategory = providerCategory
         self.description = description
         self.road = road
+        self.roadRef = roadRef
         self.location = location
         self.direction = direction
         self.restriction = restriction

@@ -10,6 +10,8 @@ public enum IncidentValue: Equatable, Sendable {
     case instant(UTCInstant)
     /// Stored as two real columns, WGS84 decimal degrees.
     case coordinate(Coordinate)
+    /// Stored as GeoJSON text beside its bounding box (four real columns).
+    case geometry(Geometry)
 }
 
 /// One content field: its column names, how it is stored, and how it is read from and written
@@ -22,6 +24,9 @@ public struct IncidentField: Sendable {
         case instant
         /// Two real columns: latitude, then longitude.
         case coordinate
+        /// GeoJSON text, then the bounding box as four real columns (min/max longitude, min/max
+        /// latitude), which the spatial indexes use.
+        case geometry
     }
 
     /// The column names in every store, in order (`provider_category`; `latitude`, `longitude`
@@ -32,18 +37,25 @@ public struct IncidentField: Sendable {
     public let value: @Sendable (Incident) -> IncidentValue
     /// Sets the field of an incident from a stored value (decoding a row).
     public let assign: @Sendable (inout Incident, IncidentValue) -> Void
+    /// Whether an absent value adds to the content hash. Fields added after the first schema
+    /// set this false, so that stored hashes of incidents without the new value stay valid (a
+    /// present value always counts).
+    public let hashesAbsence: Bool
 
-    public init(columns: [String], storage: Storage, value: @escaping @Sendable (Incident) -> IncidentValue,
+    public init(columns: [String], storage: Storage, hashesAbsence: Bool = true,
+                value: @escaping @Sendable (Incident) -> IncidentValue,
                 assign: @escaping @Sendable (inout Incident, IncidentValue) -> Void) {
         self.columns = columns
         self.storage = storage
+        self.hashesAbsence = hashesAbsence
         self.value = value
         self.assign = assign
     }
 
     /// A text field at `path`.
-    public static func text(_ column: String, _ path: WritableKeyPath<Incident, String?> & Sendable) -> IncidentField {
-        IncidentField(columns: [column], storage: .text,
+    public static func text(_ column: String, _ path: WritableKeyPath<Incident, String?> & Sendable,
+                            hashesAbsence: Bool = true) -> IncidentField {
+        IncidentField(columns: [column], storage: .text, hashesAbsence: hashesAbsence,
                       value: { $0[keyPath: path].map(IncidentValue.text) ?? .null },
                       assign: { incident, value in if case .text(let text) = value { incident[keyPath: path] = text } else { incident[keyPath: path] = nil } })
     }
@@ -80,6 +92,13 @@ extension IncidentField {
         .instant("confirmed_at", \.confirmedAt),
         .instant("expected_end_at", \.expectedEndAt),
         .instant("ended_at", \.endedAt),
+        // Added by migration 0006.
+        .text("road_ref", \.roadRef, hashesAbsence: false),
+        IncidentField(columns: ["geometry", "min_longitude", "max_longitude", "min_latitude", "max_latitude"], storage: .geometry,
+                      hashesAbsence: false, value: { $0.geometry.map(IncidentValue.geometry) ?? .null },
+                      assign: { incident, value in
+                          if case .geometry(let geometry) = value { incident.geometry = geometry } else { incident.geometry = nil }
+                      }),
     ]
 }
 
@@ -105,7 +124,7 @@ extension Incident {
         var hasher = FNV1a64()
         let values = fields.map { field in
             let value = field.value(self)
-            hasher.combine(value: value, storage: field.storage)
+            hasher.combine(value: value, of: field)
             return value
         }
         return (values, hasher.signed)
@@ -114,11 +133,13 @@ extension Incident {
 
 extension FNV1a64 {
     /// Adds one stored value (see ``Incident/contentHash(fields:)`` for the encoding).
-    public mutating func combine(value: IncidentValue, storage: IncidentField.Storage) {
+    public mutating func combine(value: IncidentValue, of field: IncidentField) {
         switch value {
         case .null:
+            guard field.hashesAbsence else { return }
             combine(field: nil)
-            if storage == .coordinate { combine(field: nil) }
+            if field.storage == .coordinate { combine(field: nil) }
+        case .geometry(let geometry): combine(field: geometry.geoJSON)
         case .text(let text): combine(field: text)
         case .coordinate(let coordinate):
             combine(bits: coordinate.latitude.bitPattern)

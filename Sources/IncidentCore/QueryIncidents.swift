@@ -116,9 +116,12 @@ public struct IncidentQuery: Sendable {
     public var seenSince: UTCInstant?
     /// The road name contains this text.
     public var roadContains: String?
+    /// With ``roadContains``: the canonical road that text names (`고속국도1호선` for
+    /// `경부고속도로`), whose incidents match too whatever their provider calls the road.
+    public var roadReference: String?
     /// The position lies in this box.
     public var boundingBox: BoundingBox?
-    /// The position lies within `radiusMeters` of this point.
+    /// The position lies within `radiusMeters` of this point, by ``Coordinate/distance(to:)``.
     public var near: Coordinate?
     public var radiusMeters: Double = 5_000
     /// Every whitespace-separated term occurs in the description or the location.
@@ -161,7 +164,11 @@ public struct IncidentStatistics: Equatable, Sendable {
     /// `(key, count)` pairs, largest count first.
     public var bySource: [(String, Int)] = []
     public var byCategory: [(String, Int)] = []
+    /// The most frequent roads, at most 20 of ``distinctRoads``.
     public var byRoad: [(String, Int)] = []
+    /// How many roads the incidents are on (`-`, no road, counts as one): more than
+    /// `byRoad.count` when that list was cut ("top 20 of 35").
+    public var distinctRoads = 0
     /// By hour of `started_at` in the requested time zone (`00`…`23`), in hour order.
     public var byHour: [(String, Int)] = []
 
@@ -169,7 +176,8 @@ public struct IncidentStatistics: Equatable, Sendable {
 
     public static func == (a: IncidentStatistics, b: IncidentStatistics) -> Bool {
         func same(_ x: [(String, Int)], _ y: [(String, Int)]) -> Bool { x.map(\.0) == y.map(\.0) && x.map(\.1) == y.map(\.1) }
-        return a.total == b.total && a.active == b.active && a.cleared == b.cleared && same(a.bySource, b.bySource)
+        return a.total == b.total && a.active == b.active && a.cleared == b.cleared && a.distinctRoads == b.distinctRoads
+            && same(a.bySource, b.bySource)
             && same(a.byCategory, b.byCategory) && same(a.byRoad, b.byRoad) && same(a.byHour, b.byHour)
     }
 }
@@ -182,37 +190,12 @@ public struct QueryIncidents: Sendable {
         self.reader = reader
     }
 
-    /// Calls `row` for each incident matching `query`, in its order, as the store reads them.
-    /// With a ``IncidentQuery/near`` point, only those within the radius by exact great-circle
-    /// distance (the store prefilters by bounding box); `--order distance` sorts the
-    /// candidates inside that box, so memory then grows with the incidents in the box only.
+    /// Calls `row` for each incident matching `query`, in its order, as the store reads them
+    /// (see ``IncidentReader/forEachIncident(matching:_:)``).
     /// - Throws: the reader's errors (e.g. an unreadable database), ``QueryError``, or what
     ///   `row` throws.
     public func forEach(_ query: IncidentQuery, _ row: (StoredIncident) throws -> Void) throws {
-        guard let center = query.near else { return try reader.forEachIncident(matching: query, row) }
-        var widened = query
-        widened.limit = nil
-        func distance(_ stored: StoredIncident) -> Double? {
-            stored.incident.coordinate.map { $0.distance(to: center) }
-        }
-        if query.order == .distance {
-            var candidates: [(Double, StoredIncident)] = []
-            try reader.forEachIncident(matching: widened) { stored in
-                if let d = distance(stored), d <= query.radiusMeters { candidates.append((d, stored)) }
-            }
-            candidates.sort { $0.0 < $1.0 }
-            for (_, stored) in candidates.prefix(query.limit ?? candidates.count) { try row(stored) }
-            return
-        }
-        var remaining = query.limit ?? Int.max
-        do {
-            try reader.forEachIncident(matching: widened) { stored in
-                guard let d = distance(stored), d <= query.radiusMeters else { return }
-                try row(stored)
-                remaining -= 1
-                if remaining == 0 { throw Enough() }
-            }
-        } catch is Enough {}
+        try reader.forEachIncident(matching: query, row)
     }
 
     /// Every incident matching `query`, in memory (tests and small results only).
@@ -221,6 +204,4 @@ public struct QueryIncidents: Sendable {
         try forEach(query) { rows.append($0) }
         return rows
     }
-
-    private struct Enough: Error {}
 }

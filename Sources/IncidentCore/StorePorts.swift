@@ -104,15 +104,18 @@ public struct SourceSummary: Equatable, Sendable {
     public var lastSuccessAt: UTCInstant?
     /// Failed or cancelled runs since the last run that stored records (skipped ones do not count).
     public var consecutiveFailures: Int
+    /// When the oldest of those failed or cancelled runs started; nil when there is none.
+    public var failingSince: UTCInstant?
     /// The quota pause, when one is in force or was last set.
     public var quotaExhaustedUntil: UTCInstant?
 
     public init(source: String, lastRun: IngestRun? = nil, lastSuccessAt: UTCInstant? = nil,
-                consecutiveFailures: Int = 0, quotaExhaustedUntil: UTCInstant? = nil) {
+                consecutiveFailures: Int = 0, failingSince: UTCInstant? = nil, quotaExhaustedUntil: UTCInstant? = nil) {
         self.source = source
         self.lastRun = lastRun
         self.lastSuccessAt = lastSuccessAt
         self.consecutiveFailures = consecutiveFailures
+        self.failingSince = failingSince
         self.quotaExhaustedUntil = quotaExhaustedUntil
     }
 }
@@ -120,20 +123,40 @@ public struct SourceSummary: Equatable, Sendable {
 /// Reading stored incidents and runs (the query CLI, metrics, `sources`).
 public protocol IncidentReader: Sendable {
     /// Calls `row` for each incident matching `query`, in its order, while the store reads them:
-    /// memory does not depend on the number of rows. `--search` text that the store cannot
-    /// use is a ``QueryError``, never a store error.
+    /// memory does not depend on the number of rows. With a ``IncidentQuery/near`` point, only
+    /// incidents within ``IncidentQuery/radiusMeters`` by ``Coordinate/distance(to:)``, and
+    /// ``IncidentOrder/distance`` lists the nearest first (ties by id); the limit applies after
+    /// both. `--search` text that the store cannot use is a ``QueryError``, never a store error.
     func forEachIncident(matching query: IncidentQuery, _ row: (StoredIncident) throws -> Void) throws
     /// One incident, its revisions and its quarantined records; nil when there is no such id.
     func history(ofIncident id: Int64) throws -> IncidentHistory?
     /// Counts of the incidents matching `query` (its order and limit are ignored); hours of
     /// start are counted at `utcOffsetSeconds` east of UTC.
     func statistics(matching query: IncidentQuery, utcOffsetSeconds: Int) throws -> IncidentStatistics
+    /// Counts of the incidents matching `query` (its order and limit are ignored) grouped by
+    /// `field`, and per local day or hour of start when `bucket` is given; local times are
+    /// `utcOffsetSeconds` east of UTC. Order and keys as ``GroupCounter/count(_:matching:by:per:utcOffset:)``,
+    /// which is also the default implementation.
+    func groupCounts(matching query: IncidentQuery, by field: IncidentGrouping, per bucket: TimeBucket?,
+                     utcOffsetSeconds: Int) throws -> [GroupCount]
     /// The most recent runs, newest first; failures first when `failuresFirst`.
     func runs(source: String?, limit: Int, failuresFirst: Bool) throws -> [IngestRun]
     /// The records a run quarantined, in response order.
     func rejections(runID: Int64) throws -> [StoredRejection]
     /// One summary per source that has runs or quota state, by source name.
     func sourceSummaries() throws -> [SourceSummary]
+    /// The number of incidents active at `now` (``StoredIncident/isActive(at:)``) per source;
+    /// sources without any are absent. For health views and metrics.
+    func activeIncidentCounts(at now: UTCInstant) throws -> [String: Int]
+}
+
+extension IncidentReader {
+    /// Counted through ``statistics(matching:utcOffsetSeconds:)``; a store with a cheaper
+    /// query (one `GROUP BY source`) implements the requirement itself.
+    public func activeIncidentCounts(at now: UTCInstant) throws -> [String: Int] {
+        Dictionary(try statistics(matching: IncidentQuery(now: now, activeOnly: true), utcOffsetSeconds: 0).bySource,
+                   uniquingKeysWith: +)
+    }
 }
 
 /// What a prune removed.

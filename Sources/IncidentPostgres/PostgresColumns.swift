@@ -6,7 +6,7 @@ import IncidentCore
 /// them; its column is added by a migration.
 struct PostgresColumns: Sendable {
     let fields: [IncidentField]
-    /// Every column name, flattened (a coordinate is two).
+    /// Every column name, flattened (a coordinate is two, a geometry five).
     let names: [String]
 
     init(_ fields: [IncidentField] = IncidentField.content) {
@@ -32,6 +32,7 @@ struct PostgresColumns: Sendable {
                 case .text: "\(column) text COLLATE \"C\""
                 case .instant: "\(column) timestamptz"
                 case .coordinate: "\(column) double precision"
+                case .geometry: column == field.columns[0] ? "\(column) text COLLATE \"C\"" : "\(column) double precision"
                 }
             }
         }.joined(separator: ", ")
@@ -48,8 +49,7 @@ struct PostgresColumns: Sendable {
         for (field, value) in zip(fields, values) {
             switch value {
             case .null:
-                writer.null()
-                if field.storage == .coordinate { writer.null() }
+                for _ in field.columns { writer.null() }
             case .text(let text):
                 guard writer.text(text) else { return false }
             case .instant(let instant):
@@ -57,6 +57,11 @@ struct PostgresColumns: Sendable {
             case .coordinate(let coordinate):
                 writer.real(coordinate.latitude)
                 writer.real(coordinate.longitude)
+            case .geometry(let geometry):
+                // The GeoJSON, then its bounding box (the spatial index's key).
+                guard writer.text(geometry.geoJSON) else { return false }
+                let box = geometry.boundingBox
+                for degrees in [box.minLongitude, box.maxLongitude, box.minLatitude, box.maxLatitude] { writer.real(degrees) }
             }
         }
         return true
@@ -78,6 +83,8 @@ struct PostgresColumns: Sendable {
                     guard let latitude = result.double(row, columns[0]), let longitude = result.double(row, columns[1]),
                           let coordinate = Coordinate(latitude: latitude, longitude: longitude) else { return .null }
                     return .coordinate(coordinate)
+                case .geometry:
+                    return result.string(row, columns[0]).flatMap(Geometry.init(geoJSON:)).map(IncidentValue.geometry) ?? .null
                 }
             }
         }

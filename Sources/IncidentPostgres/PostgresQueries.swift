@@ -2,19 +2,36 @@ import Foundation
 import IncidentCore
 
 extension PostgresStore: IncidentReader {
+    /// With a `--near` point the SQL selects the incidents whose extent overlaps the circle's
+    /// bounding box (the GiST index); the exact distance (``Incident/distance(to:)``: to the
+    /// line or points of a geometry) then keeps those within the radius, the nearest first for
+    /// ``IncidentOrder/distance`` (ties by id), and the limit applies after both.
     public func forEachIncident(matching query: IncidentQuery, _ row: (StoredIncident) throws -> Void) throws {
         var filter = Filter(query)
         var sql = "SELECT \(StoredIncidentDecoder.lifecycleColumns), \(columns.list()) FROM incidents\(filter.clause) ORDER BY "
             + Self.orderClause(query.order)
-        if let limit = query.limit { sql += " LIMIT " + filter.bind(.integer(Int64(limit))) }
+        if let limit = query.limit, query.near == nil { sql += " LIMIT " + filter.bind(.integer(Int64(limit))) }
+        let near = query.near.map { center in (center, query.radiusMeters) }
+        var nearest: [(distance: Double, stored: StoredIncident)] = []
+        var emitted = 0
         try withConnection { connection in
             var decoder: StoredIncidentDecoder?
             try connection.forEachRow(sql, filter.arguments, context: "listing incidents") { result, index in
                 let decode = try decoder ?? StoredIncidentDecoder(result, columns: columns)
                 decoder = decode
-                try row(decode.stored(result, index))
+                let stored = decode.stored(result, index)
+                guard let (center, radius) = near else { return try row(stored) }
+                guard let distance = stored.incident.distance(to: center), distance <= radius else { return }
+                if query.order == .distance {
+                    nearest.append((distance, stored))
+                } else if query.limit.map({ emitted < $0 }) ?? true {
+                    emitted += 1
+                    try row(stored)
+                }
             }
         }
+        nearest.sort { $0.distance != $1.distance ? $0.distance < $1.distance : $0.stored.id < $1.stored.id }
+        for entry in nearest.prefix(query.limit ?? Int.max) { try row(entry.stored) }
     }
 
     /// The WHERE clause of an ``IncidentQuery`` and its arguments (`$1`, `$2`, …). Each
@@ -55,17 +72,24 @@ extension PostgresStore: IncidentReader {
                 conditions.append("last_seen_at >= " + bind(.instant(seen)))
             }
             if let road = query.roadContains {
-                // A substring, case-sensitive (SQLite: instr); LIKE reads the trigram index.
-                conditions.append("road LIKE " + bind(.text("%" + Self.escapeLike(road.nfc) + "%")))
+                // A substring of the provider's road name or of the canonical name, or the
+                // canonical road the text names; case-sensitive (SQLite: instr). LIKE reads the
+                // trigram index.
+                let pattern = bind(.text("%" + Self.escapeLike(road.nfc) + "%"))
+                var condition = "road LIKE \(pattern) OR road_ref LIKE \(pattern)"
+                if let reference = query.roadReference { condition += " OR road_ref = " + bind(.text(reference)) }
+                conditions.append("(\(condition))")
             }
             for box in [query.boundingBox, query.near.map { BoundingBox.around($0, meters: query.radiusMeters) }] {
                 guard let box else { continue }
+                // The incident's extent (its geometry's box, else its point) overlaps the box.
+                // The GiST index (0003) answers `&&` (with the geometric operators' 1e-6
+                // tolerance); the comparisons after it are SQLite's exact test.
                 let (minLat, maxLat) = (bind(.real(box.minLatitude)), bind(.real(box.maxLatitude)))
                 let (minLon, maxLon) = (bind(.real(box.minLongitude)), bind(.real(box.maxLongitude)))
-                // The GiST index answers `<@` (with the geometric operators' 1e-6 tolerance);
-                // BETWEEN is SQLite's exact test.
-                conditions.append("point(longitude, latitude) <@ box(point(\(minLon), \(minLat)), point(\(maxLon), \(maxLat)))"
-                    + " AND latitude BETWEEN \(minLat) AND \(maxLat) AND longitude BETWEEN \(minLon) AND \(maxLon)")
+                conditions.append("\(Self.extent) && box(point(\(minLon), \(minLat)), point(\(maxLon), \(maxLat)))"
+                    + " AND coalesce(min_latitude, latitude) <= \(maxLat) AND coalesce(max_latitude, latitude) >= \(minLat)"
+                    + " AND coalesce(min_longitude, longitude) <= \(maxLon) AND coalesce(max_longitude, longitude) >= \(minLon)")
             }
             if let search = query.search {
                 for term in search.nfc.split(whereSeparator: \.isWhitespace).map(String.init) {
@@ -85,6 +109,10 @@ extension PostgresStore: IncidentReader {
             }
             clause = conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")
         }
+
+        /// The expression of the GiST index `incidents_by_extent` (migration 0003).
+        static let extent = "box(point(coalesce(min_longitude, longitude), coalesce(min_latitude, latitude)), "
+            + "point(coalesce(max_longitude, longitude), coalesce(max_latitude, latitude)))"
 
         /// `text` with LIKE's wildcards and its escape character (backslash) escaped.
         static func escapeLike(_ text: String) -> String {
@@ -191,7 +219,9 @@ extension PostgresStore: IncidentReader {
         }
         stats.bySource = byCount(groups[7] ?? [])
         stats.byCategory = byCount(groups[11] ?? [])
-        stats.byRoad = Array(byCount(groups[13] ?? []).prefix(20))
+        let roads = byCount(groups[13] ?? [])
+        stats.byRoad = Array(roads.prefix(20))
+        stats.distinctRoads = roads.count
         stats.byHour = (groups[14] ?? []).sorted { $0.0.utf8.lexicographicallyPrecedes($1.0.utf8) }
         return stats
     }
@@ -239,7 +269,7 @@ extension PostgresStore: IncidentReader {
                     summaries[source, default: SourceSummary(source: source)].lastSuccessAt = successes.instant(row, 1)
                 }
                 let failures = try connection.query("""
-                    SELECT r.source, count(*) FROM ingest_runs r
+                    SELECT r.source, count(*), min(r.started_at) FROM ingest_runs r
                     WHERE r.status IN ('failed', 'cancelled')
                       AND r.id > coalesce((SELECT max(s.id) FROM ingest_runs s
                                            WHERE s.source = r.source AND s.status IN ('succeeded', 'incomplete')), 0)
@@ -248,6 +278,7 @@ extension PostgresStore: IncidentReader {
                 for row in 0..<failures.rowCount {
                     guard let source = failures.string(row, 0) else { continue }
                     summaries[source, default: SourceSummary(source: source)].consecutiveFailures = failures.int(row, 1) ?? 0
+                    summaries[source, default: SourceSummary(source: source)].failingSince = failures.instant(row, 2)
                 }
                 let quota = try connection.query("SELECT source, exhausted_until FROM source_state WHERE exhausted_until IS NOT NULL",
                                                  context: context)

@@ -25,7 +25,7 @@ struct ContentColumns: Sendable {
         var hasher = FNV1a64()
         let values = fields.map { field in
             let value = field.value(incident)
-            hasher.combine(value: value, storage: field.storage)
+            hasher.combine(value: value, of: field)
             return value
         }
         return (values, hasher.signed)
@@ -48,6 +48,13 @@ struct ContentColumns: Sendable {
                 case .coordinate(let coordinate):
                     try statement.bind(coordinate.latitude, to: parameters[0])
                     try statement.bind(coordinate.longitude, to: parameters[1])
+                case .geometry(let geometry):
+                    let box = geometry.boundingBox
+                    try statement.bind(geometry.geoJSON, to: parameters[0])
+                    try statement.bind(box.minLongitude, to: parameters[1])
+                    try statement.bind(box.maxLongitude, to: parameters[2])
+                    try statement.bind(box.minLatitude, to: parameters[3])
+                    try statement.bind(box.maxLatitude, to: parameters[4])
                 }
             }
         }
@@ -73,6 +80,8 @@ struct ContentColumns: Sendable {
                     guard let latitude = statement.double(at: columns[0]), let longitude = statement.double(at: columns[1]),
                           let coordinate = Coordinate(latitude: latitude, longitude: longitude) else { return .null }
                     return .coordinate(coordinate)
+                case .geometry:
+                    return statement.string(at: columns[0]).flatMap(Geometry.init(geoJSON:)).map(IncidentValue.geometry) ?? .null
                 }
             }
         }

@@ -1,9 +1,10 @@
 import Foundation
+import IncidentCore
 internal import CSQLite3
 
 /// One SQLite connection. Owns the `sqlite3*` handle and closes it in `deinit`.
 ///
-/// Not thread-safe by itself: one thread at a time (``SQLiteIncidentStore`` serializes access).
+/// Not thread-safe by itself: one thread at a time (``SQLiteStore`` serializes access).
 /// Every connection gets WAL mode (file databases), `synchronous=NORMAL` (durable at each
 /// checkpoint, safe against corruption in WAL mode: <https://www.sqlite.org/pragma.html#pragma_synchronous>),
 /// foreign keys on, and a busy timeout so that concurrent processes wait instead of failing.
@@ -22,6 +23,7 @@ public final class Database {
     let handle: OpaquePointer
     /// The path given to `init` (`:memory:` for an in-memory database).
     public let path: String
+    private let busyTimeoutMilliseconds: Int32
     private var statementCache: [String: Statement] = [:]
 
     /// Opens (or creates) the database at `path`; `:memory:` opens a private in-memory database.
@@ -47,9 +49,12 @@ public final class Database {
             throw SQLiteError(code: .init(rawValue: rc), message: "cannot open \(path): \(message)")
         }
         handle = db
-        sqlite3_busy_timeout(db, Int32(max(0, busyTimeout) * 1000))
+        busyTimeoutMilliseconds = Int32(max(0, busyTimeout) * 1000)
+        sqlite3_busy_timeout(db, busyTimeoutMilliseconds)
+        Self.traceIfAsked(db)
         // Fail early and clearly on a file that is not a database (instead of at the first query).
         try execute("PRAGMA foreign_keys = ON")
+        try SQLFunctions.register(on: db)
         if path != ":memory:" && !path.isEmpty && mode != .readOnly {
             // Changing the journal mode needs an exclusive lock, and SQLite answers SQLITE_BUSY
             // at once instead of calling the busy handler: wait here as for any statement.
@@ -57,11 +62,61 @@ public final class Database {
             try execute("PRAGMA synchronous = NORMAL")
             // Keep the -wal and -shm files when the last connection closes, so that a user who
             // may read the database but not write its directory can still open it
-            // (<https://www.sqlite.org/wal.html#readonly>).
+            // (<https://www.sqlite.org/wal.html#readonly>). They are kept, not their size: the
+            // -wal is truncated to zero bytes by ``checkpoint()`` after each large write, and
+            // by SQLite when it restarts the log or the last connection closes, at most to
+            // `journal_size_limit` (<https://www.sqlite.org/pragma.html#pragma_journal_size_limit>).
             var persist: Int32 = 1
             sqlite3_file_control(db, "main", SQLITE_FCNTL_PERSIST_WAL, &persist)
+            try execute("PRAGMA journal_size_limit = \(Self.walSizeLimit)")
         }
     }
+
+    /// The size, in bytes, SQLite truncates the -wal file to when it restarts the log
+    /// (a poll's transaction first writes from its start) and when the last connection closes.
+    static let walSizeLimit = 4 << 20
+
+    /// Copies every committed page from the -wal file into the database and truncates the
+    /// -wal to zero bytes (`SQLITE_CHECKPOINT_TRUNCATE`, <https://www.sqlite.org/c3ref/wal_checkpoint_v2.html>),
+    /// so the log of a large write does not stay beside the database. Never waits: while
+    /// another connection reads an older snapshot, copies what it can and leaves the rest
+    /// to the next checkpoint (SQLite's own after a later commit, or the next call).
+    ///
+    /// Runs after the work it follows has committed, so it never fails that work.
+    ///
+    /// - Returns: true when the log was emptied and truncated; false when a reader kept it from
+    ///   finishing, or it failed (an I/O error, which the next write meets and reports).
+    @discardableResult
+    public func checkpoint() -> Bool {
+        guard path != ":memory:" && !path.isEmpty else { return true }
+        sqlite3_busy_timeout(handle, 0)
+        defer { sqlite3_busy_timeout(handle, busyTimeoutMilliseconds) }
+        var logFrames: Int32 = 0, checkpointedFrames: Int32 = 0
+        return sqlite3_wal_checkpoint_v2(handle, "main", SQLITE_CHECKPOINT_TRUNCATE, &logFrames, &checkpointedFrames) == SQLITE_OK
+    }
+
+    /// With `INCIDENTS_SQL_TRACE=FILE` in the environment, appends every statement this process
+    /// runs to FILE when it finishes, with its bound values inlined and its duration in a
+    /// comment: a script the `sqlite3` shell can run again (`Scripts/bench --queries` does, to
+    /// time the same SQL without the product). The file holds the data the statements carry.
+    private static func traceIfAsked(_ db: OpaquePointer) {
+        guard traceDescriptor != nil else { return }
+        sqlite3_trace_v2(db, UInt32(SQLITE_TRACE_PROFILE), { _, _, statement, nanoseconds in
+            guard let descriptor = Database.traceDescriptor, let statement,
+                  let expanded = sqlite3_expanded_sql(OpaquePointer(statement)) else { return 0 }
+            let microseconds = (nanoseconds?.assumingMemoryBound(to: Int64.self).pointee ?? 0) / 1000
+            let entry = "-- \(microseconds) us\n\(String(cString: expanded));\n"
+            sqlite3_free(expanded)
+            _ = entry.withCString { write(descriptor, $0, strlen($0)) }
+            return 0
+        }, nil)
+    }
+
+    private static let traceDescriptor: Int32? = {
+        guard let path = ProcessInfo.processInfo.environment["INCIDENTS_SQL_TRACE"], !path.isEmpty else { return nil }
+        let descriptor = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o600)
+        return descriptor >= 0 ? descriptor : nil
+    }()
 
     /// Runs `body` again while it fails with SQLITE_BUSY, for statements that do not use the
     /// busy handler, up to `seconds`.
@@ -168,5 +223,23 @@ public final class Database {
     func error(_ rc: Int32, sql: String?) -> SQLiteError {
         SQLiteError(code: .init(rawValue: sqlite3_extended_errcode(handle) != 0 ? sqlite3_extended_errcode(handle) : rc),
                     message: lastErrorMessage, sql: sql)
+    }
+}
+
+/// Functions this package adds to SQL, registered on every connection.
+enum SQLFunctions {
+    /// `geometry_distance(geojson, latitude, longitude)`: meters from the point to the nearest
+    /// part of the GeoJSON geometry (``Geometry/distance(to:)``); NULL when the text is not a
+    /// geometry or the point is not WGS84. Deterministic, so SQLite may reuse a result.
+    static func register(on db: OpaquePointer) throws {
+        let rc = sqlite3_create_function_v2(db, "geometry_distance", 3, SQLITE_UTF8 | SQLITE_DETERMINISTIC, nil, { context, count, values in
+            guard count == 3, let values, let text = sqlite3_value_text(values[0]),
+                  let geometry = Geometry(geoJSON: String(cString: text)),
+                  let point = Coordinate(latitude: sqlite3_value_double(values[1]), longitude: sqlite3_value_double(values[2])) else {
+                return sqlite3_result_null(context)
+            }
+            sqlite3_result_double(context, geometry.distance(to: point))
+        }, nil, nil, nil)
+        guard rc == SQLITE_OK else { throw SQLiteError(code: .init(rawValue: rc), message: "cannot register geometry_distance") }
     }
 }

@@ -25,13 +25,19 @@ extension SQLiteStore: IngestStore {
                 if incompleteBecause.isEmpty && poll.mayClear {
                     run.counts.cleared = try writer.clearUnlisted()
                 }
+                try writer.finish()
                 run.id = runID
                 run.status = incompleteBecause.isEmpty ? .succeeded : .incomplete
                 run.warnings = incompleteBecause + warnings
                 run.finishedAt = clock.now()
                 try RunRow.finish(run, db: db)
-                try db.execute(poll.dryRun ? "ROLLBACK" : "COMMIT")
-                if poll.dryRun { run.id = nil }
+                if poll.dryRun {
+                    try db.execute("ROLLBACK")
+                    run.id = nil
+                } else {
+                    try db.execute("COMMIT")
+                    db.checkpoint()
+                }
                 return run
             } catch {
                 db.rollbackQuietly()
@@ -92,12 +98,17 @@ extension SQLiteStore: IngestStore {
 /// ones — every later poll), because a miss costs a whole statement: trying the touch first
 /// cost a fresh 30,000-record ingest 10 % more instructions, trying the upsert first cost an
 /// unchanged re-ingest 12 % more (callgrind). The guess never changes the outcome: inserted rows
-/// are counted at the end by `first_seen_run_id`.
+/// are counted at the end, as the rows with an id above the largest before the poll.
+///
+/// The derived structures (``DerivedIndexes``) follow: a changed incident is removed from them
+/// before and added after its change; the poll's new incidents are added by ``finish()``.
 final class PollWriter: PollSink {
     private let db: Database
     private let columns: ContentColumns
     private let poll: PollContext
     private let runID: Int64
+    /// The largest incident id before this poll: the poll's new incidents have larger ones.
+    private let lastIDBefore: Int64
     private(set) var fetched = 0
     /// Rows the touch or the guarded upsert changed: inserted or unchanged.
     private var insertedOrUnchanged = 0
@@ -157,6 +168,7 @@ final class PollWriter: PollSink {
         changeBinder = try columns.binder(for: change)
         expectUnchanged = try db.scalarInt("SELECT EXISTS (SELECT 1 FROM incidents WHERE source = :source)",
                                            ["source": .text(poll.source)]) == 1
+        lastIDBefore = try db.scalarInt("SELECT coalesce(max(id), 0) FROM incidents") ?? 0
     }
 
     func upsert(_ incident: Incident) throws {
@@ -230,6 +242,7 @@ final class PollWriter: PollSink {
             INSERT INTO incident_revisions (incident_id, revision, \(columns.list), content_hash, cleared_at, superseded_at)
             SELECT id, revision, \(columns.list), content_hash, cleared_at, :superseded_at FROM incidents WHERE id = :id
             """, ["superseded_at": .text(poll.observedAt.rfc3339), "id": .integer(id)])
+        try DerivedIndexes.remove(.id(id), in: db)
         change.reset()
         try changeBinder.bind(values, to: change)
         try change.bind(hash, to: try change.parameter("content_hash"))
@@ -237,6 +250,7 @@ final class PollWriter: PollSink {
         try change.bind(runID, to: try change.parameter("run"))
         try change.bind(id, to: try change.parameter("id"))
         try change.run()
+        try DerivedIndexes.add(.id(id), in: db)
         if wasCleared { reopened += 1 } else { updated += 1 }
     }
 
@@ -258,19 +272,25 @@ final class PollWriter: PollSink {
     }
 
     /// Marks cleared, at the observation time, every active incident of the source that this
-    /// complete poll did not list (nor reject).
+    /// complete poll did not list (nor reject). Reads the active set (its index), not the
+    /// source's whole history.
     func clearUnlisted() throws -> Int {
         try db.run("""
-            UPDATE incidents SET cleared_at = :observed
-            WHERE source = :source AND cleared_at IS NULL AND last_seen_run_id <> :run
+            UPDATE incidents INDEXED BY incidents_active SET cleared_at = :observed
+            WHERE cleared_at IS NULL AND source = :source AND last_seen_run_id <> :run
             """, ["observed": .text(poll.observedAt.rfc3339), "source": .text(poll.source), "run": .integer(runID)])
         return db.changes
     }
 
+    /// Adds the poll's new incidents to the derived structures, in the poll's transaction.
+    func finish() throws {
+        try DerivedIndexes.add(.after(lastIDBefore), in: db)
+    }
+
     /// The poll's counts; `cleared` is filled in by the store.
     func counts() throws -> IngestCounts {
-        let inserted = Int(try db.scalarInt("SELECT count(*) FROM incidents WHERE source = :source AND first_seen_run_id = :run",
-                                            ["source": .text(poll.source), "run": .integer(runID)]) ?? 0)
+        let inserted = Int(try db.scalarInt("SELECT count(*) FROM incidents WHERE id > :last_id_before",
+                                            ["last_id_before": .integer(lastIDBefore)]) ?? 0)
         return IngestCounts(fetched: fetched, inserted: inserted, updated: updated,
                             unchanged: insertedOrUnchanged - inserted, reopened: reopened,
                             rejected: rejected, duplicates: duplicates)

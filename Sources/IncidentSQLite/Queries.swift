@@ -5,110 +5,30 @@ extension SQLiteStore: IncidentReader {
     /// The lifecycle columns selected with the content columns.
     static let lifecycleColumns = "id, source, external_id, revision, first_seen_at, last_seen_at, cleared_at"
 
+    /// Reads in one snapshot (a read transaction): the road names and search estimates that
+    /// shape the statement are those of the rows it reads.
     public func forEachIncident(matching query: IncidentQuery, _ row: (StoredIncident) throws -> Void) throws {
-        if query.search != nil { refreshSearchIndex() }
         try withDatabase { db in
-            var (clause, arguments) = try whereClause(query, db: db)
-            var sql = "SELECT \(Self.lifecycleColumns), \(columns.list) FROM incidents\(clause) ORDER BY " + Self.orderClause(query.order)
-            if let limit = query.limit {
-                sql += " LIMIT :limit"
-                arguments["limit"] = .integer(Int64(limit))
-            }
-            let statement = try db.prepare(sql)
-            try statement.bind(arguments)
-            let decode = try StoredRow(statement, columns: columns)
-            while try statement.step() { try row(decode.stored(statement)) }
-        }
-    }
-
-    /// The WHERE clause (with a leading space, or empty) and its named arguments for `query`.
-    func whereClause(_ query: IncidentQuery, db: Database) throws -> (String, [String: SQLiteValue]) {
-        var conditions: [String] = []
-        var arguments: [String: SQLiteValue] = [:]
-        /// `(:name0, :name1, …)` bound to `values`.
-        func list(_ name: String, _ values: [String]) -> String {
-            for (index, value) in values.enumerated() { arguments["\(name)\(index)"] = .text(value) }
-            return "(" + values.indices.map { ":\(name)\($0)" }.joined(separator: ", ") + ")"
-        }
-        if query.activeOnly {
-            // StoredIncident.isActive(at:), in SQL.
-            conditions.append("cleared_at IS NULL AND (ended_at IS NULL OR ended_at > :now)")
-            arguments["now"] = .text(query.now.rfc3339)
-        }
-        if !query.sources.isEmpty {
-            conditions.append("source IN " + list("source", query.sources))
-        }
-        if !query.categories.isEmpty {
-            conditions.append("category IN " + list("category", query.categories.map(\.rawValue)))
-        }
-        if let since = query.startedSince {
-            conditions.append("started_at >= :since")
-            arguments["since"] = .text(since.rfc3339)
-        }
-        if let until = query.startedUntil {
-            conditions.append("started_at < :until")
-            arguments["until"] = .text(until.rfc3339)
-        }
-        if let seen = query.seenSince {
-            conditions.append("last_seen_at >= :seen_since")
-            arguments["seen_since"] = .text(seen.rfc3339)
-        }
-        if let road = query.roadContains {
-            conditions.append("instr(road, :road) > 0")
-            arguments["road"] = .text(road.nfc)
-        }
-        for (name, box) in [("bbox", query.boundingBox), ("near", query.near.map { BoundingBox.around($0, meters: query.radiusMeters) })] {
-            guard let box else { continue }
-            conditions.append("latitude BETWEEN :\(name)_min_lat AND :\(name)_max_lat AND longitude BETWEEN :\(name)_min_lon AND :\(name)_max_lon")
-            arguments["\(name)_min_lat"] = .real(box.minLatitude)
-            arguments["\(name)_max_lat"] = .real(box.maxLatitude)
-            arguments["\(name)_min_lon"] = .real(box.minLongitude)
-            arguments["\(name)_max_lon"] = .real(box.maxLongitude)
-        }
-        if let search = query.search {
-            let indexedThrough = try db.scalarInt("SELECT indexed_through FROM search_index_state") ?? 0
-            for (index, term) in search.nfc.split(whereSeparator: \.isWhitespace).map(String.init).enumerated() {
-                // Each term must occur in the description or the location (LIKE: ASCII letters
-                // match either case). Terms of 3+ characters first narrow the rows through the
-                // trigram index; rows the index has not reached yet are checked directly.
-                let pattern = "%" + term.replacingOccurrences(of: "\\", with: "\\\\")
-                    .replacingOccurrences(of: "%", with: "\\%").replacingOccurrences(of: "_", with: "\\_") + "%"
-                arguments["term\(index)"] = .text(pattern)
-                var condition = "(description LIKE :term\(index) ESCAPE '\\' OR location LIKE :term\(index) ESCAPE '\\')"
-                if let match = Self.trigramQuery(term) {
-                    arguments["match\(index)"] = .text(match)
-                    arguments["indexed_through"] = .integer(indexedThrough)
-                    condition = "(id > :indexed_through OR id IN (SELECT rowid FROM incidents_search WHERE incidents_search MATCH :match\(index))) AND "
-                        + condition
-                }
-                conditions.append(condition)
+            try db.readTransaction {
+                let (sql, arguments, _) = try listing(query, db: db)
+                let statement = try db.prepare(sql)
+                try statement.bind(arguments)
+                let decode = try StoredRow(statement, columns: columns)
+                while try statement.step() { try row(decode.stored(statement)) }
             }
         }
-        return (conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND "), arguments)
     }
 
-    /// An FTS5 query that every row containing `term` matches: its 3-code-point windows
-    /// ANDed (the trigram tokenizer works on Unicode code points, not on user-perceived
-    /// characters; the index keeps no positions, so a multi-token phrase cannot be asked for;
-    /// the LIKE that follows checks the exact substring). Nil for terms shorter than a trigram.
-    static func trigramQuery(_ term: String) -> String? {
-        let characters = Array(term.unicodeScalars).map(String.init)
-        guard characters.count >= 3 else { return nil }
-        // Windows that do not overlap, plus the last one, are enough to narrow the candidates.
-        var starts = Array(stride(from: 0, through: characters.count - 3, by: 3))
-        if starts.last != characters.count - 3 { starts.append(characters.count - 3) }
-        return starts.map { start in
-            "\"" + characters[start..<start + 3].joined().replacingOccurrences(of: "\"", with: "\"\"") + "\""
-        }.joined(separator: " AND ")
-    }
-
-    static func orderClause(_ order: IncidentOrder) -> String {
-        switch order {
-        case .started, .distance: return "started_at DESC NULLS LAST, id DESC"
-        case .startedAscending: return "started_at ASC NULLS LAST, id ASC"
-        case .lastSeen: return "last_seen_at DESC, id DESC"
-        case .source: return "source, external_id"
+    /// The SELECT of a listing, its arguments, and the index that drives it.
+    func listing(_ query: IncidentQuery, db: Database) throws -> (sql: String, arguments: [String: SQLiteValue], driver: String) {
+        var selection = try Selection(query, reading: .ordered(limit: query.limit), db: db)
+        var sql = "SELECT \(Self.lifecycleColumns), \(columns.list) FROM \(selection.from)\(selection.whereClause) ORDER BY "
+            + Selection.orderClause(query.order, near: query.near)
+        if let limit = query.limit {
+            sql += " LIMIT :limit"
+            selection.arguments["limit"] = .integer(Int64(limit))
         }
+        return (sql, selection.arguments, selection.driver)
     }
 
     public func history(ofIncident id: Int64) throws -> IncidentHistory? {
@@ -148,40 +68,91 @@ extension SQLiteStore: IncidentReader {
     }
 
     /// Counts by source, category, road (the 20 most frequent) and hour of start, read in one
-    /// snapshot.
+    /// snapshot. Without filters, from `incident_counts` and the active-set index (no row is
+    /// read); with filters, by grouping the selected rows on the same keys.
     public func statistics(matching query: IncidentQuery, utcOffsetSeconds: Int) throws -> IncidentStatistics {
-        if query.search != nil { refreshSearchIndex() }
-        return try withDatabase { db in
+        try withDatabase { db in
             try db.readTransaction {
-                let (clause, arguments) = try whereClause(query, db: db)
-                func groups(_ expression: String, orderByKey: Bool = false, limit: Int? = nil) throws -> [(String, Int)] {
-                    var sql = "SELECT \(expression) AS k, count(*) AS n FROM incidents\(clause) GROUP BY k ORDER BY "
-                        + (orderByKey ? "k" : "n DESC, k")
-                    if let limit { sql += " LIMIT \(limit)" }
-                    var out: [(String, Int)] = []
-                    try db.query(sql, arguments) { out.append(($0.string(at: 0) ?? "-", $0.int(at: 1) ?? 0)) }
-                    return out
-                }
+                let selection = try Selection(query, reading: .unordered, db: db)
+                var groups: [String: [String: Int]] = [:]
                 var stats = IncidentStatistics()
-                var totalsArguments = arguments
-                totalsArguments["now"] = .text(query.now.rfc3339)
-                try db.query("""
-                    SELECT count(*) AS total,
-                           coalesce(sum(cleared_at IS NULL AND (ended_at IS NULL OR ended_at > :now)), 0) AS active,
-                           coalesce(sum(cleared_at IS NOT NULL), 0) AS cleared
-                    FROM incidents\(clause)
-                    """, totalsArguments) { row in
-                    stats.total = row.int(at: 0) ?? 0
-                    stats.active = row.int(at: 1) ?? 0
-                    stats.cleared = row.int(at: 2) ?? 0
+                var arguments = selection.arguments
+                arguments["now"] = .text(query.now.rfc3339)
+                if selection.conditions.isEmpty {
+                    try db.query("SELECT dimension, key, incidents FROM incident_counts") { row in
+                        groups[row.string(at: 0) ?? "", default: [:]][row.string(at: 1) ?? ""] = row.int(at: 2) ?? 0
+                    }
+                    stats.total = groups["source", default: [:]].values.reduce(0, +)
+                    try db.query(Self.activeCount, ["now": .text(query.now.rfc3339)]) { row in
+                        stats.cleared = stats.total - (row.int(at: 0) ?? 0)
+                        stats.active = row.int(at: 1) ?? 0
+                    }
+                } else {
+                    let keys = DerivedIndexes.countedKeys
+                    try db.query(Self.groupedCounts(selection), arguments) { row in
+                        let count = row.int(at: Int32(keys.count)) ?? 0
+                        stats.total += count
+                        stats.active += row.int(at: Int32(keys.count + 1)) ?? 0
+                        stats.cleared += row.int(at: Int32(keys.count + 2)) ?? 0
+                        for (index, key) in keys.enumerated() {
+                            groups[key.dimension, default: [:]][row.string(at: Int32(index)) ?? "", default: 0] += count
+                        }
+                    }
                 }
-                stats.bySource = try groups("source")
-                stats.byCategory = try groups("category")
-                stats.byRoad = try groups("coalesce(road, '-')", limit: 20)
-                stats.byHour = try groups("coalesce(strftime('%H', started_at, '\(utcOffsetSeconds) seconds'), '-')", orderByKey: true)
+                func named(_ dimension: String) -> [(String, Int)] {
+                    groups[dimension, default: [:]].filter { $0.value > 0 }.map { ($0.key.isEmpty ? "-" : $0.key, $0.value) }
+                }
+                stats.bySource = Self.largestFirst(named("source"))
+                stats.byCategory = Self.largestFirst(named("category"))
+                let roads = Self.largestFirst(named("road"))
+                stats.byRoad = Array(roads.prefix(20))
+                stats.distinctRoads = roads.count
+                var hours: [String: Int] = [:]
+                for (minute, count) in groups["start_minute", default: [:]] where count > 0 {
+                    hours[Self.hour(ofMinute: minute, utcOffsetSeconds: utcOffsetSeconds), default: 0] += count
+                }
+                stats.byHour = hours.map { ($0.key, $0.value) }.sorted { Self.binaryOrder($0.0, $1.0) }
                 return stats
             }
         }
+    }
+
+    /// The incidents no complete poll cleared, and how many of them are active at `:now`, from
+    /// the active-set index alone.
+    static let activeCount = """
+        SELECT count(*), coalesce(sum(ended_at IS NULL OR ended_at > :now), 0)
+        FROM incidents INDEXED BY incidents_active WHERE cleared_at IS NULL
+        """
+
+    /// One pass over the selected rows, grouped on every counted key at once: the keys, then
+    /// the count, the active and the cleared among them.
+    static func groupedCounts(_ selection: Selection) -> String {
+        let keys = DerivedIndexes.countedKeys
+        return """
+            SELECT \(keys.map(\.key).joined(separator: ", ")), count(*),
+                   sum(cleared_at IS NULL AND (ended_at IS NULL OR ended_at > :now)), sum(cleared_at IS NOT NULL)
+            FROM \(selection.from)\(selection.whereClause) GROUP BY \(keys.indices.map { String($0 + 1) }.joined(separator: ", "))
+            """
+    }
+
+    /// Largest count first, then by key in SQLite's BINARY order (UTF-8 bytes).
+    static func largestFirst(_ pairs: [(String, Int)]) -> [(String, Int)] {
+        pairs.sorted { $0.1 != $1.1 ? $0.1 > $1.1 : binaryOrder($0.0, $1.0) }
+    }
+
+    static func binaryOrder(_ a: String, _ b: String) -> Bool {
+        a.utf8.lexicographicallyPrecedes(b.utf8)
+    }
+
+    /// The hour (`00`…`23`) at `utcOffsetSeconds` east of UTC of a UTC minute of the day
+    /// (`HH:MM`, a key of `start_minute`); `-` for an unknown start. Offsets are applied at
+    /// minute resolution: every time zone in use today is a whole number of minutes from UTC.
+    static func hour(ofMinute key: String, utcOffsetSeconds: Int) -> String {
+        let parts = key.split(separator: ":")
+        guard parts.count == 2, let hours = Int(parts[0]), let minutes = Int(parts[1]) else { return "-" }
+        let local = ((hours * 3600 + minutes * 60 + utcOffsetSeconds) % 86_400 + 86_400) % 86_400
+        let hour = local / 3600
+        return hour < 10 ? "0\(hour)" : "\(hour)"
     }
 
     public func runs(source: String?, limit: Int, failuresFirst: Bool) throws -> [IngestRun] {
@@ -227,7 +198,7 @@ extension SQLiteStore: IncidentReader {
                     summaries[source, default: SourceSummary(source: source)].lastSuccessAt = row.instant(at: 1)
                 }
                 try db.query("""
-                    SELECT r.source, count(*) FROM ingest_runs r
+                    SELECT r.source, count(*), min(r.started_at) FROM ingest_runs r
                     WHERE r.status IN ('failed', 'cancelled')
                       AND r.id > coalesce((SELECT max(s.id) FROM ingest_runs s
                                            WHERE s.source = r.source AND s.status IN ('succeeded', 'incomplete')), 0)
@@ -235,6 +206,7 @@ extension SQLiteStore: IncidentReader {
                     """) { row in
                     guard let source = row.string(at: 0) else { return }
                     summaries[source, default: SourceSummary(source: source)].consecutiveFailures = row.int(at: 1) ?? 0
+                    summaries[source, default: SourceSummary(source: source)].failingSince = row.instant(at: 2)
                 }
                 try db.query("SELECT source, exhausted_until FROM source_state WHERE exhausted_until IS NOT NULL") { row in
                     guard let source = row.string(at: 0) else { return }
@@ -245,20 +217,17 @@ extension SQLiteStore: IncidentReader {
         }
     }
 
-    /// Brings the search index up to date with the incidents added since it was last updated,
-    /// in one bulk statement (a few seconds per million rows), on its own read-write
-    /// connection. Gives up at once when another process holds the write lock or the file is
-    /// read-only: searches are complete without it, only slower.
-    func refreshSearchIndex() {
-        guard db.path != ":memory:",
-              let writer = try? Database(path: db.path, mode: .readWrite, busyTimeout: 0) else { return }
-        _ = try? writer.writeTransaction {
-            try writer.execute("""
-                INSERT INTO incidents_search (rowid, description, location)
-                    SELECT id, description, location FROM incidents
-                    WHERE id > (SELECT indexed_through FROM search_index_state) ORDER BY id;
-                UPDATE search_index_state SET indexed_through = (SELECT coalesce(max(id), 0) FROM incidents);
-                """)
+    public func activeIncidentCounts(at now: UTCInstant) throws -> [String: Int] {
+        try withDatabase { db in
+            var counts: [String: Int] = [:]
+            // StoredIncident.isActive(at:), in SQL, as in whereClause.
+            try db.query("""
+                SELECT source, count(*) FROM incidents
+                WHERE cleared_at IS NULL AND (ended_at IS NULL OR ended_at > :now) GROUP BY source
+                """, ["now": .text(now.rfc3339)]) { row in
+                if let source = row.string(at: 0) { counts[source] = row.int(at: 1) ?? 0 }
+            }
+            return counts
         }
     }
 }

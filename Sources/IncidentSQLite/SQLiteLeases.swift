@@ -3,7 +3,7 @@ import IncidentCore
 import Glibc
 #endif
 
-/// The source leases in SQLite (`source_leases`, migration 0006): the rules of
+/// The source leases in SQLite (`source_leases`, migration 0007): the rules of
 /// ``SourceLeases``, decided in one `BEGIN IMMEDIATE` transaction (SQLite serializes writers,
 /// so concurrent claims are decided one after the other).
 ///

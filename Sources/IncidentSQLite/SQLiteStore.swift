@@ -27,7 +27,7 @@ public final class SQLiteStore: @unchecked Sendable {  // all state is behind `l
         // file also finds the lock while the schema is being made.
         db = try MigrationLock.whileMigrating(path) {
             let db = try Database(path: path, mode: .readWriteCreate, busyTimeout: busyTimeout)
-            _ = try migrator.migrate(db, now: clock.now())
+            if try !migrator.migrate(db, now: clock.now()).isEmpty { db.checkpoint() }
             return db
         }
         self.clock = clock
@@ -89,7 +89,11 @@ public enum StoreOpenError: Error, Equatable, Sendable, CustomStringConvertible 
 extension SQLiteStore: StoreAdministration {
     public func migrate() throws -> [String] {
         try withDatabase { db in
-            try MigrationLock.whileMigrating(db.path) { try migrator.migrate(db, now: clock.now()).map(\.name) }
+            try MigrationLock.whileMigrating(db.path) {
+                let applied = try migrator.migrate(db, now: clock.now()).map(\.name)
+                if !applied.isEmpty { db.checkpoint() }
+                return applied
+            }
         }
     }
 
@@ -126,6 +130,7 @@ extension SQLiteStore: StoreAdministration {
                         """, arguments)
                     try db.run("DELETE FROM incident_revisions WHERE incident_id IN (SELECT id FROM temp.prune_batch)")
                     let removedRevisions = db.changes
+                    try DerivedIndexes.remove(.pruneBatch, in: db)
                     try db.run("DELETE FROM incidents WHERE id IN (SELECT id FROM temp.prune_batch)")
                     return (db.changes, removedRevisions)
                 }
@@ -149,6 +154,7 @@ extension SQLiteStore: StoreAdministration {
             counts.runs += runs
             if runs < batchSize { break }
         }
+        withDatabase { $0.checkpoint() }
         return counts
     }
 

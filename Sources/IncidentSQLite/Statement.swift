@@ -72,6 +72,11 @@ public final class Statement {
         return Parameter(index: index)
     }
 
+    /// Whether the statement has the parameter `name` (`:source`, or `source`).
+    public func hasParameter(_ name: String) -> Bool {
+        parameterNames[name.hasPrefix(":") ? name : ":" + name] != nil
+    }
+
     /// Binds every parameter of the statement by name (with or without the `:`).
     /// - Throws: ``SQLiteError`` when a parameter is left unbound or a name is not a parameter.
     public func bind(_ arguments: [String: SQLiteValue]) throws {
@@ -234,6 +239,14 @@ extension Database {
         let statement = try cachedStatement(sql)
         try statement.bind(arguments)
         try statement.run()
+    }
+
+    /// How SQLite runs `sql`: the `detail` lines of `EXPLAIN QUERY PLAN`
+    /// (<https://www.sqlite.org/eqp.html>), e.g. `SEARCH incidents USING INDEX incidents_by_road (road=?)`.
+    public func queryPlan(_ sql: String, _ arguments: [String: SQLiteValue] = [:]) throws -> [String] {
+        var lines: [String] = []
+        try query("EXPLAIN QUERY PLAN " + sql, arguments) { lines.append($0.string(at: try $0.column("detail")) ?? "") }
+        return lines
     }
 
     /// Prepares `sql`, binds `arguments` by name, and calls `row` for each result row.

@@ -151,7 +151,7 @@ struct GITSEndToEndTests {
         #expect(keep.stdout.hasPrefix("deleted 0 incidents, 0 revisions and 0 runs older than "))
         let cleared = try await run("incident-scheduler", ["prune", "--older-than", "1d", "--database", ws.database])
         #expect(cleared.status == 0, "\(cleared.stderr)")
-        #expect(cleared.stdout.hasPrefix("deleted 1 incidents, 0 revisions and 0 runs"), "\(cleared.stdout)")
+        #expect(cleared.stdout.hasPrefix("deleted 1 incident, 0 revisions and 0 runs"), "\(cleared.stdout)")
         #expect(try await ws.listJSON().map { $0.text("external_id") } == ["202401010002", "202401010001"])
         #expect(try await run("incident-scheduler", ["prune", "--database", ws.database]).status == 64)
     }

@@ -76,3 +76,17 @@ extension RunningProcess {
         return wait(timeout: max(0, deadline.timeIntervalSinceNow))
     }
 }
+
+/// Runs `script` with `/bin/sh -c`; `$BIN` is the directory of the built executables.
+func shell(_ script: String, environment: [String: String] = [:], timeout: Double = 120) async throws -> ProcessResult {
+    await (try RunningProcess(URL(fileURLWithPath: "/bin/sh"), ["-c", script],
+                              environment: ["BIN": Executables.directory.path].merging(environment) { $1 })).finished(timeout: timeout)
+}
+
+/// Quotes `text` for a POSIX shell.
+func shellQuoted(_ text: String) -> String {
+    "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'"
+}
+
+/// Whether the tests run as root (then `setpriv` runs commands as nobody where permissions matter).
+var runningAsRoot: Bool { getuid() == 0 }

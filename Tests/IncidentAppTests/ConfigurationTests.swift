@@ -56,7 +56,7 @@ struct ConfigurationTests {
         (#"{"sources": [{"name": "g", "provider": "gits", "keyEnv": "MISSING"}]}"#, "MISSING (keyEnv) is not set"),
         (#"{"sources": [{"name": "g", "provider": "gits", "keyEnv": "TWO"}]}"#, "more than one word or line"),
         (#"{"sources": [{"name": "g", "provider": "gits", "keyFile": "two.key"}]}"#, "more than one word or line"),
-        (#"{"sources": [{"name": "g", "provider": "gits", "keyFile": "none.key"}]}"#, "cannot read the key file"),
+        (#"{"sources": [{"name": "g", "provider": "gits", "keyFile": "none.key"}]}"#, "none.key (keyFile) does not exist"),
         (#"{"sources": [{"name": "g", "provider": "gits", "keyFile": "empty.key"}]}"#, "is empty"),
         (#"{"sources": [{"name": "g", "provider": "gits", "keyEnv": "K", "retry": {"maxRetries": -1}}]}"#, "maxRetries must be 0 to 10"),
         (#"{"sources": [{"name": "g", "provider": "gits", "keyEnv": "K", "retry": {"factor": 0.5}}]}"#, "factor must be 1 to 10"),

@@ -40,14 +40,14 @@ struct GITSTests {
         #expect(all[0] == Incident(
             source: "test", externalID: "202401010001", category: .accident, providerCategory: "사고",
             description: "[사고] 경부고속도로 (서울방향) 수원IC → 신갈JC  2차로 통제,  추돌사고 & 후속 정체",
-            road: "경부고속도로", location: "(서울방향) 수원IC → 신갈JC", restriction: "2차로",
+            road: "경부고속도로", roadRef: "고속국도1호선", location: "(서울방향) 수원IC → 신갈JC", restriction: "2차로",
             coordinate: Coordinate(latitude: 37.27311188, longitude: 127.10471234), linkID: "1000012345",
             startedAt: instant("2023-12-31T15:02:00Z"), confirmedAt: instant("2023-12-31T15:05:00Z"),
             expectedEndAt: instant("2023-12-31T17:00:00Z")))
         #expect(all[1].category == .roadwork)
         #expect(all[1].endedAt == instant("2023-12-31T20:10:00Z"))
         #expect(all[2] == Incident(source: "test", externalID: "202401010002", category: .other,
-                                   description: "낙하물 신고 접수", road: "국도1호선",
+                                   description: "낙하물 신고 접수", road: "국도1호선", roadRef: "국도1호선",
                                    startedAt: instant("2023-12-31T23:59:59Z")))
     }
 

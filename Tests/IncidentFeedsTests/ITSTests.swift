@@ -78,11 +78,11 @@ struct ITSTests {
         #expect(all[0] == Incident(
             source: "test", externalID: "1100123400:20240101001500:추돌사고", category: .accident,
             providerCategory: "교통사고/추돌사고", description: "(1차로)승용차 3중 추돌사고 처리중", road: "경부선",
-            direction: "종점", restriction: "1차로 차단", coordinate: Coordinate(latitude: 37.2105, longitude: 127.0651),
+            roadRef: "고속국도1호선", direction: "종점", restriction: "1차로 차단", coordinate: Coordinate(latitude: 37.2105, longitude: 127.0651),
             linkID: "1100123400", startedAt: instant("2023-12-31T15:15:00Z")))
         #expect(all[1] == Incident(
             source: "test", externalID: "128.152,37.662:20231231233000:결빙", category: .weather,
-            providerCategory: "기상/결빙", description: "노면 결빙 주의", road: "6", direction: "시점방향",
+            providerCategory: "기상/결빙", description: "노면 결빙 주의", road: "6", roadRef: "국도6호선", direction: "시점방향",
             restriction: "전면", coordinate: Coordinate(latitude: 37.662, longitude: 128.152),
             startedAt: instant("2023-12-31T14:30:00Z"), endedAt: instant("2023-12-31T18:00:00Z")))
     }

@@ -26,7 +26,7 @@ struct MigrationTests {
         let applied = try migrator.migrate(db, now: now)
         #expect(applied.map(\.name) == files)
         #expect(Set(["incident_revisions", "incidents", "ingest_runs", "schema_migrations", "source_state",
-                     "incidents_search", "search_index_state"]).isSubset(of: try tables(db)))
+                     "incidents_search", "incidents_bbox", "incident_counts"]).isSubset(of: try tables(db)))
         #expect(try migrator.migrate(db, now: now).isEmpty)
         try migrator.verifyUpToDate(db)
     }
@@ -45,6 +45,57 @@ struct MigrationTests {
         #expect(status.map(\.appliedAt) == [now.rfc3339] + later.map { _ in then.rfc3339 })
         for migration in all.migrations {
             #expect(try db.scalarInt("SELECT count(*) FROM schema_migrations WHERE version = \(migration.version) AND checksum = '\(migration.checksum)'") == 1)
+        }
+    }
+
+    @Test("0005 on a database of 0004: indexes what the lazy search index had not reached, boxes and counts every incident")
+    func queryIndexesOnExistingData() throws {
+        let path = try TestPaths.temporaryDirectory("migrate-0005").appendingPathComponent("db.sqlite").path
+        let all = try Migrator.bundled()
+        do {
+            let db = try Database(path: path)
+            try Migrator(migrations: Array(all.migrations.prefix(4))).migrate(db, now: now)
+            // The content columns as they were at 0004 (road_ref and geometry came with 0006).
+            let columns = ContentColumns(IncidentField.content.filter { !["road_ref", "geometry"].contains($0.columns[0]) })
+            for (index, text) in ["[사고] 잠실대교 추돌", "[공사] 방음벽 보수", "[사고] 서해대교 다중추돌", "[기상] 강풍"].enumerated() {
+                var stored = incident("E\(index)", description: text)
+                stored.road = index == 3 ? nil : "경부고속도로"
+                let values = columns.values(of: stored).values
+                var arguments: [String: SQLiteValue] = ["source": .text("gits"), "external_id": .text(stored.externalID), "seen": .text(now.rfc3339)]
+                for (field, value) in zip(columns.fields, values) {
+                    switch value {
+                    case .null: for column in field.columns { arguments[column] = .null }
+                    case .text(let text): arguments[field.columns[0]] = .text(text)
+                    case .instant(let instant): arguments[field.columns[0]] = .text(instant.rfc3339)
+                    case .coordinate(let c): (arguments[field.columns[0]], arguments[field.columns[1]]) = (.real(c.latitude), .real(c.longitude))
+                    case .geometry: Issue.record("no geometry at 0004")
+                    }
+                }
+                try db.run("""
+                    INSERT INTO incidents (source, external_id, \(columns.list), content_hash, first_seen_at, last_seen_at,
+                        first_seen_run_id, last_seen_run_id)
+                    VALUES (:source, :external_id, \(columns.parameters), 0, :seen, :seen, 1, 1)
+                    """, arguments)
+            }
+            // The lazy scheme had indexed the first two incidents only.
+            try db.execute("""
+                INSERT INTO incidents_search (rowid, description, location) SELECT id, description, location FROM incidents WHERE id <= 2;
+                UPDATE search_index_state SET indexed_through = 2;
+                """)
+        }
+        let store = try SQLiteStore(path: path, clock: .fixed(now))
+        #expect(try store.migrationStates().allSatisfy { $0.appliedAt != nil })
+        try DerivedIndexTests.expectInStep(store, "migration 0005")
+        var query = IncidentQuery(now: now)
+        query.search = "서해대교"
+        #expect(try store.incidents(matching: query).map(\.incident.externalID) == ["E2"])
+        query.search = nil
+        query.near = Coordinate(latitude: 37.27, longitude: 127.05)
+        #expect(try store.incidents(matching: query).count == 4)
+        let stats = try store.statistics(matching: IncidentQuery(now: now), utcOffsetSeconds: 0)
+        #expect(stats.byRoad.map(\.0) == ["경부고속도로", "-"] && stats.distinctRoads == 2)
+        try store.withDatabase { (db: Database) throws in
+            #expect(try db.scalarInt("SELECT count(*) FROM sqlite_master WHERE name IN ('search_index_state', 'incidents_search_update', 'incidents_search_delete')") == 0)
         }
     }
 

@@ -64,7 +64,7 @@ struct ExportDigests: Equatable {
     static func combine(_ incident: Incident, into h: inout FNV1a64) {
         h.combine(field: incident.source)
         h.combine(field: incident.externalID)
-        for field in IncidentField.content { h.combine(value: field.value(incident), storage: field.storage) }
+        for field in IncidentField.content { h.combine(value: field.value(incident), of: field) }
     }
 
     /// `table: first different row index` for each table that differs.

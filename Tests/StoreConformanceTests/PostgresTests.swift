@@ -237,33 +237,4 @@ struct PostgresRoleTests {
             #expect(try allRows(writer).allSatisfy { $0.lastSeenAt == t0 })
         }
     }
-
-    @Test("scheduling locks are session advisory locks: one holder, named in messages, freed when its session ends")
-    func schedulingLocks() throws {
-        try TestServer.withDatabase { name in
-            var components = try TestServer.uri()
-            components.path = "/" + name
-            let locks = PostgresSchedulingLocks(connectionString: try #require(components.string))
-            let held = try #require(try locks.tryLock("scheduler"))
-            #expect(try locks.tryLock("scheduler") == nil)
-            #expect(try locks.tryLock("other") != nil)
-            #expect(locks.holder(of: "scheduler")?.hasPrefix("PostgreSQL session ") == true)
-            #expect(locks.holder(of: "scheduler")?.contains("application trafficincidents") == true)
-            held.release()
-            #expect(locks.holder(of: "scheduler") == nil)
-            let again = try #require(try locks.tryLock("scheduler"))
-            // The server ends the holder's session (a host that died): the lock is free.
-            try TestServer.administer("""
-                SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '\(name)' AND pid <> pg_backend_pid()
-                """)
-            Thread.sleep(forTimeInterval: 0.2)
-            #expect(try locks.tryLock("scheduler") != nil)
-            again.release()
-            #expect {
-                _ = try PostgresSchedulingLocks(connectionString: "postgresql://u:pw1234@127.0.0.1/x").tryLock("scheduler")
-            } throws: { error in
-                !String(describing: error).contains("pw1234")
-            }
-        }
-    }
 }

@@ -191,14 +191,17 @@ public struct Command: Sendable {
     var options: [Option]
     var positionals: [Positional]
     var subcommands: [Command]
+    /// Left out of `--help`, the man page and the completions (the generators of those).
+    var isHidden = false
     /// Runs the command. Returning is success (exit 0); every other ending is a typed error
     /// (``UsageError`` for a bad value, the error of what failed otherwise), turned into the
     /// exit status and message in one place (``Failure/init(_:)``).
     var run: (@Sendable (ParsedArguments) async throws -> Void)?
 
     init(name: String, abstract: String, discussion: String? = nil, options: [any OptionDeclaration] = [],
-         positionals: [Positional] = [], subcommands: [Command] = [],
+         positionals: [Positional] = [], subcommands: [Command] = [], hidden: Bool = false,
          run: (@Sendable (ParsedArguments) async throws -> Void)? = nil) {
+        self.isHidden = hidden
         self.name = name
         self.abstract = abstract
         self.discussion = discussion
@@ -225,22 +228,32 @@ extension Command {
         var command = self
         var path = [name]
         var rest = arguments[...]
-        // Walk down the subcommands named at the front.
+        // Walk down the subcommands named at the front; `help A B` is `A B --help`.
+        var helpAsked = false
         while let next = rest.first, !command.subcommands.isEmpty {
-            if next == "--help" || next == "-h" || next == "help" { return .help(command.helpText(path: path)) }
-            if next == "--version" && path.count == 1 { return .version }
+            if next == "--help" || next == "-h" { return .help(command.helpText(path: path)) }
+            if next == "help" && !helpAsked {
+                helpAsked = true
+                rest = rest.dropFirst()
+                continue
+            }
+            if next == "--version" && path.count == 1 && !helpAsked { return .version }
             guard let sub = command.subcommands.first(where: { $0.name == next }) else {
-                let known = command.subcommands.map(\.name).joined(separator: ", ")
                 let what = next.hasPrefix("-") ? "unknown option '\(next)'" : "unknown command '\(next)'"
-                throw CommandLineError(UsageError("\(what) (commands: \(known))"), path: path)
+                throw CommandLineError(UsageError("\(what) (commands: \(command.visibleCommandNames))"), path: path)
             }
             command = sub
             path.append(sub.name)
             rest = rest.dropFirst()
         }
+        if helpAsked {
+            guard rest.isEmpty else {
+                throw CommandLineError(UsageError("\(path.joined(separator: " ")) has no command '\(rest[rest.startIndex])'"), path: path)
+            }
+            return .help(command.helpText(path: path))
+        }
         if !command.subcommands.isEmpty && command.run == nil {
-            throw CommandLineError(UsageError("missing command (commands: \(command.subcommands.map(\.name).joined(separator: ", ")))"),
-                                   path: path)
+            throw CommandLineError(UsageError("missing command (commands: \(command.visibleCommandNames))"), path: path)
         }
         var parsed = ParsedArguments()
         parsed.commandPath = path
@@ -298,6 +311,11 @@ extension Command {
         return .run(command, parsed)
     }
 
+    /// The subcommands people are told about, comma-separated.
+    var visibleCommandNames: String {
+        subcommands.filter { !$0.isHidden }.map(\.name).joined(separator: ", ")
+    }
+
     private func suggestion(for name: String) -> String {
         let close = options.map(\.name).filter { $0.hasPrefix(String(name.prefix(3))) }
         return close.isEmpty ? "" : " (did you mean --\(close[0])?)"
@@ -338,9 +356,9 @@ extension Command {
         if !subcommands.isEmpty {
             lines.append("")
             lines.append("COMMANDS:")
-            for sub in subcommands { lines.append(Self.row(sub.name, sub.abstract)) }
+            for sub in subcommands where !sub.isHidden { lines.append(Self.row(sub.name, sub.abstract)) }
             lines.append("")
-            lines.append("  See '\(path.joined(separator: " ")) <command> --help' for details.")
+            lines.append("  See '\(path.joined(separator: " ")) help <command>' for details.")
         }
         return lines.joined(separator: "\n") + "\n"
     }

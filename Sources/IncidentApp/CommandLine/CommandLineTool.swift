@@ -16,7 +16,7 @@ public enum CommandLineTool {
     /// Parses `arguments` (without the program name), runs the command, and returns the exit
     /// status. Help goes to stdout (status 0); a usage error prints one line and a hint to
     /// stderr (status 64) in both styles; every other failure is reported in `style`.
-    public static func main(_ root: Command, version: String, arguments: [String], context: Context,
+    public static func main(_ root: Command, arguments: [String], context: Context,
                             style: ReportStyle) async -> Int32 {
         let invocation: Invocation
         do {
@@ -29,7 +29,7 @@ public enum CommandLineTool {
             print(text, terminator: "")
             return ExitStatus.success
         case .version:
-            print("\(root.name) \(version)")
+            print("\(root.name) \(BuildInfo.version)")
             return ExitStatus.success
         case .run(let command, let parsed):
             guard let run = command.run else { return ExitStatus.usage }
@@ -44,15 +44,18 @@ public enum CommandLineTool {
 
     /// Writes `failure` to stderr and returns its status.
     static func report(_ failure: Failure, arguments: ParsedArguments, context: Context, style: ReportStyle) -> Int32 {
+        // Under systemd, the journal records these lines as errors (`<3>`, sd-daemon(3)).
+        let error = context.stderrIsJournal ? "<\(Logger.Level.error.syslogPriority)>error: " : "error: "
         if let path = failure.usagePath {
-            StandardError.writeLine("error: \(Redaction.redact(failure.message ?? "bad command line"))")
-            StandardError.writeLine("hint: see '\(path.joined(separator: " ")) --help'")
+            StandardError.writeLine(error + Redaction.redact(failure.message ?? "bad command line"))
+            StandardError.writeLine((context.stderrIsJournal ? "<\(Logger.Level.info.syslogPriority)>" : "")
+                                    + "hint: see '\(path.joined(separator: " ")) --help'")
         } else if let message = failure.message {
             switch style {
             case .plain:
-                StandardError.writeLine("error: \(message)")
+                StandardError.writeLine(error + message)
             case .log:
-                let logger = (try? arguments.logger(context)) ?? Logger(clock: context.clock)
+                let logger = (try? arguments.logger(context)) ?? Logger(clock: context.clock, syslogPriorities: context.stderrIsJournal)
                 logger.log(failure.level, failure.event, ["error": message])
             }
         }

@@ -4,7 +4,8 @@ import IncidentCore
 /// Options that several commands of both executables share, declared once.
 enum CommonOptions {
     static let database = ValueOption<String>(
-        "database", placeholder: "path", help: "SQLite database file. Also $INCIDENTS_DATABASE.",
+        "database", placeholder: "path",
+        help: "SQLite database file. Without it: the configuration's database, else $INCIDENTS_DATABASE, else the default.",
         default: "$XDG_DATA_HOME/trafficincidents/incidents.sqlite", what: "a path") { $0.isEmpty ? nil : $0 }
 
     static let config = ValueOption<String>(
@@ -23,6 +24,9 @@ enum CommonOptions {
 
     static let verbose = Flag("verbose", short: "v",
                               help: "Also log HTTP attempts that succeeded at once (retries and failures are always logged).")
+
+    /// `--wide` for tables fitted to the terminal.
+    static let wide = Flag("wide", help: "Show every column in full, however wide the terminal (output that is not a terminal is never cut).")
 
     static let dryRun = Flag("dry-run", help: "Fetch and parse, then roll back: report what would be written, write nothing.")
 
@@ -50,7 +54,8 @@ enum TableOrJSON: String, CaseIterable, Sendable {
 extension ParsedArguments {
     /// The logger the options ask for (`--log-format`, `--verbose`).
     func logger(_ context: Context) throws -> Logger {
-        Logger(format: try value(CommonOptions.logFormat) ?? .logfmt, verbose: self[CommonOptions.verbose], clock: context.clock)
+        Logger(format: try value(CommonOptions.logFormat) ?? .logfmt, verbose: self[CommonOptions.verbose], clock: context.clock,
+               syslogPriorities: context.stderrIsJournal)
     }
 
     /// `--tz`, UTC when absent.

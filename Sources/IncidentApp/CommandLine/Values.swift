@@ -7,13 +7,18 @@ import IncidentFeeds
 enum ValueParsers {
     /// A duration: a positive whole number followed by `s`, `m`, `h` or `d` (`90s`, `15m`, `2h`,
     /// `7d`). Returns seconds.
-    /// - Throws: ``UsageError`` saying what is accepted.
-    static func duration(_ text: String) throws -> Int64 {
+    /// - Parameter zero: why zero is refused for this setting (`--deadline`: "a run given no
+    ///   time would cancel every source before it starts"); said when the number is 0.
+    /// - Throws: ``UsageError`` saying what is accepted, or why zero is not.
+    static func duration(_ text: String, zero: String = "a duration must be longer than zero") throws -> Int64 {
         let units: [Character: Int64] = ["s": 1, "m": 60, "h": 3600, "d": 86_400]
-        guard let unit = text.last, let factor = units[unit], let count = Int64(text.dropLast()), count > 0,
+        guard let unit = text.last, let factor = units[unit], let count = Int64(text.dropLast()), count >= 0,
               count <= Int64.max / factor / 1000
         else {
             throw UsageError("'\(text)' is not a duration (a whole number followed by s, m, h or d: 90s, 15m, 2h, 7d)")
+        }
+        guard count > 0 else {
+            throw UsageError("'\(text)' is not allowed: \(zero); give a positive duration such as 90s or 15m")
         }
         return count * factor
     }

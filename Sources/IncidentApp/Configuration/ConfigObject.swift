@@ -21,12 +21,15 @@ struct ConfigObject {
         self.init(fields: fields, place: place)
     }
 
-    /// Parses a configuration file's bytes.
+    /// Parses a configuration file's bytes: JSON (RFC 8259), with the comments (`//`, `/* */`)
+    /// and trailing commas of JSON5 allowed, so that a configuration can explain itself.
     /// - Throws: ``ConfigurationError`` when they are not JSON or not an object.
     static func parse(_ data: Data, file: String) throws -> ConfigObject {
         let value: ConfigValue
         do {
-            value = try JSONDecoder().decode(ConfigValue.self, from: data)
+            let decoder = JSONDecoder()
+            decoder.allowsJSON5 = true
+            value = try decoder.decode(ConfigValue.self, from: data)
         } catch DecodingError.dataCorrupted(let context) {
             let detail = (context.underlyingError as NSError?)?.userInfo[NSDebugDescriptionErrorKey] as? String
             throw ConfigurationError("\(file) is not valid JSON: \(detail ?? context.debugDescription)")

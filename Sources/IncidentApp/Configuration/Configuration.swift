@@ -28,6 +28,9 @@ struct Configuration: Sendable {
     var retentionSeconds: Int64?
     /// `concurrency`: at most this many sources are polled at a time. Default 4.
     var concurrency = Configuration.defaultConcurrency
+    /// Sources left without a key, and why, in configuration order (only when keys were not
+    /// required: `check-config`, `sources`, `ingest`; `run` fails on the first instead).
+    var keyProblems: [KeyProblem] = []
 
     static let defaultConcurrency = 4
     static let maxConcurrency = 64
@@ -48,19 +51,22 @@ struct Configuration: Sendable {
     /// - Throws: ``ConfigurationError`` naming the file, the field and what to do.
     ///
     /// - Parameter requireKeys: when false (file replays, listings), a key variable or file that
-    ///   is missing leaves the source without a key instead of failing.
+    ///   is missing or wrong leaves the source without a key, the reason in ``keyProblems``,
+    ///   instead of failing.
     static func load(from url: URL, environment: [String: String], requireKeys: Bool = true) throws -> Configuration {
         let file = try read(url)
         try file.refuseUnknownFields(known: fields)
         var sources: [SourceDefinition] = []
+        var keyProblems: [KeyProblem] = []
         for (index, value) in (try file.list("sources") ?? []).enumerated() {
             let place = "\(url.path): sources[\(index)]"
             let object = try ConfigObject(value, place: place)
             let named = ConfigObject(fields: object.fields, place: "\(place) (\(try object.requiredText("name")))")
             sources.append(try definition(of: named, environment: environment, baseDirectory: url.deletingLastPathComponent(),
-                                          requireKeys: requireKeys))
+                                          requireKeys: requireKeys, keyProblems: &keyProblems))
         }
         var configuration = Configuration(database: try file.text("database"), sources: sources)
+        configuration.keyProblems = keyProblems
         configuration.deadlineSeconds = try file.duration("deadline") ?? 900
         configuration.retentionSeconds = try file.duration("retention")
         if let concurrency = try file.integer("concurrency") {
@@ -85,13 +91,14 @@ struct Configuration: Sendable {
     }
 
     private static func read(_ url: URL) throws -> ConfigObject {
-        let data: Data
-        do {
-            data = try Data(contentsOf: url)
-        } catch {
-            throw ConfigurationError("cannot read configuration file \(url.path): \((error as NSError).localizedDescription)")
+        switch FileText.read(url.path) {
+        case .text(let text):
+            return try ConfigObject.parse(Data(text.utf8), file: url.path)
+        case .missing:
+            throw ConfigurationError("the configuration file \(url.path) does not exist; check --config (an example: README.md, \"Configure a key and the sources\")")
+        case .unreadable(let reason):
+            throw ConfigurationError("cannot read the configuration file \(url.path): \(reason); make it a file this user may read")
         }
-        return try ConfigObject.parse(data, file: url.path)
     }
 
     /// The configuration used without `--config`: one GITS source keyed by `GITS_SERVICE_KEY`
@@ -103,13 +110,19 @@ struct Configuration: Sendable {
         }
         var fields: [String: ConfigValue] = ["name": .text("gits"), "provider": .text("gits"), "keyEnv": .text("GITS_SERVICE_KEY")]
         fields["baseURL"] = environment["GITS_BASE_URL"].map(ConfigValue.text)
-        return Configuration(sources: [try definition(of: ConfigObject(fields: fields, place: "environment"), environment: environment,
-                                                      baseDirectory: URL(fileURLWithPath: "."), requireKeys: requireKeys)])
+        var keyProblems: [KeyProblem] = []
+        var configuration = Configuration(sources: [try definition(of: ConfigObject(fields: fields, place: "environment"),
+                                                                   environment: environment, baseDirectory: URL(fileURLWithPath: "."),
+                                                                   requireKeys: requireKeys, keyProblems: &keyProblems)])
+        configuration.keyProblems = keyProblems
+        return configuration
     }
 
     /// One source: the common fields, then its provider's options as the provider declares them.
+    /// - Parameter keyProblems: when keys are not required, why a source has no key is
+    ///   appended here instead of being thrown.
     static func definition(of source: ConfigObject, environment: [String: String], baseDirectory: URL,
-                           requireKeys: Bool) throws -> SourceDefinition {
+                           requireKeys: Bool, keyProblems: inout [KeyProblem]) throws -> SourceDefinition {
         let place = source.place
         let providerName = try source.requiredText("provider")
         guard let provider = ProviderRegistry.provider(named: providerName) else {
@@ -118,31 +131,15 @@ struct Configuration: Sendable {
         try source.refuseUnknownFields(known: sourceFields + provider.options.map(\.name), what: " for provider \(providerName)")
         var definition = SourceDefinition(name: try source.requiredText("name").nfc,
                                           provider: providerName)
-        switch (try source.text("keyEnv"), try source.text("keyFile")) {
-        case (let variable?, nil):
-            guard let value = environment[variable], !value.isEmpty else {
-                if !requireKeys { break }
-                throw ConfigurationError("\(place): the environment variable \(variable) (keyEnv) is not set; export it with the API key")
-            }
-            definition.key = try key(value, from: "the environment variable \(variable)", place: place)
-        case (nil, let path?):
-            let url = URL(fileURLWithPath: path, relativeTo: baseDirectory)
-            let text: String
+        // A provider whose key is optional (Open511, WZDx) reads one only when a field names it.
+        if provider.requiresKey || source["keyEnv"] != nil || source["keyFile"] != nil {
             do {
-                text = try String(contentsOf: url, encoding: .utf8)
-            } catch {
-                if !requireKeys { break }
-                throw ConfigurationError("\(place): cannot read the key file \(url.path) (keyFile): \((error as NSError).localizedDescription); put the API key in it on one line, readable by this user")
+                definition.key = try key(of: source, environment: environment, baseDirectory: baseDirectory)
+            } catch var problem as KeyProblem {
+                if requireKeys { throw problem.error }
+                problem.source = definition.name
+                keyProblems.append(problem)
             }
-            guard !text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
-                if !requireKeys { break }
-                throw ConfigurationError("\(place): the key file \(url.path) (keyFile) is empty; put the API key in it on one line")
-            }
-            definition.key = try key(text, from: "the key file \(url.path)", place: place)
-        case (nil, nil):
-            break
-        case (.some, .some):
-            throw ConfigurationError("\(place): give either keyEnv or keyFile, not both")
         }
         if let text = try source.text("baseURL") {
             guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), ["http", "https"].contains(scheme),
@@ -176,12 +173,52 @@ struct Configuration: Sendable {
         return definition
     }
 
+    /// The source's API key from its `keyEnv` variable or its `keyFile`.
+    /// - Throws: ``KeyProblem`` saying exactly what is wrong and what to do: neither field, the
+    ///   variable unset or empty, the file missing, unreadable (with the system's reason) or
+    ///   empty, or text that is not one word; ``ConfigurationError`` when both fields are given.
+    static func key(of source: ConfigObject, environment: [String: String], baseDirectory: URL) throws -> APIKey {
+        let place = source.place
+        func problem(_ kind: KeyProblem.Kind, _ text: String) -> KeyProblem {
+            KeyProblem(kind: kind, error: ConfigurationError("\(place): \(text)"))
+        }
+        switch (try source.text("keyEnv"), try source.text("keyFile")) {
+        case (let variable?, nil):
+            guard let value = environment[variable] else {
+                throw problem(.missing, "the environment variable \(variable) (keyEnv) is not set; export it with the API key")
+            }
+            guard !value.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
+                throw problem(.missing, "the environment variable \(variable) (keyEnv) is empty; set it to the API key")
+            }
+            return try key(value, from: "the environment variable \(variable)", problem)
+        case (nil, let path?):
+            let file = URL(fileURLWithPath: path, relativeTo: baseDirectory).path
+            let text: String
+            switch FileText.read(file) {
+            case .text(let read): text = read
+            case .missing:
+                throw problem(.missing, "the key file \(file) (keyFile) does not exist; create it with the API key on one line")
+            case .unreadable(let reason):
+                throw problem(.unreadable, "cannot read the key file \(file) (keyFile): \(reason); make it a file this user may read")
+            }
+            guard !text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
+                throw problem(.missing, "the key file \(file) (keyFile) is empty; put the API key in it on one line")
+            }
+            return try key(text, from: "the key file \(file)", problem)
+        case (nil, nil):
+            throw problem(.missing, "no keyEnv or keyFile: name the environment variable (keyEnv) or the file (keyFile) that holds the API key")
+        case (.some, .some):
+            throw ConfigurationError("\(place): give either keyEnv or keyFile, not both")
+        }
+    }
+
     /// An API key: one line without spaces (surrounding whitespace and the final newline of a
     /// key file are ignored). A key with a space or a second line is a mistake, not a key.
-    static func key(_ text: String, from origin: String, place: String) throws -> APIKey {
+    private static func key(_ text: String, from origin: String,
+                            _ problem: (KeyProblem.Kind, String) -> KeyProblem) throws -> APIKey {
         let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !trimmed.contains(where: \.isWhitespace) else {
-            throw ConfigurationError("\(place): \(origin) holds more than one word or line; it must hold just the API key")
+            throw problem(.invalid, "\(origin) holds more than one word or line; it must hold just the API key")
         }
         return APIKey(trimmed)
     }
@@ -227,4 +264,54 @@ struct ConfigurationError: Error, Equatable, Sendable, CustomStringConvertible {
     var message: String
     init(_ message: String) { self.message = message }
     var description: String { message }
+}
+
+/// Why a source has no usable API key: the error `run` stops with, kept by commands that
+/// list sources without requiring keys (`check-config` shows each).
+struct KeyProblem: Error, Equatable, Sendable {
+    enum Kind: String, Sendable {
+        /// No key field, an unset or empty variable, a missing or empty file.
+        case missing
+        /// The key file exists but cannot be read.
+        case unreadable
+        /// The text is not one word.
+        case invalid
+    }
+
+    /// The source's name (set once the source is named).
+    var source = ""
+    var kind: Kind
+    var error: ConfigurationError
+}
+
+/// A text file read with the system's reason when it cannot be: for key and configuration
+/// files, whose messages must say exactly what is wrong.
+enum FileText {
+    enum Outcome: Equatable {
+        case text(String)
+        /// No such file (`ENOENT`), or a directory on its path is missing (`ENOTDIR`).
+        case missing
+        /// Exists but cannot be read: `strerror(3)`'s text (`Permission denied`, `Is a
+        /// directory`), or that it is not UTF-8.
+        case unreadable(String)
+    }
+
+    static func read(_ path: String) -> Outcome {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            return errno == ENOENT || errno == ENOTDIR ? .missing : .unreadable(String(cString: strerror(errno)))
+        }
+        let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
+        // open(2) succeeds on a directory; read(2) would fail with EISDIR.
+        var status = stat()
+        if fstat(descriptor, &status) == 0 && (status.st_mode & S_IFMT) == S_IFDIR { return .unreadable(String(cString: strerror(EISDIR))) }
+        let data: Data
+        do {
+            data = try handle.readToEnd() ?? Data()
+        } catch {
+            return .unreadable((error as NSError).localizedDescription)
+        }
+        guard let text = String(data: data, encoding: .utf8) else { return .unreadable("not UTF-8 text") }
+        return .text(text)
+    }
 }

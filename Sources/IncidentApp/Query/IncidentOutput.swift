@@ -6,8 +6,12 @@ enum FieldValue {
     case text(String?)
     case number(Double?)
     case integer(Int64)
+    /// An instant: RFC 3339 UTC text in every format (spreadsheet CSV adds a local-time column).
+    case instant(UTCInstant?)
     /// A list of texts (a run's warnings).
     case texts([String])
+    /// A GeoJSON geometry object (written as JSON, not as a string), or absent.
+    case geometry(Geometry?)
 
     /// JSON text (RFC 8259): strings quoted, numbers bare, absent values `null`.
     var json: String {
@@ -15,7 +19,9 @@ enum FieldValue {
         case .text(let value): value.map(JSONText.quoted) ?? "null"
         case .number(let value): value.map { "\($0)" } ?? "null"
         case .integer(let value): String(value)
+        case .instant(let value): value.map { "\"\($0.rfc3339)\"" } ?? "null"
         case .texts(let values): "[" + values.map(JSONText.quoted).joined(separator: ", ") + "]"
+        case .geometry(let value): value?.geoJSON ?? "null"
         }
     }
 
@@ -25,99 +31,343 @@ enum FieldValue {
         case .text(let value): value ?? ""
         case .number(let value): value.map { "\($0)" } ?? ""
         case .integer(let value): String(value)
+        case .instant(let value): value?.rfc3339 ?? ""
         case .texts(let values): values.joined(separator: "; ")
+        case .geometry(let value): value?.geoJSON ?? ""
+        }
+    }
+
+    /// Writes the JSON text of the value.
+    func writeJSON(to out: inout OutputBuffer) throws {
+        switch self {
+        case .text(let value?): try out.writeJSONString(value)
+        case .instant(let value?):
+            out.write(ascii: "\"")
+            out.writeRFC3339(value)
+            out.write(ascii: "\"")
+        default: try out.write(json)
         }
     }
 }
 
-/// The output formats of `incidents list` and how each incident is written in them.
+/// An incident as `list` and `map` show it: what the store holds plus what the query adds.
+struct ListedIncident {
+    var stored: StoredIncident
+    /// At the query's `now` (``StoredIncident/status(at:)``).
+    var status: IncidentStatus
+    /// Meters from the `--near` point to the incident (``Incident/distance(to:)``: to its line
+    /// or points, else its position; the distance `--radius` and `--order distance` use); nil
+    /// without `--near`.
+    var distanceMeters: Double?
+
+    init(_ stored: StoredIncident, query: IncidentQuery) {
+        self.stored = stored
+        status = stored.status(at: query.now)
+        distanceMeters = query.near.flatMap { center in stored.incident.distance(to: center) }
+    }
+}
+
+/// The output formats of `incidents list` and how each incident is written in them. Every
+/// format is written row by row as the store reads the rows (``IncidentWriter``): memory does
+/// not depend on the number of rows.
 enum IncidentOutput {
     enum Format: String, CaseIterable {
-        case table, json, ndjson, csv, geojson
+        case table, json, ndjson, csv
+        /// CSV for spreadsheets: UTF-8 byte order mark, formula guard, local-time columns.
+        case csvExcel = "csv-excel"
+        case geojson
     }
 
-    /// The fields of one stored incident, in column order: the identity, every content field
-    /// of ``IncidentField/content`` (so a new content column appears in every format), then what
-    /// the store adds.
-    static func fields(_ stored: StoredIncident) -> [(String, FieldValue)] {
-        var fields: [(String, FieldValue)] = [
-            ("id", .integer(stored.id)), ("source", .text(stored.incident.source)), ("external_id", .text(stored.incident.externalID)),
+    /// What every writer needs besides the rows.
+    struct Settings {
+        /// Columns the table may use.
+        var width: Int
+        /// The zone of `--tz`, for the table's times and the spreadsheet's local-time columns.
+        var zone: DisplayZone
+        /// Whether rows carry a distance (`--near` was given): a DISTANCE column and a
+        /// `distance_m` field.
+        var withDistance: Bool
+    }
+
+    /// The writer of `format`, writing to `out`.
+    static func writer(_ format: Format, to out: OutputBuffer, _ settings: Settings) -> any IncidentWriter {
+        switch format {
+        case .table: TableWriter(out, settings)
+        case .json: JSONWriter(out, lines: false, withDistance: settings.withDistance)
+        case .ndjson: JSONWriter(out, lines: true, withDistance: settings.withDistance)
+        case .csv: CSVWriter(out, withDistance: settings.withDistance, spreadsheetZone: nil)
+        case .csvExcel: CSVWriter(out, withDistance: settings.withDistance, spreadsheetZone: settings.zone)
+        case .geojson: GeoJSONWriter(out, withDistance: settings.withDistance)
+        }
+    }
+
+    /// One output field: its name (snake_case, the database column's) and how a row gives it.
+    struct Column<Row>: Sendable {
+        let name: String
+        let value: @Sendable (Row) -> FieldValue
+    }
+
+    /// The fields of a stored incident, in order: the identity, every content field of
+    /// ``IncidentField/content`` (so a new content column appears in every format), then what
+    /// the store adds. Built once; each row is read through these.
+    static let storedColumns: [Column<StoredIncident>] = {
+        var columns: [Column<StoredIncident>] = [
+            Column(name: "id") { .integer($0.id) }, Column(name: "source") { .text($0.incident.source) },
+            Column(name: "external_id") { .text($0.incident.externalID) },
         ]
         for field in IncidentField.content {
-            switch field.value(stored.incident) {
-            case .null:
-                let absent: FieldValue = field.storage == .coordinate ? .number(nil) : .text(nil)
-                fields += field.columns.map { ($0, absent) }
-            case .text(let text): fields.append((field.columns[0], .text(text)))
-            case .instant(let instant): fields.append((field.columns[0], .text(instant.rfc3339)))
-            case .coordinate(let point):
-                fields += zip(field.columns, [point.latitude, point.longitude]).map { ($0, FieldValue.number($1)) }
+            // A geometry is one output field; its bounding-box columns are the store's.
+            let names = field.storage == .geometry ? [field.columns[0]] : field.columns
+            for (index, name) in names.enumerated() {
+                columns.append(Column(name: name) { stored in
+                    switch field.value(stored.incident) {
+                    case .null:
+                        switch field.storage {
+                        case .coordinate: return .number(nil)
+                        case .instant: return .instant(nil)
+                        case .text: return .text(nil)
+                        case .geometry: return .geometry(nil)
+                        }
+                    case .text(let text): return .text(text)
+                    case .instant(let instant): return .instant(instant)
+                    case .coordinate(let point): return .number(index == 0 ? point.latitude : point.longitude)
+                    case .geometry(let geometry): return .geometry(geometry)
+                    }
+                })
             }
         }
-        return fields + [
-            ("first_seen_at", .text(stored.firstSeenAt.rfc3339)), ("last_seen_at", .text(stored.lastSeenAt.rfc3339)),
-            ("cleared_at", .text(stored.clearedAt?.rfc3339)), ("revision", .integer(Int64(stored.revision))),
+        return columns + [
+            Column(name: "first_seen_at") { .instant($0.firstSeenAt) }, Column(name: "last_seen_at") { .instant($0.lastSeenAt) },
+            Column(name: "cleared_at") { .instant($0.clearedAt) }, Column(name: "revision") { .integer(Int64($0.revision)) },
         ]
+    }()
+
+    /// The columns of `list`: ``storedColumns``, then `status` and, with `withDistance`,
+    /// `distance_m` (whole meters).
+    static func listColumns(withDistance: Bool) -> [Column<ListedIncident>] {
+        var columns = storedColumns.map { column in Column<ListedIncident>(name: column.name) { column.value($0.stored) } }
+        columns.append(Column(name: "status") { .text($0.status.rawValue) })
+        if withDistance {
+            columns.append(Column(name: "distance_m") { row in row.distanceMeters.map { .integer(Int64($0.rounded())) } ?? .number(nil) })
+        }
+        return columns
     }
 
+    /// The fields of one stored incident (``storedColumns``) with their values.
+    static func fields(_ stored: StoredIncident) -> [(String, FieldValue)] {
+        storedColumns.map { ($0.name, $0.value(stored)) }
+    }
+
+    /// A JSON object of `fields`, on one line.
     static func object(_ fields: [(String, FieldValue)]) -> String {
-        "{" + fields.map { "\(JSONText.quoted($0.0)): \($0.1.json)" }.joined(separator: ", ") + "}"
+        var text = ""
+        var out = OutputBuffer { text += $0 }
+        // A buffer that collects into a string cannot fail.
+        out.write(ascii: "{")
+        for (index, (key, value)) in fields.enumerated() {
+            try? writeMember(key, value, first: index == 0, to: &out)
+        }
+        out.write(ascii: "}")
+        try? out.flush()
+        return text
     }
 
-    /// Renders `incidents` in `format`. `table` fits `width` columns, times shown in `zone`.
-    static func render(_ incidents: [StoredIncident], as format: Format, width: Int, zone: DisplayZone) -> String {
-        switch format {
-        case .json:
-            return JSONText.array(incidents.map { object(fields($0)) })
-        case .ndjson:
-            return incidents.map { object(fields($0)) + "\n" }.joined()
-        case .csv:
-            return csv(incidents)
-        case .geojson:
-            return geoJSON(incidents)
-        case .table:
-            return table(incidents, width: width, zone: zone)
+    /// Writes `"key": value` of a JSON object on one line, after `, ` unless `first`.
+    static func writeMember(_ key: String, _ value: FieldValue, first: Bool, to out: inout OutputBuffer) throws {
+        if !first {
+            out.write(ascii: ",")
+            out.write(ascii: " ")
+        }
+        out.write(ascii: "\"")
+        try out.write(key)
+        out.write(ascii: "\"")
+        out.write(ascii: ":")
+        out.write(ascii: " ")
+        try value.writeJSON(to: &out)
+    }
+
+    /// `350 m`, `1.2 km`, `123 km`.
+    static func distanceText(_ meters: Double) -> String {
+        if meters < 999.5 { return "\(Int(meters.rounded())) m" }
+        if meters < 99_950 { return String(format: "%.1f km", meters / 1000) }
+        return "\(Int((meters / 1000).rounded())) km"
+    }
+}
+
+/// Writes incidents one at a time in one format, into the buffer it owns. `finish` ends the
+/// document (closes the JSON array, prints a table shorter than its sample) and flushes.
+protocol IncidentWriter {
+    mutating func write(_ row: ListedIncident) throws
+    mutating func finish() throws
+}
+
+/// `json`: an array with one object per line, written as rows come; `ndjson`: one object per
+/// line (RFC 8259 objects; newline-delimited JSON).
+struct JSONWriter: IncidentWriter {
+    private var out: OutputBuffer
+    let lines: Bool
+    let columns: [IncidentOutput.Column<ListedIncident>]
+    private var count = 0
+
+    init(_ out: OutputBuffer, lines: Bool, withDistance: Bool) {
+        self.out = out
+        self.lines = lines
+        columns = IncidentOutput.listColumns(withDistance: withDistance)
+    }
+
+    mutating func write(_ row: ListedIncident) throws {
+        if !lines { try out.write(count == 0 ? "[\n  " : ",\n  ") }
+        out.write(ascii: "{")
+        for (index, column) in columns.enumerated() {
+            try IncidentOutput.writeMember(column.name, column.value(row), first: index == 0, to: &out)
+        }
+        out.write(ascii: "}")
+        if lines { out.write(ascii: "\n") }
+        count += 1
+    }
+
+    mutating func finish() throws {
+        if !lines { try out.write(count == 0 ? "[]\n" : "\n]\n") }
+        try out.flush()
+    }
+}
+
+/// CSV. For programs (`csv`): RFC 4180, a header row, CRLF line ends, a field quoted (quotes
+/// doubled) when it holds a comma, a quote, CR or LF. For spreadsheets (`csv-excel`), also:
+/// a UTF-8 byte order mark first (without it Excel reads the file in the local ANSI code page
+/// and garbles Hangul); feed text that starts with `=`, `+`, `-`, `@`, TAB or CR prefixed
+/// with `'` (OWASP "CSV Injection": a spreadsheet would run it as a formula; numbers and times
+/// written by this program are left as they are); and after each UTC time column, the same
+/// time as local wall-clock time in `--tz` (`started_at (+09:00)`: `2024-01-01 08:10:00`).
+struct CSVWriter: IncidentWriter {
+    private var out: OutputBuffer
+    let columns: [IncidentOutput.Column<ListedIncident>]
+    /// Non-nil for `csv-excel`: the zone of the local-time columns.
+    let spreadsheetZone: DisplayZone?
+    private var started = false
+
+    init(_ out: OutputBuffer, withDistance: Bool, spreadsheetZone: DisplayZone?) {
+        self.out = out
+        columns = IncidentOutput.listColumns(withDistance: withDistance)
+        self.spreadsheetZone = spreadsheetZone
+    }
+
+    /// The characters that make a spreadsheet read a cell as a formula (OWASP).
+    static let formulaStarts: Set<UInt8> = [UInt8(ascii: "="), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "@"), 0x09, 0x0D]
+
+    private mutating func header() throws {
+        started = true
+        if spreadsheetZone != nil { try out.write("\u{FEFF}") }
+        let placeholder = ListedIncident(StoredIncident.placeholder, query: IncidentQuery(now: UTCInstant(secondsSince1970: 0)))
+        for (index, column) in columns.enumerated() {
+            if index > 0 { out.write(ascii: ",") }
+            try out.writeCSVField(column.name)
+            if let zone = spreadsheetZone, case .instant = column.value(placeholder) {
+                out.write(ascii: ",")
+                try out.writeCSVField("\(column.name) (\(zone.label))")
+            }
+        }
+        try out.write("\r\n")
+    }
+
+    mutating func write(_ row: ListedIncident) throws {
+        if !started { try header() }
+        for (index, column) in columns.enumerated() {
+            if index > 0 { out.write(ascii: ",") }
+            switch column.value(row) {
+            case .text(let text?):
+                let guarded = spreadsheetZone != nil && text.utf8.first.map(Self.formulaStarts.contains) == true
+                try out.writeCSVField(guarded ? "'" + text : text)
+            case .instant(let instant):
+                if let instant { out.writeRFC3339(instant) }
+                if let zone = spreadsheetZone {
+                    out.write(ascii: ",")
+                    if let instant { out.writeRFC3339(zone.local(instant), wallClock: true) }
+                }
+            case let value:
+                try out.writeCSVField(value.plain)
+            }
+        }
+        out.write(ascii: "\r")
+        try out.write("\n")
+    }
+
+    mutating func finish() throws {
+        if !started { try header() }
+        try out.flush()
+    }
+}
+
+/// A GeoJSON FeatureCollection (RFC 7946), one Feature per line, written as rows come. The
+/// geometry is the incident's own (a LineString of a work zone, …) when it has one, else a
+/// Point at its position in `[longitude, latitude]` order, WGS84; an incident without a
+/// position gets a null geometry, as §3.2 allows. The properties are the fields of `json`
+/// without the coordinates.
+struct GeoJSONWriter: IncidentWriter {
+    private var out: OutputBuffer
+    let properties: [IncidentOutput.Column<ListedIncident>]
+    private var count = 0
+
+    init(_ out: OutputBuffer, withDistance: Bool) {
+        self.out = out
+        properties = IncidentOutput.listColumns(withDistance: withDistance).filter {
+            !["latitude", "longitude", "geometry"].contains($0.name)
         }
     }
 
-    /// RFC 4180: a header row, CRLF line ends, a field quoted (quotes doubled) when it holds a
-    /// comma, a quote, CR or LF.
-    static func csv(_ incidents: [StoredIncident]) -> String {
-        func cell(_ text: String) -> String {
-            text.contains(where: { $0 == "," || $0 == "\"" || $0 == "\r" || $0 == "\n" || $0 == "\r\n" })
-                ? "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\"" : text
-        }
-        let header = fields(StoredIncident.placeholder).map { cell($0.0) }.joined(separator: ",")
-        return ([header] + incidents.map { fields($0).map { cell($0.1.plain) }.joined(separator: ",") })
-            .map { $0 + "\r\n" }.joined()
+    /// The RFC 7946 geometry object of an incident, or `null`.
+    static func geometry(_ incident: Incident) -> String {
+        if let geometry = incident.geometry { return geometry.geoJSON }
+        return incident.coordinate.map { "{\"type\": \"Point\", \"coordinates\": [\($0.longitude), \($0.latitude)]}" } ?? "null"
     }
 
-    /// A GeoJSON FeatureCollection (RFC 7946) of Points in `[longitude, latitude]` order, WGS84;
-    /// an incident without a position gets a null geometry, as §3.2 allows.
-    static func geoJSON(_ incidents: [StoredIncident]) -> String {
-        let features = incidents.map { stored -> String in
-            let geometry = stored.incident.coordinate.map {
-                "{\"type\": \"Point\", \"coordinates\": [\($0.longitude), \($0.latitude)]}"
-            } ?? "null"
-            let properties = fields(stored).filter { $0.0 != "latitude" && $0.0 != "longitude" }
-            return "{\"type\": \"Feature\", \"id\": \(stored.id), \"geometry\": \(geometry), \"properties\": \(object(properties))}"
+    mutating func write(_ row: ListedIncident) throws {
+        if count == 0 { try out.write("{\"type\": \"FeatureCollection\", \"features\": [\n") }
+        try out.write((count == 0 ? "  " : ",\n  ") + "{\"type\": \"Feature\", \"id\": \(row.stored.id), \"geometry\": "
+                      + Self.geometry(row.stored.incident) + ", \"properties\": {")
+        for (index, column) in properties.enumerated() {
+            try IncidentOutput.writeMember(column.name, column.value(row), first: index == 0, to: &out)
         }
-        return "{\"type\": \"FeatureCollection\", \"features\": [\n" + features.map { "  " + $0 }.joined(separator: ",\n") + "\n]}\n"
+        try out.write("}}")
+        count += 1
     }
 
-    static func table(_ incidents: [StoredIncident], width: Int, zone: DisplayZone) -> String {
-        var rows = [["ID", "SOURCE", "CATEGORY", "STARTED (\(zone.label))", "ROAD", "LOCATION",
-                     "RESTRICTION", "DESCRIPTION"]]
-        for stored in incidents {
-            let i = stored.incident
-            rows.append([
-                String(stored.id), i.source, i.category.rawValue, i.startedAt.map(zone.shortTime) ?? "-",
-                i.road ?? "-", i.location ?? i.direction ?? "-", i.restriction ?? "-", i.description ?? "-",
-            ])
-        }
+    mutating func finish() throws {
+        try out.write(count == 0 ? "{\"type\": \"FeatureCollection\", \"features\": [\n\n]}\n" : "\n]}\n")
+        try out.flush()
+    }
+}
+
+/// The aligned table for people (``StreamingTable``): ID, DISTANCE (with `--near`), STATUS,
+/// SOURCE, CATEGORY, STARTED in `--tz`, ROAD, LOCATION (the section, or the direction when
+/// that is all the provider gives), RESTRICTION, DESCRIPTION.
+struct TableWriter: IncidentWriter {
+    private var table: StreamingTable
+    let settings: IncidentOutput.Settings
+
+    init(_ out: OutputBuffer, _ settings: IncidentOutput.Settings) {
+        self.settings = settings
+        let header = ["ID"] + (settings.withDistance ? ["DISTANCE"] : []) + ["STATUS", "SOURCE", "CATEGORY",
+                      "STARTED (\(settings.zone.label))", "ROAD", "LOCATION", "RESTRICTION", "DESCRIPTION"]
+        func column(_ name: String) -> Int { header.firstIndex(of: name) ?? 0 }
         // Description and location are cut first; on a narrow terminal, location, restriction,
         // source and category are left out.
-        return TextTable.render(rows, maxWidth: width, flexible: [7, 5], droppable: [5, 6, 1, 2])
+        table = StreamingTable(header: header, maxWidth: settings.width, flexible: ["DESCRIPTION", "LOCATION"].map(column),
+                               droppable: ["LOCATION", "RESTRICTION", "SOURCE", "CATEGORY"].map(column),
+                               uncut: Set(["ID", "DISTANCE"].compactMap { header.firstIndex(of: $0) }), out: out)
+    }
+
+    mutating func write(_ row: ListedIncident) throws {
+        let i = row.stored.incident
+        var cells = [String(row.stored.id)]
+        if settings.withDistance { cells.append(row.distanceMeters.map(IncidentOutput.distanceText) ?? "-") }
+        cells += [row.status.rawValue, i.source, i.category.rawValue, i.startedAt.map(settings.zone.shortTime) ?? "-",
+                  i.road ?? "-", i.location ?? i.direction ?? "-", i.restriction ?? "-", i.description ?? "-"]
+        try table.add(cells)
+    }
+
+    mutating func finish() throws {
+        try table.finish()
     }
 }
 

@@ -1,12 +1,11 @@
 import Foundation
 import IncidentCore
+import IncidentFeeds
 
 /// `incidents`: query the incidents `incident-scheduler` stored. Never changes them (the only
 /// write is bringing the derived search index up to date for `--search`). Each subcommand is
 /// its own file; this one holds the root and what they share.
 public enum QueryTool {
-    public static let version = SchedulerTool.version
-
     public static func command(_ context: Context) -> Command {
         Command(
             name: "incidents",
@@ -17,7 +16,7 @@ public enum QueryTool {
             read in --tz, or a duration ago (90s, 15m, 2h, 7d). Times are shown in --tz (default UTC).
             """,
             subcommands: [ListCommand.command(context), ShowCommand.command(context), StatsCommand.command(context),
-                          RunsCommand.command(context)])
+                          MapCommand.command(context), RunsCommand.command(context)])
     }
 
     /// `--database` and `--config` (whose `database` is used), as for the scheduler.
@@ -63,6 +62,7 @@ public enum QueryTool {
         query.startedUntil = try instant(until)
         query.seenSince = try instant(seenSince)
         query.roadContains = try arguments.value(road)
+        query.roadReference = query.roadContains.flatMap(KoreanRoads.canonical(query:))
         query.boundingBox = try arguments.value(bbox)
         query.near = try arguments.value(near)
         if let radius = try arguments.value(radius) {
@@ -75,7 +75,7 @@ public enum QueryTool {
 
     /// Opens the store for reading and runs `body` with it. A store error is a
     /// ``DatabaseFailure`` naming the database (exit 1); a query the store cannot run as given
-    /// stays a ``QueryError`` (exit 64).
+    /// stays a ``QueryError`` (exit 64), and an output file that cannot be written an ``OutputFailure``.
     /// - Throws: ``StoreMissing`` when the database does not exist (exit 66).
     static func reading<Result>(_ arguments: ParsedArguments, _ context: Context,
                                 _ body: (any IncidentReader) throws -> Result) throws -> Result {
@@ -85,6 +85,8 @@ public enum QueryTool {
         } catch let error as StoreMissing {
             throw error
         } catch let error as QueryError {
+            throw error
+        } catch let error as OutputFailure {
             throw error
         } catch {
             throw DatabaseFailure(database: path, cause: error)

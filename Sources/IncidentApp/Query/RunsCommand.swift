@@ -20,7 +20,7 @@ enum RunsCommand {
             --format json adds the file's path, when the response was observed, duplicates, warnings and
             the host that ran the poll.
             """,
-            options: QueryTool.databaseOptions + [source, failuresFirst, limit, format, CommonOptions.timeZone],
+            options: QueryTool.databaseOptions + [source, failuresFirst, limit, format, CommonOptions.timeZone, CommonOptions.wide],
             run: { arguments in try run(arguments, context) })
     }
 
@@ -46,8 +46,10 @@ enum RunsCommand {
                          String(c.cleared), String(c.rejected),
                          ([run.error].compactMap { $0 } + run.warnings).joined(separator: "; ").nonEmptyTrimmed ?? "-"])
         }
-        // DETAIL and ORIGIN are cut first; on a narrow terminal SECONDS is left out.
-        context.output(TextTable.render(rows, maxWidth: Terminal.width(context.environment), flexible: [11, 5], droppable: [3]))
+        // DETAIL is cut first; on a narrow terminal SECONDS, ORIGIN, REJECTED, CLEARED, CHANGED, NEW and FETCHED are
+        // left out in that order, so that the times and statuses are never cut.
+        context.output(TextTable.render(rows, maxWidth: Terminal.width(context.environment, wide: arguments[CommonOptions.wide]),
+                                        flexible: [11], droppable: [3, 5, 10, 9, 8, 7, 6]))
     }
 
     /// `live`, or the replayed file's name (`--format json` has its path).

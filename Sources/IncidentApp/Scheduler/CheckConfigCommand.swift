@@ -10,31 +10,49 @@ enum CheckConfigCommand {
         Command(
             name: "check-config",
             abstract: "Validate the configuration and show each source as it will run (keys redacted).",
-            discussion: "Exit 0 when every source is valid and has its key; 78 otherwise, with the reason.",
-            options: [CommonOptions.config, CommonOptions.database],
+            discussion: """
+            Exit 0 when every source is valid and has the key its provider needs; 78 otherwise, naming each problem exactly as `run`
+            would (a key variable unset or empty, a key file missing, unreadable, empty, or holding more than one word).
+            """,
+            options: [CommonOptions.config, CommonOptions.database, CommonOptions.wide],
             run: { arguments in try run(arguments, context) })
     }
 
     static func run(_ arguments: ParsedArguments, _ context: Context) throws {
         let configuration = try SchedulerTool.loadConfiguration(arguments, context, requireKeys: false)
-        var rows = [["SOURCE", "PROVIDER", "URL", "KEY", "INTERVAL", "TIMEOUT", "RETRIES", "OPTIONS"]]
-        var missing: [String] = []
+        let problems = Dictionary(configuration.keyProblems.map { ($0.source, $0) }, uniquingKeysWith: { first, _ in first })
+        var rows = [["SOURCE", "KEY", "URL", "INTERVAL", "TIMEOUT", "RETRIES", "PROVIDER", "OPTIONS"]]
+        var routerProblems: [String] = []
         for source in configuration.sources {
-            let url = (try? ProviderRegistry.provider(named: source.provider)?.router(for: source).asURLRequest().url)
-                .flatMap { $0 }.map(Redaction.redact) ?? (source.baseURL.map(Redaction.redact) ?? "(provider default)")
-            if source.key == nil { missing.append(source.name) }
+            // The provider says what else a source needs (Open511 and WZDx: a baseURL).
+            var url = source.baseURL.map(Redaction.redact) ?? "(provider default)"
+            do {
+                if let built = try ProviderRegistry.provider(named: source.provider)?.router(for: source).asURLRequest().url {
+                    url = Redaction.redact(built)
+                }
+            } catch let error as FeedError where error.kind == .missingKey && problems[source.name] != nil {
+                // Named with the exact reason in keyProblems.
+            } catch {
+                routerProblems.append(String(describing: error))
+            }
+            let key = problems[source.name].map { $0.kind.rawValue.uppercased() } ?? (source.key == nil ? "none" : "set (REDACTED)")
             let options = ProviderRegistry.describeOptions(of: source)
-            rows.append([source.name, source.provider, url, source.key == nil ? "MISSING" : "set (REDACTED)",
+            rows.append([source.name, key, url,
                          ValueParsers.durationText(source.intervalSeconds), "\(Int(source.requestTimeoutSeconds))s",
-                         String(source.retryPolicy.maxRetries), options.isEmpty ? "-" : options.joined(separator: " ")])
+                         String(source.retryPolicy.maxRetries), source.provider, options.isEmpty ? "-" : options.joined(separator: " ")])
         }
-        context.output(TextTable.render(rows, maxWidth: Terminal.width(context.environment), flexible: [2, 7]))
+        // On a narrow terminal OPTIONS is cut, then OPTIONS, PROVIDER, RETRIES, TIMEOUT and INTERVAL are left out
+        // before the URL is cut; SOURCE and KEY are never cut.
+        context.output(TextTable.render(rows, maxWidth: Terminal.width(context.environment, wide: arguments[CommonOptions.wide]),
+                                        flexible: [7], droppable: [7, 6, 5, 4, 3]))
         context.output("database: \(try context.databasePath(arguments, configured: configuration.database))\n")
         context.output("deadline: \(ValueParsers.durationText(configuration.deadlineSeconds)); retention: "
                        + (configuration.retentionSeconds.map(ValueParsers.durationText) ?? "keep everything")
                        + "; concurrency: \(configuration.concurrency)\n")
-        guard missing.isEmpty else {
-            throw ConfigurationError("no API key for \(missing.joined(separator: ", ")): set the keyEnv variable or keyFile")
+        guard configuration.keyProblems.isEmpty else {
+            // The very messages `run` stops with, one per source.
+            throw ConfigurationError(configuration.keyProblems.map(\.error.message).joined(separator: "; "))
         }
+        guard routerProblems.isEmpty else { throw ConfigurationError(routerProblems.joined(separator: "; ")) }
     }
 }

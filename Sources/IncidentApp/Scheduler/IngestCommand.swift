@@ -38,11 +38,11 @@ enum IngestCommand {
         let givenObservedAt = try arguments.value(asOf) { try ValueParsers.instant($0, now: context.clock.now(), zone: zone) }
         let configuration = try arguments.value(CommonOptions.config) == nil ? nil
             : try SchedulerTool.loadConfiguration(arguments, context, requireKeys: false)
-        let provider: String
+        let definition: SourceDefinition
         if let configured = configuration?.sources.first(where: { $0.name == sourceName }) {
-            provider = configured.provider
+            definition = configured  // its options (a time zone, …) apply to the file too
         } else if ProviderRegistry.provider(named: sourceName) != nil {
-            provider = sourceName
+            definition = SourceDefinition(name: sourceName, provider: sourceName)
         } else {
             let configured = configuration?.sources.map(\.name) ?? []
             throw UsageError("--source: '\(sourceName)' is neither a configured source\(configured.isEmpty ? "" : " (\(configured.joined(separator: ", ")))") nor a provider (\(ProviderRegistry.names.joined(separator: ", ")))")
@@ -56,7 +56,7 @@ enum IngestCommand {
         let dryRun = arguments[dryRun]
         let path = try context.databasePath(arguments, configured: configuration?.database)
         try await SchedulerTool.withStore(path: path, context: context) { store in
-            let feed = try ProviderRegistry.fileFeed(source: sourceName, provider: provider, file: URL(fileURLWithPath: filePath),
+            let feed = try ProviderRegistry.fileFeed(definition: definition, file: URL(fileURLWithPath: filePath),
                                                      complete: arguments[complete])
             let cause = FirstError()
             let describe = ErrorText.describer(origin: feed.origin)
@@ -64,8 +64,10 @@ enum IngestCommand {
                 cause.keep(error)
                 return describe(error)
             })
+            let began = ContinuousClock.now
             let run = await ingest(feed, observedAt: observedAt, dryRun: dryRun)
-            SchedulerService.logRun(run, provider: provider, dryRun: dryRun, logger: logger)
+            SchedulerService.logRun(run, provider: definition.provider, dryRun: dryRun, seconds: (ContinuousClock.now - began).seconds,
+                                    logger: logger)
             switch run.status {
             case .succeeded, .incomplete: return
             case .cancelled: throw IngestFailed(run: run, cause: CancellationError())

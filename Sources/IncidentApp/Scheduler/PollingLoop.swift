@@ -43,6 +43,7 @@ struct PollingLoop: Sendable {
                 ])
             }
             counters.sources.withLock { $0 = running.count }
+            service.configure(sources)
         }
 
         apply(initial.sources)
@@ -51,7 +52,7 @@ struct PollingLoop: Sendable {
             while (try? await service.timing.sleep(Double(heartbeatSeconds))) != nil {
                 logger.log(.info, "scheduler.heartbeat", [
                     "sources": counters.sources.withLock { $0 }, "polls": counters.polls.withLock { $0 },
-                    "uptime_s": Int64(service.timing.now() - started),
+                    "uptime_s": service.timing.now() - started,
                 ])
             }
         }
@@ -61,6 +62,8 @@ struct PollingLoop: Sendable {
                 let configuration = try reload()
                 logger.log(.info, "config.reloaded", ["sources": configuration.sources.count])
                 apply(configuration.sources)
+                // Sources removed from the configuration leave the metrics file now.
+                service.writeMetrics()
             } catch {
                 logger.log(.error, "config.reload_failed", [
                     "error": ErrorText.describe(error), "detail": "kept the previous configuration",

@@ -27,7 +27,8 @@ enum PruneCommand {
             } catch {
                 throw DatabaseFailure(database: path, cause: error)
             }
-            context.output("deleted \(counts.incidents) incidents, \(counts.revisions) revisions and \(counts.runs) runs older than \(horizon.rfc3339)\n")
+            context.output("deleted \(Plural.count(counts.incidents, "incident")), \(Plural.count(counts.revisions, "revision")) and "
+                           + "\(Plural.count(counts.runs, "run")) older than \(horizon.rfc3339)\n")
         }
     }
 }

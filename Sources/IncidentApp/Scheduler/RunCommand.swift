@@ -8,7 +8,7 @@ enum RunCommand {
     static let deadline = ValueOption<Int64>(
         "deadline", placeholder: "duration",
         help: "--once: cancel what is still running after this long (the configuration's deadline).", default: "15m",
-        what: "a duration") { try ValueParsers.duration($0) }
+        what: "a duration") { try ValueParsers.duration($0, zero: "a run given no time would cancel every source before it starts") }
     static let concurrency = ValueOption<Int>(
         "concurrency", placeholder: "count",
         help: "Poll at most this many sources at a time (the configuration's concurrency).",
@@ -19,7 +19,7 @@ enum RunCommand {
         help: "After each run, write Prometheus metrics here (node_exporter textfile collector).")
     static let heartbeat = ValueOption<Int64>(
         "heartbeat", placeholder: "duration", help: "--loop: log a heartbeat this often.", default: "60s",
-        what: "a duration") { try ValueParsers.duration($0) }
+        what: "a duration") { try ValueParsers.duration($0, zero: "a heartbeat needs time between its lines") }
 
     static func command(_ context: Context) -> Command {
         Command(
@@ -39,7 +39,10 @@ enum RunCommand {
     }
 
     static func run(_ arguments: ParsedArguments, _ context: Context) async throws {
-        guard arguments[once] != arguments[loop] else {
+        if arguments[once] && arguments[loop] {
+            throw UsageError("--once and --loop are exclusive: give --once to poll each source once (cron, a timer) or --loop to keep polling (a service)")
+        }
+        guard arguments[once] || arguments[loop] else {
             throw UsageError("say how to run: --once (poll each source once, for cron) or --loop (keep polling)")
         }
         let logger = try arguments.logger(context)

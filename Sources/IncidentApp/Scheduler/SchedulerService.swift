@@ -11,6 +11,13 @@ import Synchronization
 /// every source at once and each waits for a free slot; a loop (`--loop`) gives each source its
 /// own task that takes a slot for each poll. A slow source therefore delays no other while
 /// slots are free.
+///
+/// Before each poll the scheduler claims the source's lease in the store (``SourceLeases``), so
+/// schedulers on several hosts sharing one database poll each source once per interval: a
+/// source that another scheduler is polling, or started polling less than 0.9 intervals ago,
+/// is left to it (logged `poll.left_to_other`, no run recorded). The lease lasts
+/// ``leaseSeconds`` and is renewed every third of that while the poll runs, so a scheduler that
+/// dies (kill -9, lost network) leaves its sources to the others within the lease time.
 struct SchedulerService: Sendable {
     let store: Stores.Writable
     let clock: UTCClock
@@ -25,6 +32,13 @@ struct SchedulerService: Sendable {
     /// Waiting between polls and for deadlines, injected by tests.
     let timing: PollTiming
     let permits: PollPermits
+    /// What the metrics file shows beyond the run log: the configured sources and the measured
+    /// duration of each one's last poll.
+    let metrics: MetricsState
+    /// This scheduler process in the store's leases.
+    let holder: LeaseHolder
+    /// How long a claimed lease lasts without renewal (seconds).
+    static let leaseSeconds: Int64 = 60
 
     init(store: Stores.Writable, clock: UTCClock, host: String? = nil, logger: Logger, dryRun: Bool = false, metricsFile: String? = nil,
          concurrency: Int, timing: PollTiming = .live, makeClient: (@Sendable (SourceDefinition) -> any HTTPClient)? = nil) {
@@ -36,10 +50,13 @@ struct SchedulerService: Sendable {
         self.metricsFile = metricsFile
         self.timing = timing
         self.permits = PollPermits(concurrency)
+        self.metrics = MetricsState()
+        self.holder = LeaseHolder(host: host ?? ProcessInfo.processInfo.hostName, pid: getpid())
         self.makeClient = makeClient ?? { source in
             URLSessionHTTPClient(configuration: NetworkConfiguration(requestTimeout: source.requestTimeoutSeconds,
                                                                      attemptTimeout: source.attemptTimeoutSeconds,
-                                                                     retryPolicy: source.retryPolicy),
+                                                                     retryPolicy: source.retryPolicy,
+                                                                     userAgent: BuildInfo.userAgent),
                                  onEvent: { Self.logHTTPEvent($0, logger: logger) })
         }
     }
@@ -48,8 +65,24 @@ struct SchedulerService: Sendable {
         IngestIncidents(store: store, clock: clock, host: host, describe: ErrorText.describer(origin: .live))
     }
 
-    /// Polls `source` once over HTTP, then logs the run.
-    func poll(_ source: SourceDefinition, client: any HTTPClient) async -> IngestRun {
+    /// Polls `source` once over HTTP when this scheduler gets its lease, then logs the run with
+    /// its duration (monotonic clock); nil when the source is left to another scheduler.
+    func poll(_ source: SourceDefinition, client: any HTTPClient) async -> IngestRun? {
+        guard claimLease(source) else { return nil }
+        let renewing = Task {
+            while (try? await Task.sleep(for: .seconds(Double(Self.leaseSeconds) / 3))) != nil {
+                _ = try? store.renew(source: source.name, holder: holder, now: clock.now(), leaseSeconds: Self.leaseSeconds)
+            }
+        }
+        defer {
+            renewing.cancel()
+            do {
+                try store.release(source: source.name, holder: holder)
+            } catch {
+                logger.log(.warning, "lease.release_failed", ["source": source.name, "detail": ErrorText.describe(error)])
+            }
+        }
+        let began = timing.now()
         let run: IngestRun
         do {
             run = await ingest(try ProviderRegistry.feed(for: source, client: client), dryRun: dryRun)
@@ -60,15 +93,41 @@ struct SchedulerService: Sendable {
             run = IngestRun(source: source.name, startedAt: now, finishedAt: now, status: .failed,
                             error: ErrorText.describe(error))
         }
-        Self.logRun(run, provider: source.provider, dryRun: dryRun, logger: logger)
+        let seconds = timing.now() - began
+        metrics.durations.withLock { $0[run.source] = seconds }
+        Self.logRun(run, provider: source.provider, dryRun: dryRun, seconds: seconds, logger: logger)
         return run
+    }
+
+    /// Claims the lease of `source` for this scheduler: true when it may poll. A claim refused
+    /// because another scheduler polls the source, or started it less than 0.9 intervals ago,
+    /// is logged at info. When the store cannot answer, the poll goes ahead: it meets the same
+    /// store failure and is recorded as failed, which is what an operator needs to see.
+    func claimLease(_ source: SourceDefinition) -> Bool {
+        let now = clock.now()
+        let claim: LeaseClaim
+        do {
+            claim = try store.claim(source: source.name, holder: holder, now: now, leaseSeconds: Self.leaseSeconds,
+                                    notStartedAfter: UTCInstant(secondsSince1970: now.secondsSince1970 - source.intervalSeconds * 9 / 10))
+        } catch {
+            return true
+        }
+        switch claim {
+        case .claimed: return true
+        case .held(let lease), .recentlyStarted(let lease):
+            logger.log(.info, "poll.left_to_other", [
+                "source": source.name, "holder": lease.holder.description, "started_at": lease.lastStartedAt.rfc3339,
+                "detail": "another scheduler sharing this database polls this source now or polled it less than 0.9 intervals ago",
+            ])
+            return false
+        }
     }
 
     // MARK: One round (run --once)
 
     /// How a round ended.
     struct Round: Sendable {
-        /// One run per source, in the order of the sources.
+        /// One run per source polled (a source left to another scheduler has none), in the order of the sources.
         var runs: [IngestRun]
         var deadlineExceeded: Bool
         /// A signal cancelled the round.
@@ -90,9 +149,10 @@ struct SchedulerService: Sendable {
     /// (recorded as cancelled; nothing of them stored) and the sources not yet started are
     /// recorded as skipped, with the reason.
     func pollRound(_ sources: [SourceDefinition], deadlineSeconds: Int64) async -> Round {
+        configure(sources)
         let deadline = Deadline()
         let work = Task { () -> [IngestRun] in
-            await withTaskGroup(of: (Int, IngestRun).self) { group in
+            await withTaskGroup(of: (Int, IngestRun?).self) { group in
                 for (index, source) in sources.enumerated() {
                     group.addTask {
                         (index, await pollWhenFree(source, deadlineSeconds: deadlineSeconds, deadline: deadline))
@@ -124,7 +184,7 @@ struct SchedulerService: Sendable {
 
     /// Waits for a free slot, then polls `source`; a source whose turn never came is recorded
     /// as skipped with the reason.
-    private func pollWhenFree(_ source: SourceDefinition, deadlineSeconds: Int64, deadline: Deadline) async -> IngestRun {
+    private func pollWhenFree(_ source: SourceDefinition, deadlineSeconds: Int64, deadline: Deadline) async -> IngestRun? {
         do {
             try await permits.acquire()
             // A slot freed by a poll that the deadline or a signal cancelled may be handed on
@@ -138,7 +198,8 @@ struct SchedulerService: Sendable {
                 ? "not polled: the run's deadline (\(ValueParsers.durationText(deadlineSeconds))) passed before its turn"
                 : "not polled: the run was stopped by a signal before its turn"
             let run = ingest.skip(source: source.name, reason: reason, dryRun: dryRun)
-            Self.logRun(run, provider: source.provider, dryRun: dryRun, logger: logger)
+            // Never started: it took no time (and it is no poll for the metrics' durations).
+            Self.logRun(run, provider: source.provider, dryRun: dryRun, seconds: 0, logger: logger)
             return run
         }
         let run = await poll(source, client: makeClient(source))
@@ -169,11 +230,19 @@ struct SchedulerService: Sendable {
 
     // MARK: After polls
 
+    /// The sources of the configuration in force: the metrics file shows these, and only these.
+    func configure(_ sources: [SourceDefinition]) {
+        metrics.sources.withLock { $0 = sources.map(\.name) }
+    }
+
     /// Writes the metrics file, when one was asked for; a failure is logged, not fatal.
     func writeMetrics() {
         guard let metricsFile else { return }
         do {
-            try Metrics.write(store, to: metricsFile)
+            let (sources, durations) = (metrics.sources.withLock { $0 }, metrics.durations.withLock { $0 })
+            let text = Metrics.render(sources: sources, summaries: try store.sourceSummaries(),
+                                      activeIncidents: try store.activeIncidentCounts(at: clock.now()), durations: durations)
+            try Metrics.write(text, to: metricsFile)
         } catch {
             logger.log(.error, "metrics.failed", ["file": metricsFile, "error": ErrorText.describe(error)])
         }
@@ -196,9 +265,9 @@ struct SchedulerService: Sendable {
 
     // MARK: Log lines
 
-    /// One line per run: its counts when it stored records, its error otherwise.
-    static func logRun(_ run: IngestRun, provider: String, dryRun: Bool, logger: Logger) {
-        let duration = run.finishedAt.secondsSince1970 - run.startedAt.secondsSince1970
+    /// One line per run: its counts when it stored records, its error otherwise; `seconds` is
+    /// how long it took (fractional, from a monotonic clock).
+    static func logRun(_ run: IngestRun, provider: String, dryRun: Bool, seconds: Double, logger: Logger) {
         switch run.status {
         case .succeeded, .incomplete:
             logger.log(run.status == .succeeded ? .info : .warning, dryRun ? "ingest.dry_run" : "ingest.\(run.status == .succeeded ? "finished" : "incomplete")", [
@@ -206,13 +275,13 @@ struct SchedulerService: Sendable {
                 "fetched": run.counts.fetched, "inserted": run.counts.inserted, "updated": run.counts.updated,
                 "unchanged": run.counts.unchanged, "reopened": run.counts.reopened, "cleared": run.counts.cleared,
                 "rejected": run.counts.rejected, "duplicates": run.counts.duplicates,
-                "duration_s": duration, "warnings": run.warnings.isEmpty ? nil : run.warnings.joined(separator: "; "),
+                "duration_s": seconds, "warnings": run.warnings.isEmpty ? nil : run.warnings.joined(separator: "; "),
                 "note": dryRun ? "dry run: nothing was written" : nil,
             ])
         case .failed, .cancelled, .skipped:
             logger.log(run.status == .skipped ? .warning : .error, "ingest.\(run.status.rawValue)", [
                 "source": run.source, "provider": provider, "status": run.status.rawValue,
-                "duration_s": duration, "resumes_at": run.resumesAt?.rfc3339, "error": run.error,
+                "duration_s": seconds, "resumes_at": run.resumesAt?.rfc3339, "error": run.error,
             ])
         }
     }
@@ -223,7 +292,7 @@ struct SchedulerService: Sendable {
         let clean = event.decision == .done && event.attempt == 1 && (200...299).contains(event.statusCode ?? 0)
         logger.log(clean ? .debug : .warning, "http.attempt", [
             "source": event.label, "method": event.method.rawValue, "url": event.redactedURL,
-            "status": event.statusCode, "bytes": event.bytes, "duration_ms": event.durationMilliseconds,
+            "status": event.statusCode, "bytes": event.bytes, "duration_s": Double(event.durationMilliseconds) / 1000,
             "attempt": event.attempt, "decision": event.decision, "error": event.errorSummary,
         ])
     }
@@ -303,4 +372,12 @@ actor PollPermits {
         guard let index = waiters.firstIndex(where: { $0.id == id }) else { return }
         waiters.remove(at: index).continuation.resume(throwing: CancellationError())
     }
+}
+
+/// What the metrics file needs beyond the run log, shared by the polls of one process.
+final class MetricsState: Sendable {
+    /// The configured source names, in configuration order.
+    let sources = Mutex<[String]>([])
+    /// Seconds the last poll of each source took in this process (monotonic clock).
+    let durations = Mutex<[String: Double]>([:])
 }

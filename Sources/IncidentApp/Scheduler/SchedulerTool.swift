@@ -9,8 +9,6 @@ import IncidentCore
 /// and throwing typed errors. Those parallel declarations are the pattern a new subcommand
 /// copies, not repeated logic.
 public enum SchedulerTool {
-    public static let version = "0.1.0"
-
     public static func command(_ context: Context) -> Command {
         Command(
             name: "incident-scheduler",
@@ -20,7 +18,8 @@ public enum SchedulerTool {
             one line per event; results go to stdout. Exit statuses are listed in README.md.
             """,
             subcommands: [RunCommand.command(context), IngestCommand.command(context), SourcesCommand.command(context),
-                          CheckConfigCommand.command(context), MigrateCommand.command(context), PruneCommand.command(context)])
+                          StatusCommand.command(context), CheckConfigCommand.command(context), MigrateCommand.command(context),
+                          PruneCommand.command(context)])
     }
 
     /// `--config FILE`, or the GITS source of `$GITS_SERVICE_KEY` without it.
@@ -33,31 +32,33 @@ public enum SchedulerTool {
         return try Configuration.fromEnvironment(context.environment, requireKeys: requireKeys)
     }
 
-    /// Takes the database's scheduling lock, opens (creating and migrating when needed) the
-    /// store, and runs `body` with it; the lock is released when `body` returns or throws.
+    /// Takes the scheduling lock of an SQLite database, opens (creating and migrating when
+    /// needed) the store, and runs `body` with it; the lock is released when `body` returns or
+    /// throws. A PostgreSQL store has no such lock: schedulers on several hosts share it, one
+    /// poll per source at a time through the store's source leases.
+    ///
+    /// Known limit (issue 14, point 3): with SQLite, `run --loop` holds this whole-database
+    /// lock while it sleeps between polls, so `prune` or `ingest` exit 75 until the service stops.
     /// - Throws: ``SchedulerLocked`` when another scheduler holds the lock (exit 75);
     ///   ``DatabaseFailure`` when the database or its lock cannot be opened (exit 1); what
     ///   `body` throws.
     static func withStore<Result>(path: String, context: Context,
                                   _ body: (Stores.Writable) async throws -> Result) async throws -> Result {
-        do {
-            try createParentDirectory(of: path)
-        } catch {
-            throw DatabaseFailure(database: path, cause: error)
-        }
-        let locks = Stores.schedulingLocks(path)
-        let lock: any HeldLock
-        do {
-            guard let taken = try locks.tryLock("scheduler") else {
-                throw SchedulerLocked(database: path, holder: locks.holder(of: "scheduler"))
+        var lock: (any HeldLock)?
+        if let locks = Stores.schedulingLocks(path) {
+            do {
+                try createParentDirectory(of: path)
+                guard let taken = try locks.tryLock("scheduler") else {
+                    throw SchedulerLocked(database: path, holder: locks.holder(of: "scheduler"))
+                }
+                lock = taken
+            } catch let error as SchedulerLocked {
+                throw error
+            } catch {
+                throw DatabaseFailure(database: path, cause: error)
             }
-            lock = taken
-        } catch let error as SchedulerLocked {
-            throw error
-        } catch {
-            throw DatabaseFailure(database: path, cause: error)
         }
-        defer { lock.release() }
+        defer { lock?.release() }
         let store: Stores.Writable
         do {
             store = try Stores.openForWriting(path, clock: context.clock)

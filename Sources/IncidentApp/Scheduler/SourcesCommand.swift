@@ -12,7 +12,7 @@ enum SourcesCommand {
         Command(
             name: "sources",
             abstract: "List the configured sources, their last run and quota state (keys are never shown).",
-            options: [CommonOptions.config, CommonOptions.database, clearQuota],
+            options: [CommonOptions.config, CommonOptions.database, clearQuota, CommonOptions.wide],
             run: { arguments in try run(arguments, context) })
     }
 
@@ -45,18 +45,20 @@ enum SourcesCommand {
             }
         }
         let now = context.clock.now()
-        var rows: [[String]] = [["SOURCE", "PROVIDER", "INTERVAL", "KEY", "BASE URL", "LAST RUN", "STATUS", "FETCHED", "QUOTA"]]
+        var rows: [[String]] = [["SOURCE", "LAST RUN", "STATUS", "PAUSED UNTIL", "INTERVAL", "FETCHED", "KEY", "PROVIDER", "BASE URL"]]
         for source in configuration.sources {
             let run = summaries[source.name]?.lastRun
-            let quota = summaries[source.name]?.quotaExhaustedUntil.flatMap { $0 > now ? "exhausted until \($0.rfc3339)" : nil } ?? "ok"
             rows.append([
-                source.name, source.provider, ValueParsers.durationText(source.intervalSeconds),
-                source.key == nil ? "missing" : "set",
+                source.name, run?.finishedAt.rfc3339 ?? "never", run?.status.rawValue ?? "-",
+                summaries[source.name]?.quotaExhaustedUntil.flatMap { $0 > now ? $0.rfc3339 : nil } ?? "-",
+                ValueParsers.durationText(source.intervalSeconds), run.map { String($0.counts.fetched) } ?? "-",
+                source.key == nil ? "missing" : "set", source.provider,
                 source.baseURL.map { Redaction.redact($0.absoluteString) } ?? "(provider default)",
-                run?.finishedAt.rfc3339 ?? "never", run?.status.rawValue ?? "-", run.map { String($0.counts.fetched) } ?? "-",
-                quota,
             ])
         }
-        context.output(TextTable.render(rows, maxWidth: Terminal.width(context.environment), flexible: [4]))
+        // The times and statuses are never cut: BASE URL is cut, then left out, then PROVIDER,
+        // KEY, FETCHED and INTERVAL.
+        context.output(TextTable.render(rows, maxWidth: Terminal.width(context.environment, wide: arguments[CommonOptions.wide]),
+                                        flexible: [8], droppable: [8, 7, 6, 5, 4]))
     }
 }

@@ -19,6 +19,11 @@ public protocol FeedProvider: Sendable {
     /// values are hidden in any text, even before the first request is built.
     static var keyParameterNames: [String] { get }
 
+    /// Whether every source of this provider needs a key (the configuration refuses one
+    /// without). False when the server decides: Open511's DriveBC needs none, 511.org one.
+    /// Default: true.
+    static var requiresKey: Bool { get }
+
     /// The request for one poll of `source`, built from its key and options.
     /// - Throws: ``FeedError`` `missingKey` when the source has no key.
     static func router(for source: SourceDefinition) throws -> any Router
@@ -33,6 +38,12 @@ public protocol FeedProvider: Sendable {
     /// - Throws: ``FeedError`` (provider error envelope, gateway error, unexpected or malformed
     ///   body), or what `body` throws.
     static func read(file: URL, contentType: String?, source: String, _ body: (FeedRecord) throws -> Void) throws -> ResponseVerdict
+
+    /// Reads a response body of `source`, for providers whose reading depends on the source's
+    /// options (a time zone for local times). Default: ``read(file:contentType:source:_:)``
+    /// with the source's name.
+    static func read(file: URL, contentType: String?, definition source: SourceDefinition,
+                     _ body: (FeedRecord) throws -> Void) throws -> ResponseVerdict
 
     /// Turns a network error into this provider's typed error where the body says more (e.g.
     /// HTTP 401 carrying an "invalid key" result code). Default: ``classifyQuota(_:provider:)``.
@@ -50,19 +61,26 @@ extension FeedProvider {
 
     public static func nextPage(after file: URL, contentType: String?, requestURL: URL) throws -> URL? { nil }
 
+    public static var requiresKey: Bool { true }
+
+    public static func read(file: URL, contentType: String?, definition source: SourceDefinition,
+                            _ body: (FeedRecord) throws -> Void) throws -> ResponseVerdict {
+        try read(file: file, contentType: contentType, source: source.name, body)
+    }
+
     /// HTTP 429 still answered after the retries is an exhausted quota (RFC 6585 §4): a typed
     /// `quotaExceeded` carrying the server's `Retry-After`. Other errors are returned unchanged.
     static func classifyQuota(_ error: NetworkError, provider: String) -> any Error {
         guard error.statusCode == 429 else { return error }
         return FeedError(.quotaExceeded, provider: provider, code: "HTTP 429",
-                         message: "the API kept answering HTTP 429 Too Many Requests after \(error.attempts) attempts: the request quota is used up",
+                         message: "the API answered HTTP 429 Too Many Requests after \(Plural.count(error.attempts, "attempt")): the request quota is used up",
                          retryAfterSeconds: error.retryAfterSeconds)
     }
 }
 
 /// The providers this build knows.
 public enum ProviderRegistry {
-    public static let all: [any FeedProvider.Type] = [GITSProvider.self, ITSProvider.self]
+    public static let all: [any FeedProvider.Type] = [GITSProvider.self, ITSProvider.self, DATEX2Provider.self, Open511Provider.self, WZDxProvider.self]
 
     public static var names: [String] { all.map { $0.name } }
 
@@ -96,10 +114,17 @@ public enum ProviderRegistry {
 
     /// A feed that replays a saved response file as one poll of `source`.
     public static func fileFeed(source: String, provider name: String, file: URL, complete: Bool = false) throws -> any IncidentFeed {
-        guard let provider = provider(named: name) else {
-            throw FeedError(.configuration, provider: name, message: "unknown provider '\(name)' (known: \(names.joined(separator: ", ")))")
+        try fileFeed(definition: SourceDefinition(name: source, provider: name), file: file, complete: complete)
+    }
+
+    /// A feed that replays a saved response file as one poll of a configured source, read with
+    /// the source's options (its time zone, …).
+    public static func fileFeed(definition: SourceDefinition, file: URL, complete: Bool = false) throws -> any IncidentFeed {
+        guard let provider = provider(named: definition.provider) else {
+            throw FeedError(.configuration, provider: definition.provider,
+                            message: "unknown provider '\(definition.provider)' (known: \(names.joined(separator: ", ")))")
         }
-        return FileFeed(source: source, provider: provider, file: file, complete: complete)
+        return FileFeed(definition: definition, provider: provider, file: file, complete: complete)
     }
 }
 
@@ -124,7 +149,9 @@ struct HTTPFeed: IncidentFeed {
         var requested: Set<String> = []
         do {
             while true {
-                let page = try await client.withResponse(for: router, label: definition.name) { response in
+                // Pages after the first are named in errors (`sf511 page 2: GET … failed: HTTP 500`).
+                let label = pages.isEmpty ? definition.name : "\(definition.name) page \(pages.count + 1)"
+                let page = try await client.withResponse(for: router, label: label) { response in
                     let requestURL = try router.asURLRequest().url ?? router.baseURL
                     let next = try provider.nextPage(after: response.fileURL, contentType: response.contentType, requestURL: requestURL)
                     let kept = TemporaryBodies.fileURL(in: response.fileURL.deletingLastPathComponent())
@@ -151,7 +178,7 @@ struct HTTPFeed: IncidentFeed {
         } catch let error as NetworkError {
             throw provider.classify(error)
         }
-        return try consume(ProviderStream(provider: provider, pages: pages, source: definition.name))
+        return try consume(ProviderStream(provider: provider, pages: pages, definition: definition))
     }
 }
 
@@ -181,11 +208,13 @@ enum RedirectOrigin {
 
 /// Replays a saved response as one poll (`incident-scheduler ingest --file`).
 struct FileFeed: IncidentFeed {
-    var source: String
+    /// The source the file is replayed as: its name and provider options.
+    var definition: SourceDefinition
     var provider: any FeedProvider.Type
     var file: URL
     /// The file is a complete answer of its time (`--complete`): it may clear.
     var complete: Bool
+    var source: String { definition.name }
     var origin: FeedOrigin { .file(path: file.path, complete: complete) }
 
     func poll<Result>(_ consume: (any IncidentStream) throws -> Result) async throws -> Result {
@@ -195,7 +224,10 @@ struct FileFeed: IncidentFeed {
             throw FeedError(.unreadableFile, provider: provider.name,
                             message: "cannot read \(file.path): no such file, a directory, or not readable")
         }
-        return try consume(ProviderStream(provider: provider, pages: [(file, nil)], source: source))
+        // A saved page of a paged answer is not the whole answer: it may not clear.
+        let linksOn = (try? provider.nextPage(after: file, contentType: nil, requestURL: file)) != nil
+        return try consume(ProviderStream(provider: provider, pages: [(file, nil)], definition: definition,
+                                          unreadPages: linksOn))
     }
 }
 
@@ -203,9 +235,17 @@ struct FileFeed: IncidentFeed {
 struct ProviderStream: IncidentStream {
     var provider: any FeedProvider.Type
     var pages: [(file: URL, contentType: String?)]
-    var source: String
+    var definition: SourceDefinition
+    /// The last page links to a next page that was not fetched (a saved page replayed).
+    var unreadPages = false
 
     func read(_ body: (FeedRecord) throws -> Void) throws -> ResponseVerdict {
-        .combining(try pages.map { try provider.read(file: $0.file, contentType: $0.contentType, source: source, body) })
+        var verdict = ResponseVerdict.combining(try pages.map {
+            try provider.read(file: $0.file, contentType: $0.contentType, definition: definition, body)
+        })
+        if unreadPages {
+            verdict.incompleteBecause.append("the response links to a next page that was not read (a saved page of a paged answer), so it does not list every active incident")
+        }
+        return verdict
     }
 }

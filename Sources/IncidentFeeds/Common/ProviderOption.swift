@@ -50,7 +50,8 @@ extension String: ProviderOptionValue {
         self = text
     }
     public var config: ConfigValue { .text(self) }
-    public var displayText: String { self }
+    /// The text; `""` for the empty text, so that it shows (in `check-config` and the README).
+    public var displayText: String { isEmpty ? "\"\"" : self }
 }
 
 extension Double: ProviderOptionValue {

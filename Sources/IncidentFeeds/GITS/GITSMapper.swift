@@ -5,7 +5,7 @@ import IncidentCore
 /// - `regSeq` → external id (required).
 /// - The bracketed kind at the start of `inciDesc` (`[차량고장]`) → category via
 ///   ``CategoryClassifier``; the bracket's text is kept as `providerCategory`. No bracket → `other`.
-/// - `inciPlace1` → road, `inciPlace2` → location, `restrictType` → restriction, `linkId` → link id.
+/// - `inciPlace1` → road (and its canonical name, ``KoreanRoads``), `inciPlace2` → location, `restrictType` → restriction, `linkId` → link id.
 /// - `coord_y`/`coord_x` → WGS84 latitude/longitude; both absent (or both 0, GITS's "unknown") → none.
 /// - Dates in Korea time (UTC+9; `yyyy-MM-dd HH:mm:ss` and the variants ``UTCInstant/init(local:layout:utcOffsetSeconds:)``
 ///   reads) → UTC.
@@ -22,7 +22,8 @@ public enum GITSMapper {
             return .incident(Incident(
                 source: source, externalID: id,
                 category: CategoryClassifier.category(of: label) ?? .other,
-                providerCategory: label, description: dto.inciDesc, road: dto.inciPlace1, location: dto.inciPlace2,
+                providerCategory: label, description: dto.inciDesc, road: dto.inciPlace1,
+                roadRef: KoreanRoads.canonical(name: dto.inciPlace1), location: dto.inciPlace2,
                 restriction: dto.restrictType,
                 coordinate: try WireValues.coordinate(x: dto.coord_x, y: dto.coord_y, names: ("coord_x", "coord_y")),
                 linkID: dto.linkId,

@@ -9,7 +9,8 @@ import IncidentCore
 ///   layout than `yyyyMMddHHmmss` is written in that layout in the id.
 /// - Category from `eventDetailType`, then `eventType` (``CategoryClassifier``); the provider's
 ///   text is kept as `eventType/eventDetailType` (or one of them when equal).
-/// - Road `roadName` (else `roadNo`), direction `roadDrcType`, restriction `lanesBlocked`
+/// - Road `roadName` (else `roadNo`), its canonical name from `type` and `roadNo` or the name
+///   (``KoreanRoads``: `경부선` on a 고속도로 with roadNo 1 is `고속국도1호선`), direction `roadDrcType`, restriction `lanesBlocked`
 ///   (else `lanesBlockType`), description `message`, WGS84 `coordY`/`coordX`.
 /// - City-road events pack their place into `message` as `종류::도로::시작::끝::차로::[태그] 본문`
 ///   while `roadName` and the lane fields stay empty (second-hand measurement: 108 of 122 Seoul
@@ -37,6 +38,7 @@ public enum ITSMapper {
                 category: CategoryClassifier.category(of: dto.eventDetailType) ?? CategoryClassifier.category(of: dto.eventType)
                     ?? CategoryClassifier.category(of: packed?.kind) ?? .other,
                 providerCategory: label ?? packed?.kind, description: dto.message, road: dto.roadName ?? packed?.road ?? dto.roadNo,
+                roadRef: KoreanRoads.canonical(name: dto.roadName ?? packed?.road, roadClass: dto.type, number: dto.roadNo),
                 location: packed?.section,
                 direction: dto.roadDrcType, restriction: dto.lanesBlocked ?? dto.lanesBlockType ?? packed?.lanes,
                 coordinate: coordinate, linkID: dto.linkId, startedAt: start,

@@ -1,4 +1,4 @@
--- 0006: per-source leases, so that several schedulers share the sources (issue 15).
+-- 0007: per-source leases, so that several schedulers share the sources (issue 15).
 -- Forward-only: never edit this file after it has landed.
 
 -- One row per source ever claimed. A scheduler claims a source's lease before polling it and

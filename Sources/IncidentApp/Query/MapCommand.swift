@@ -1,0 +1,116 @@
+import Foundation
+import IncidentCore
+
+/// `incidents map`: the incidents a `list` would show, on one self-contained HTML map (``MapPage``).
+enum MapCommand {
+    static let output = ValueOption<String>("output", short: "o", placeholder: "file.html",
+                                            help: "The HTML file to write (replaced if it exists; - for stdout).")
+    static let tiles = ValueOption<Tiles>(
+        "tiles", placeholder: "url", help: "Basemap tile URL template with {z}, {x}, {y}, or none for a plain background.",
+        default: "OpenStreetMap, \(MapPage.openStreetMapTiles)", what: "a tile URL (http or https, with {z}, {x} and {y}) or none"
+    ) { text in
+        if text == "none" { return .plain }
+        guard let url = URL(string: text.replacingOccurrences(of: "{", with: "%7B").replacingOccurrences(of: "}", with: "%7D")),
+              ["http", "https"].contains(url.scheme?.lowercased() ?? ""), url.host != nil,
+              ["{z}", "{x}", "{y}"].allSatisfy(text.contains) else { return nil }
+        return .url(text, host: url.host ?? "")
+    }
+
+    enum Tiles: Sendable {
+        /// No basemap.
+        case plain
+        case url(String, host: String)
+    }
+
+    static func command(_ context: Context) -> Command {
+        Command(
+            name: "map",
+            abstract: "Write the incidents a list would show as one self-contained HTML map.",
+            discussion: """
+            Markers are coloured by category and clustered; a popup shows the incident (times in --tz); a work zone's
+            line is drawn when the provider gives one. The page inlines Leaflet from Debian's libjs-leaflet and
+            libjs-leaflet.markercluster (read from \(MapPage.defaultAssetDirectory), or $INCIDENTS_LEAFLET_DIR), so it
+            needs nothing but the basemap tiles, and shows the markers over a plain background without them.
+            Open file.html#incident-ID to open that incident's popup.
+
+            Examples:
+              incidents map --active --output active.html
+              incidents map --road 경부 --since 1d --tiles none -o gyeongbu.html
+            """,
+            options: QueryTool.databaseOptions + QueryTool.filterOptions
+                + [ListCommand.order, ListCommand.limit, output, tiles, CommonOptions.timeZone],
+            run: { arguments in try run(arguments, context) })
+    }
+
+    static func run(_ arguments: ParsedArguments, _ context: Context) throws {
+        let (query, zone) = try ListCommand.listQuery(arguments, context)
+        let path = try arguments.required(output, "the HTML file to write")
+        let settings: MapPage.Settings
+        switch try arguments.value(tiles) ?? .url(MapPage.openStreetMapTiles, host: "tile.openstreetmap.org") {
+        case .plain:
+            settings = MapPage.Settings(title: title(arguments), tiles: nil, attribution: "")
+        case .url(let url, let host):
+            settings = MapPage.Settings(title: title(arguments), tiles: url, attribution: url == MapPage.openStreetMapTiles
+                                        ? MapPage.openStreetMapAttribution : "tiles: " + MapPage.htmlEscaped(host))
+        }
+        let assets = try MapPage.Assets(directory: context.environment["INCIDENTS_LEAFLET_DIR"] ?? MapPage.defaultAssetDirectory)
+        try OutputFile.write(path, context) { out in
+            var writer = try MapWriter(out, assets: assets, settings: settings, zone: zone)
+            try QueryTool.reading(arguments, context) { reader in
+                try QueryIncidents(reader: reader).forEach(query) { try writer.write(ListedIncident($0, query: query)) }
+            }
+            try writer.finish()
+        }
+    }
+
+    /// `Incidents: --active --road 경부`: the filters given, in the order `--help` lists them.
+    static func title(_ arguments: ParsedArguments) -> String {
+        var parts: [String] = []
+        for option in QueryTool.filterOptions.map(\.option) + [ListCommand.limit.option] {
+            if case .flag = option.kind {
+                if arguments.flags.contains(option.name) { parts.append("--\(option.name)") }
+            } else {
+                for value in arguments.values[option.name] ?? [] { parts.append("--\(option.name) \(value)") }
+            }
+        }
+        return "Incidents: " + (parts.isEmpty ? "all" : parts.joined(separator: " "))
+    }
+}
+
+/// Writing a command's output to a file named on the command line: into a temporary file
+/// beside it, renamed over it once complete, so that a failure never leaves half a file.
+enum OutputFile {
+    /// Runs `body` with a buffer that writes to `path` (stdout for `-`); `body` flushes it.
+    /// Then completes the file.
+    /// - Throws: ``OutputFailure`` when the file cannot be created or written; what `body` throws.
+    static func write(_ path: String, _ context: Context, _ body: (OutputBuffer) throws -> Void) throws {
+        if path == "-" { return try body(OutputBuffer(context)) }
+        let temporary = path + ".partial-\(getpid())"
+        guard FileManager.default.createFile(atPath: temporary, contents: nil), let handle = FileHandle(forWritingAtPath: temporary) else {
+            throw OutputFailure(path: path, reason: "cannot create \(temporary) (does the directory exist and is it writable?)")
+        }
+        do {
+            try body(OutputBuffer { chunk in
+                do { try handle.write(contentsOf: Data(chunk.utf8)) } catch {
+                    throw OutputFailure(path: path, reason: error.localizedDescription)
+                }
+            })
+            try handle.synchronize()
+            try? handle.close()
+            guard rename(temporary, path) == 0 else {
+                throw OutputFailure(path: path, reason: String(cString: strerror(errno)))
+            }
+        } catch {
+            try? handle.close()
+            try? FileManager.default.removeItem(atPath: temporary)
+            throw error
+        }
+    }
+}
+
+/// An output file could not be written (exit 1); nothing is left half-written.
+struct OutputFailure: Error, CustomStringConvertible {
+    var path: String
+    var reason: String
+    var description: String { "cannot write \(path): \(reason)" }
+}

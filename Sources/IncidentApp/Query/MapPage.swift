@@ -1,0 +1,283 @@
+import Foundation
+import IncidentCore
+
+/// The self-contained HTML page of `incidents map`: Leaflet and Leaflet.markercluster inlined
+/// (read at run time from Debian's `libjs-leaflet` and `libjs-leaflet.markercluster`), the
+/// incidents as a JSON data block written row by row, and a small script that draws them:
+/// circle markers coloured by category in clusters, the incident's own geometry when it is
+/// not a point, popups, a legend. Only the basemap tiles come from the network; without them
+/// the markers show over a plain background.
+///
+/// Feed text is hostile: it reaches the page only inside the JSON data block, with `<`, `>`,
+/// `&`, U+2028 and U+2029 escaped as `\uXXXX` (so no `</script>` can end the block and no
+/// markup can start), and the script puts it into the page with `textContent`, never as HTML.
+/// Text in the page's markup (the title) is HTML-escaped.
+enum MapPage {
+    /// Where Debian's packages put the files; `INCIDENTS_LEAFLET_DIR` overrides it.
+    static let defaultAssetDirectory = "/usr/share/javascript/leaflet"
+    static let scripts = ["leaflet.min.js", "leaflet.markercluster.min.js"]
+    static let styles = ["leaflet.css", "MarkerCluster.css", "MarkerCluster.Default.css"]
+
+    /// OpenStreetMap's standard tile layer and the attribution its tile usage policy asks for.
+    static let openStreetMapTiles = "https://tile.openstreetmap.org/{z}/{x}/{y}.png"
+    static let openStreetMapAttribution = "&copy; <a href=\"https://www.openstreetmap.org/copyright\">OpenStreetMap</a> contributors"
+
+    /// Marker colour of each category (sRGB hex), also the legend's.
+    static let colors: [IncidentCategory: String] = [
+        .accident: "#d62728", .breakdown: "#ff7f0e", .roadwork: "#e6ab02", .closure: "#9467bd", .obstruction: "#8c564b",
+        .weather: "#1f77b4", .congestion: "#e377c2", .event: "#2ca02c", .other: "#7f7f7f",
+    ]
+
+    /// The inlined library files, read from `directory`.
+    struct Assets {
+        var scripts: [String]
+        var styles: [String]
+
+        /// - Throws: ``MapAssetsMissing`` naming the first file that cannot be read, or one
+        ///   that could end the `<script>` or `<style>` element it is inlined in.
+        init(directory: String) throws {
+            func read(_ name: String) throws -> String {
+                let path = directory + "/" + name
+                guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { throw MapAssetsMissing(path: path) }
+                let lower = text.lowercased()
+                guard !lower.contains("</script"), !lower.contains("</style"), !lower.contains("<!--") else {
+                    throw MapAssetsMissing(path: path, unsafe: true)
+                }
+                return text
+            }
+            scripts = try MapPage.scripts.map(read)
+            styles = try MapPage.styles.map(read)
+        }
+    }
+
+    /// Page settings.
+    struct Settings {
+        /// The title: what was asked for (the filters).
+        var title: String
+        /// A Leaflet tile URL template, nil for no basemap.
+        var tiles: String?
+        /// HTML for the attribution control (Leaflet writes it as HTML): already escaped.
+        var attribution: String
+    }
+
+    /// `text` with `& < > " '` as HTML character references.
+    static func htmlEscaped(_ text: String) -> String {
+        replacing(text, ["&": "&amp;", "<": "&lt;", ">": "&gt;", "\"": "&quot;", "'": "&#39;"])
+    }
+
+    /// JSON text made safe inside an HTML `<script>` element and as JavaScript source: `<`,
+    /// `>`, `&`, U+2028 and U+2029 as `\uXXXX` escapes. They can occur only inside JSON
+    /// strings, where the escapes mean the same characters.
+    static func scriptSafe(_ json: String) -> String {
+        replacing(json, ["<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u{2028}": "\\u2028", "\u{2029}": "\\u2029"])
+    }
+
+    /// `text` with each scalar that `replacements` names replaced by its text.
+    private static func replacing(_ text: String, _ replacements: [Unicode.Scalar: String]) -> String {
+        guard text.unicodeScalars.contains(where: { replacements[$0] != nil }) else { return text }
+        var out = ""
+        out.reserveCapacity(text.utf8.count + 16)
+        for scalar in text.unicodeScalars {
+            if let replacement = replacements[scalar] { out += replacement } else { out.unicodeScalars.append(scalar) }
+        }
+        return out
+    }
+
+    /// Everything before the incidents: the head with the inlined libraries, the header, the
+    /// map element, the settings, and the start of the data block.
+    static func head(_ assets: Assets, _ settings: Settings) -> String {
+        let palette = "{" + IncidentCategory.allCases.map { "\"\($0.rawValue)\": \"\(colors[$0] ?? "#7f7f7f")\"" }.joined(separator: ", ") + "}"
+        let settingsJSON = "{\"tiles\": \(settings.tiles.map(JSONText.quoted) ?? "null"), "
+            + "\"attribution\": \(JSONText.quoted(settings.attribution)), \"colors\": \(palette)}"
+        let title = htmlEscaped(settings.title)
+        return """
+        <!DOCTYPE html>
+        <html lang="en">
+        <head>
+        <meta charset="utf-8">
+        <meta name="viewport" content="width=device-width, initial-scale=1">
+        <meta name="generator" content="incidents \(htmlEscaped(BuildInfo.version))">
+        <title>\(title)</title>
+        \(assets.styles.map { "<style>\n\($0)\n</style>" }.joined(separator: "\n"))
+        <style>
+        html, body { height: 100%; margin: 0; }
+        body { display: flex; flex-direction: column; font: 14px/1.4 system-ui, sans-serif; }
+        header { padding: 6px 12px; border-bottom: 1px solid #ccc; }
+        header h1 { font-size: 16px; margin: 0; }
+        header p { margin: 2px 0 0; color: #444; }
+        #map { flex: 1; background: #e8ecef; }
+        .legend { background: #fff; padding: 6px 8px; border-radius: 4px; box-shadow: 0 1px 4px rgba(0,0,0,.3); }
+        .legend div { white-space: nowrap; }
+        .legend span { display: inline-block; width: 12px; height: 12px; border-radius: 6px; margin-right: 6px; border: 1px solid #222; vertical-align: -1px; }
+        .popup th { text-align: left; padding-right: 8px; vertical-align: top; white-space: nowrap; }
+        .popup td { max-width: 320px; overflow-wrap: anywhere; }
+        </style>
+        \(assets.scripts.map { "<script>\n\($0)\n</script>" }.joined(separator: "\n"))
+        </head>
+        <body>
+        <header><h1>\(title)</h1><p id="summary"></p></header>
+        <div id="map"></div>
+        <script type="application/json" id="settings">\(scriptSafe(settingsJSON))</script>
+        <script type="application/json" id="incidents">[
+
+        """
+    }
+
+    /// The data of one incident with a position: `{"id", "category", "lat", "lon",
+    /// "geometry" (GeoJSON or null), "popup": [[label, text], …]}`, times in `zone`.
+    static func incidentJSON(_ row: ListedIncident, position: Coordinate, zone: DisplayZone) -> String {
+        let stored = row.stored, i = row.stored.incident
+        func time(_ instant: UTCInstant?) -> String? { instant.map { zone.shortTime($0) + " " + zone.label } }
+        var popup: [(String, String?)] = [
+            ("id", String(stored.id)), ("status", row.status.rawValue), ("category", i.category.rawValue),
+            ("provider category", i.providerCategory), ("source", i.source), ("road", i.road), ("location", i.location),
+            ("direction", i.direction), ("restriction", i.restriction), ("description", i.description),
+            ("started", time(i.startedAt)), ("expected end", time(i.expectedEndAt)), ("ended", time(i.endedAt)),
+            ("first seen", time(stored.firstSeenAt)), ("last seen", time(stored.lastSeenAt)), ("cleared", time(stored.clearedAt)),
+        ]
+        if let meters = row.distanceMeters { popup.insert(("distance", IncidentOutput.distanceText(meters)), at: 1) }
+        let pairs = popup.compactMap { label, value in value.map { "[\(JSONText.quoted(label)), \(JSONText.quoted($0))]" } }
+        return scriptSafe("{\"id\": \(stored.id), \"category\": \"\(i.category.rawValue)\", \"lat\": \(position.latitude), "
+            + "\"lon\": \(position.longitude), \"geometry\": \(i.geometry?.geoJSON ?? "null"), \"popup\": ["
+            + pairs.joined(separator: ", ") + "]}")
+    }
+
+    /// Everything after the incidents: the end of the data block, the count of incidents
+    /// without a position, and the script that draws the map.
+    static func tail(unplaced: Int) -> String {
+        """
+
+        ]</script>
+        <script type="application/json" id="totals">{"unplaced": \(unplaced)}</script>
+        <script>
+        \(script)
+        </script>
+        </body>
+        </html>
+
+        """
+    }
+
+    /// Draws the map from the data blocks. When done, `<body>` carries `data-markers` (markers
+    /// added), `data-shapes` (geometries drawn) and `data-ready="true"`; `#incident-ID` in the
+    /// address opens that incident's popup.
+    static let script = #"""
+    (function () {
+      "use strict";
+      function data(id) { return JSON.parse(document.getElementById(id).textContent); }
+      var settings = data("settings"), incidents = data("incidents"), totals = data("totals");
+      var map = L.map("map", { maxZoom: 19, zoomSnap: 0.25 });
+      if (settings.tiles) {
+        L.tileLayer(settings.tiles, { maxZoom: 19, attribution: settings.attribution }).addTo(map);
+      }
+      function colorOf(category) { return settings.colors[category] || settings.colors.other; }
+      function popup(incident) {
+        var table = document.createElement("table");
+        table.className = "popup";
+        incident.popup.forEach(function (pair) {
+          var row = table.insertRow(), label = document.createElement("th"), value = row.insertCell();
+          label.textContent = pair[0];
+          value.textContent = pair[1];
+          row.insertBefore(label, value);
+        });
+        return table;
+      }
+      var cluster = L.markerClusterGroup({ maxClusterRadius: 40, disableClusteringAtZoom: 17 });
+      var shapes = L.featureGroup();
+      var byId = {}, counts = {}, shapeCount = 0;
+      incidents.forEach(function (incident) {
+        var color = colorOf(incident.category);
+        var marker = L.circleMarker([incident.lat, incident.lon],
+          { radius: 8, color: "#222222", weight: 1, fillColor: color, fillOpacity: 1 });
+        marker.bindPopup(function () { return popup(incident); });
+        cluster.addLayer(marker);
+        byId[incident.id] = incident;
+        counts[incident.category] = (counts[incident.category] || 0) + 1;
+        if (incident.geometry && incident.geometry.type !== "Point") {
+          L.geoJSON(incident.geometry, {
+            style: { color: color, weight: 5, opacity: 0.8 },
+            pointToLayer: function (feature, latlng) {
+              return L.circleMarker(latlng, { radius: 5, color: color, weight: 2, fillColor: color, fillOpacity: 0.6 });
+            }
+          }).bindPopup(function () { return popup(incident); }).addTo(shapes);
+          shapeCount += 1;
+        }
+      });
+      shapes.addTo(map);
+      cluster.addTo(map);
+      var bounds = L.latLngBounds([]);
+      if (incidents.length) { bounds.extend(cluster.getBounds()); }
+      if (shapeCount) { bounds.extend(shapes.getBounds()); }
+      if (bounds.isValid()) { map.fitBounds(bounds, { padding: [30, 30], maxZoom: 15 }); }
+      else { map.setView([36.5, 127.8], 7); }
+      var legend = L.control({ position: "bottomright" });
+      legend.onAdd = function () {
+        var box = L.DomUtil.create("div", "legend");
+        Object.keys(settings.colors).forEach(function (category) {
+          if (!counts[category]) { return; }
+          var line = document.createElement("div"), swatch = document.createElement("span");
+          swatch.style.background = settings.colors[category];
+          line.appendChild(swatch);
+          line.appendChild(document.createTextNode(category + " " + counts[category]));
+          box.appendChild(line);
+        });
+        return box;
+      };
+      legend.addTo(map);
+      document.getElementById("summary").textContent = incidents.length + " incident" + (incidents.length === 1 ? "" : "s")
+        + " on the map" + (totals.unplaced ? "; " + totals.unplaced + " without a position not shown" : "");
+      function openFromAddress() {
+        var match = /^#incident-(\d+)$/.exec(window.location.hash), incident = match && byId[match[1]];
+        if (!incident) { return; }
+        map.setView([incident.lat, incident.lon], Math.max(map.getZoom(), 17), { animate: false });
+        L.popup().setLatLng([incident.lat, incident.lon]).setContent(popup(incident)).openOn(map);
+      }
+      window.addEventListener("hashchange", openFromAddress);
+      openFromAddress();
+      document.body.dataset.markers = String(incidents.length);
+      document.body.dataset.shapes = String(shapeCount);
+      document.body.dataset.ready = "true";
+    })();
+    """#
+}
+
+/// Writes the map page row by row (``IncidentWriter``): incidents without a position are
+/// counted, not drawn.
+struct MapWriter: IncidentWriter {
+    private var out: OutputBuffer
+    let zone: DisplayZone
+    private var placed = 0
+    private var unplaced = 0
+
+    /// Writes the head at once.
+    init(_ out: OutputBuffer, assets: MapPage.Assets, settings: MapPage.Settings, zone: DisplayZone) throws {
+        self.out = out
+        self.zone = zone
+        try self.out.write(MapPage.head(assets, settings))
+    }
+
+    mutating func write(_ row: ListedIncident) throws {
+        guard let position = row.stored.incident.coordinate else { unplaced += 1; return }
+        try out.write((placed == 0 ? "" : ",\n") + MapPage.incidentJSON(row, position: position, zone: zone))
+        placed += 1
+    }
+
+    mutating func finish() throws {
+        try out.write(MapPage.tail(unplaced: unplaced))
+        try out.flush()
+    }
+}
+
+/// Leaflet's files are missing (exit 66): the map needs Debian's packages.
+struct MapAssetsMissing: Error, CustomStringConvertible {
+    var path: String
+    /// The file exists but holds text that would end the element it is inlined in.
+    var unsafe = false
+    var description: String {
+        unsafe
+            ? "\(path) holds </script>, </style> or <!--, so it cannot be inlined in the map page; reinstall libjs-leaflet"
+            : "cannot read \(path): `incidents map` inlines Leaflet from Debian's packages; install them with "
+                + "`apt-get install libjs-leaflet libjs-leaflet.markercluster` (or set INCIDENTS_LEAFLET_DIR to a directory holding "
+                + (MapPage.scripts + MapPage.styles).joined(separator: ", ") + ")"
+    }
+}

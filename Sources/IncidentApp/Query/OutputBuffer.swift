@@ -1,0 +1,93 @@
+import Foundation
+import IncidentCore
+
+/// Collects output bytes and hands them to its sink in chunks of about 64 KiB, so a command
+/// that writes a million rows makes a few thousand writes and holds one chunk, never all rows.
+/// A value type: each writer owns its buffer (no reference counting or exclusivity checks per
+/// byte written).
+struct OutputBuffer {
+    static let chunkBytes = 64 * 1024
+
+    private var bytes: [UInt8] = []
+    private let sink: (String) throws -> Void
+
+    /// - Parameter sink: receives each chunk (UTF-8 text that ends at a character boundary).
+    init(_ sink: @escaping (String) throws -> Void) {
+        self.sink = sink
+        bytes.reserveCapacity(Self.chunkBytes + 4096)
+    }
+
+    /// The context's stdout.
+    init(_ context: Context) {
+        self.init { context.output($0) }
+    }
+
+    /// Appends `text`; hands over a chunk once one is full.
+    /// - Throws: what the sink throws (a file that cannot be written).
+    mutating func write(_ text: String) throws {
+        var text = text
+        text.withUTF8 { bytes.append(contentsOf: $0) }
+        if bytes.count >= Self.chunkBytes { try flush() }
+    }
+
+    /// Appends one ASCII character.
+    mutating func write(ascii: Unicode.Scalar) {
+        bytes.append(UInt8(ascii: ascii))
+    }
+
+    /// Appends `text` as a JSON string (RFC 8259): quoted, with `"`, `\` and control characters
+    /// escaped. Most feed text needs no escape and is copied as it is.
+    mutating func writeJSONString(_ text: String) throws {
+        var text = text
+        let plain = text.withUTF8 { utf8 in
+            guard !utf8.contains(where: { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C || $0 == 0x7F }) else { return false }
+            bytes.append(0x22)
+            bytes.append(contentsOf: utf8)
+            bytes.append(0x22)
+            return true
+        }
+        try write(plain ? "" : JSONText.quoted(text))
+    }
+
+    /// Appends `text` as one CSV field (RFC 4180): as it is, or quoted with its quotes doubled
+    /// when it holds a comma, a quote, CR or LF.
+    mutating func writeCSVField(_ text: String) throws {
+        var text = text
+        text.withUTF8 { utf8 in
+            if utf8.contains(where: { $0 == 0x2C || $0 == 0x22 || $0 == 0x0D || $0 == 0x0A }) {
+                bytes.append(0x22)
+                for byte in utf8 {
+                    if byte == 0x22 { bytes.append(0x22) }
+                    bytes.append(byte)
+                }
+                bytes.append(0x22)
+            } else {
+                bytes.append(contentsOf: utf8)
+            }
+        }
+        if bytes.count >= Self.chunkBytes { try flush() }
+    }
+
+    /// Appends `instant` as its 20 bytes of RFC 3339 UTC text, `2024-01-01T08:10:00Z`; or,
+    /// as `wallClock`, its first 19 with a space for the `T`, `2024-01-01 08:10:00` (a local
+    /// time when `instant` was shifted by the zone's offset: ``DisplayZone/local(_:)``).
+    mutating func writeRFC3339(_ instant: UTCInstant, wallClock: Bool = false) {
+        let start = bytes.count
+        bytes.append(contentsOf: repeatElement(0, count: 20))
+        bytes.withUnsafeMutableBufferPointer { all in
+            instant.writeRFC3339(into: UnsafeMutableBufferPointer(rebasing: all[start..<start + 20]))
+        }
+        if wallClock {
+            bytes[start + 10] = UInt8(ascii: " ")
+            bytes.removeLast()
+        }
+    }
+
+    /// Hands over what is buffered.
+    mutating func flush() throws {
+        guard !bytes.isEmpty else { return }
+        let chunk = String(decoding: bytes, as: UTF8.self)
+        bytes.removeAll(keepingCapacity: true)
+        try sink(chunk)
+    }
+}

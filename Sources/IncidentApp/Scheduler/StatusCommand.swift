@@ -1,0 +1,128 @@
+import Foundation
+import IncidentCore
+import IncidentFeeds
+
+/// `incident-scheduler status`: the health of each configured source, for people and for
+/// monitoring (its exit status says whether any source is stale).
+enum StatusCommand {
+    static let staleAfter = ValueOption<Int>(
+        "stale-after", placeholder: "intervals",
+        help: "A source is stale when its last success is older than this many of its intervals (or it never succeeded).",
+        default: "3", what: "a whole number of at least 1") { Int($0).flatMap { $0 >= 1 ? $0 : nil } }
+    static let format = ValueOption<TableOrJSON>(choice: "format", help: "Output format.", default: "table")
+
+    static func command(_ context: Context) -> Command {
+        Command(
+            name: "status",
+            abstract: "Show each configured source's health: last success, failures, quota pause, active incidents.",
+            discussion: """
+            HEALTH is ok, failing (its last runs failed, but it is not stale yet), paused (its request quota is
+            exhausted) or stale (no poll stored records for more than --stale-after intervals, or none ever did).
+            Below the table, one line per source that is not ok says why, with its last error in full.
+            Exit 0 when no source is stale, 3 when one is (for monitoring: a check can run this command),
+            66 when the database does not exist yet, 78 when the configuration is invalid.
+            """,
+            options: [CommonOptions.config, CommonOptions.database, staleAfter, format, CommonOptions.wide],
+            run: { arguments in try run(arguments, context) })
+    }
+
+    /// The health of one configured source.
+    struct Health {
+        var source: SourceDefinition
+        var summary: SourceSummary
+        var activeIncidents: Int
+        var stale: Bool
+        var pausedUntil: UTCInstant?
+
+        /// `stale`, `paused`, `failing` or `ok`, the first that applies.
+        var state: String {
+            if stale { return "stale" }
+            if pausedUntil != nil { return "paused" }
+            return summary.consecutiveFailures > 0 ? "failing" : "ok"
+        }
+
+        /// The error of the last run when it stored nothing.
+        var lastError: String? {
+            guard let run = summary.lastRun, !run.status.stored else { return nil }
+            return run.error
+        }
+    }
+
+    static func run(_ arguments: ParsedArguments, _ context: Context) throws {
+        let intervals = try arguments.value(staleAfter) ?? 3
+        let json = try arguments.value(format) == .json
+        let configuration = try SchedulerTool.loadConfiguration(arguments, context, requireKeys: false)
+        let path = try context.databasePath(arguments, configured: configuration.database)
+        let now = context.clock.now()
+        let (summaries, active): ([SourceSummary], [String: Int])
+        do {
+            let reader = try Stores.openForReading(path, clock: context.clock)
+            (summaries, active) = (try reader.sourceSummaries(), try reader.activeIncidentCounts(at: now))
+        } catch let error as StoreMissing {
+            throw error
+        } catch {
+            throw DatabaseFailure(database: path, cause: error)
+        }
+        let byName = Dictionary(summaries.map { ($0.source, $0) }, uniquingKeysWith: { first, _ in first })
+        let health = configuration.sources.map { source in
+            let summary = byName[source.name] ?? SourceSummary(source: source.name)
+            let horizon = now.adding(seconds: -Int64(intervals) * source.intervalSeconds)
+            return Health(source: source, summary: summary, activeIncidents: active[source.name] ?? 0,
+                          stale: summary.lastSuccessAt.map { $0 < horizon } ?? true,
+                          pausedUntil: summary.quotaExhaustedUntil.flatMap { $0 > now ? $0 : nil })
+        }
+        context.output(json ? JSONText.array(health.map { IncidentOutput.object(fields($0, intervals: intervals)) })
+                            : table(health, intervals: intervals, width: Terminal.width(context.environment, wide: arguments[CommonOptions.wide])))
+        let stale = health.filter(\.stale).map(\.source.name)
+        if !stale.isEmpty { throw StaleSources(sources: stale, intervals: intervals) }
+    }
+
+    static func table(_ health: [Health], intervals: Int, width: Int) -> String {
+        var rows = [["SOURCE", "HEALTH", "LAST SUCCESS", "FAILING SINCE", "ACTIVE", "INTERVAL"]]
+        var notes: [String] = []
+        for h in health {
+            rows.append([h.source.name, h.state, h.summary.lastSuccessAt?.rfc3339 ?? "never", h.summary.failingSince?.rfc3339 ?? "-",
+                         String(h.activeIncidents), ValueParsers.durationText(h.source.intervalSeconds)])
+            let name = h.source.name
+            if h.summary.lastSuccessAt == nil {
+                notes.append("\(name): no poll has stored records yet")
+            } else if h.stale {
+                notes.append("\(name): stale: no poll has stored records for more than \(Plural.count(intervals, "interval")) "
+                             + "(\(ValueParsers.durationText(Int64(intervals) * h.source.intervalSeconds)))")
+            }
+            if let pausedUntil = h.pausedUntil {
+                notes.append("\(name): its request quota is exhausted; polls resume at \(pausedUntil.rfc3339)")
+            }
+            if let since = h.summary.failingSince {
+                notes.append("\(name): failing since \(since.rfc3339) (\(Plural.count(h.summary.consecutiveFailures, "failed run")))"
+                             + (h.lastError.map { ": \($0)" } ?? ""))
+            }
+        }
+        // Times are never cut; on a narrow terminal INTERVAL is left out. The notes are whole lines.
+        return TextTable.render(rows, maxWidth: width, droppable: [5]) + notes.map { TextTable.singleLine($0) + "\n" }.joined()
+    }
+
+    /// The JSON fields of one source: snake_case, instants RFC 3339 UTC, null when absent.
+    static func fields(_ h: Health, intervals: Int) -> [(String, FieldValue)] {
+        let run = h.summary.lastRun
+        return [
+            ("source", .text(h.source.name)), ("provider", .text(h.source.provider)), ("health", .text(h.state)),
+            ("stale_after_seconds", .integer(Int64(intervals) * h.source.intervalSeconds)),
+            ("interval_seconds", .integer(h.source.intervalSeconds)),
+            ("last_success_at", .text(h.summary.lastSuccessAt?.rfc3339)), ("last_run_at", .text(run?.finishedAt.rfc3339)),
+            ("last_run_status", .text(run?.status.rawValue)), ("failing_since", .text(h.summary.failingSince?.rfc3339)),
+            ("consecutive_failures", .integer(Int64(h.summary.consecutiveFailures))), ("last_error", .text(h.lastError)),
+            ("quota_paused_until", .text(h.pausedUntil?.rfc3339)), ("active_incidents", .integer(Int64(h.activeIncidents))),
+        ]
+    }
+}
+
+/// `status` found sources whose last success is too old (exit 3, like a run that left a
+/// source not fresh).
+struct StaleSources: Error, CustomStringConvertible {
+    var sources: [String]
+    var intervals: Int
+    var description: String {
+        "stale: \(sources.joined(separator: ", ")) (no poll stored records for more than \(Plural.count(intervals, "interval"))); see the notes above"
+    }
+}

