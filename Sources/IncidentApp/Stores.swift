@@ -10,8 +10,7 @@ import IncidentSQLite
 /// `database` is a PostgreSQL connection URI or keyword string (``PostgresLocation/recognizes(_:)``:
 /// `postgresql://ingest@db.internal/incidents`, `host=db dbname=incidents`) or else an SQLite
 /// file path (`:memory:` in tests). A PostgreSQL password is never part of `database`: libpq
-/// reads PGPASSWORD, PGPASSFILE or ~/.pgpass, or the caller passes the one
-/// ``postgresPassword(variable:environment:)`` read.
+/// reads PGPASSWORD, PGPASSFILE or ~/.pgpass.
 enum Stores {
     /// Everything a scheduler command needs from its store.
     typealias Writable = any IngestStore & IncidentReader & StoreAdministration & SourceLeases
@@ -19,9 +18,9 @@ enum Stores {
     /// Opens (creating and migrating when needed) the store for writing.
     /// - Throws: the store's errors (cannot open or connect, not a database, migration failures,
     ///   a connection string holding a password).
-    static func openForWriting(_ database: String, clock: UTCClock, password: String? = nil) throws -> Writable {
+    static func openForWriting(_ database: String, clock: UTCClock) throws -> Writable {
         if PostgresLocation.recognizes(database) {
-            return try PostgresStore(PostgresLocation(database), password: password, clock: clock, access: .write)
+            return try PostgresStore(PostgresLocation(database), clock: clock, access: .write)
         }
         return try SQLiteStore(path: database, clock: clock)
     }
@@ -30,9 +29,9 @@ enum Stores {
     /// session is read-only, so a role with SELECT rights suffices.
     /// - Throws: ``StoreMissing`` when there is no SQLite database; the store's errors otherwise
     ///   (a PostgreSQL database that does not exist is the server's error, which names it).
-    static func openForReading(_ database: String, clock: UTCClock, password: String? = nil) throws -> any IncidentReader {
+    static func openForReading(_ database: String, clock: UTCClock) throws -> any IncidentReader {
         if PostgresLocation.recognizes(database) {
-            return try PostgresStore(PostgresLocation(database), password: password, clock: clock, access: .read)
+            return try PostgresStore(PostgresLocation(database), clock: clock, access: .read)
         }
         do {
             return try SQLiteStore(readingFrom: database, clock: clock)
@@ -44,10 +43,9 @@ enum Stores {
     /// Opens the store for schema administration (`migrate`, `migrate --status`) without
     /// applying or requiring migrations; `create` makes an SQLite database when missing (a
     /// PostgreSQL database is made by its administrator: `createdb`).
-    static func openForInspection(_ database: String, clock: UTCClock, create: Bool = false,
-                                  password: String? = nil) throws -> any StoreAdministration {
+    static func openForInspection(_ database: String, clock: UTCClock, create: Bool = false) throws -> any StoreAdministration {
         if PostgresLocation.recognizes(database) {
-            return try PostgresStore(PostgresLocation(database), password: password, clock: clock, access: .inspect)
+            return try PostgresStore(PostgresLocation(database), clock: clock, access: .inspect)
         }
         return try SQLiteStore(inspecting: database, clock: clock, create: create)
     }
@@ -67,16 +65,29 @@ enum Stores {
         return (try? PostgresLocation(database).description) ?? "a PostgreSQL connection string that libpq cannot read"
     }
 
-    /// The PostgreSQL password from the environment variable the configuration's `passwordEnv`
-    /// names (nil when it names none), registered for redaction like an API key; PGPASSWORD,
-    /// which libpq reads itself, is registered too, so neither appears in any log or error.
-    /// - Throws: ``StorePasswordMissing`` when the named variable is unset or empty.
-    static func postgresPassword(variable: String?, environment: [String: String]) throws -> String? {
-        if let libpq = environment["PGPASSWORD"], !libpq.isEmpty { Redaction.register(secret: libpq) }
-        guard let variable else { return nil }
-        guard let password = environment[variable], !password.isEmpty else { throw StorePasswordMissing(variable: variable) }
-        Redaction.register(secret: password)
-        return password
+    /// Registers PGPASSWORD, which libpq reads itself, for redaction like an API key, so that
+    /// it appears in no log or error. Called once at start.
+    static func registerSecrets(environment: [String: String]) {
+        if let password = environment["PGPASSWORD"], !password.isEmpty { Redaction.register(secret: password) }
+    }
+
+    /// Copies the SQLite database at `sqlitePath` (incidents, revisions, runs, quarantined
+    /// records, quota state, ids kept) into the PostgreSQL database `database`, migrating it
+    /// first; it must hold no incidents or runs. Verifies every table's count and undoes the
+    /// copy when one differs.
+    /// - Throws: ``UsageError`` when `database` is not a PostgreSQL connection string;
+    ///   ``StoreMissing`` when there is no SQLite database; ``StoreCopyError``; the stores' errors.
+    static func copy(from sqlitePath: String, to database: String, clock: UTCClock) throws -> StoreCounts {
+        guard PostgresLocation.recognizes(database) else {
+            throw UsageError("--to: '\(database)' is not a PostgreSQL connection string (postgresql://user@host/dbname or host=… dbname=…)")
+        }
+        let source: SQLiteStore
+        do {
+            source = try SQLiteStore(readingFrom: sqlitePath, clock: clock)
+        } catch StoreOpenError.missing(let path) {
+            throw StoreMissing(database: path)
+        }
+        return try PostgresStore(PostgresLocation(database), clock: clock, access: .write).copy(from: source)
     }
 }
 
@@ -104,14 +115,5 @@ struct StoreMissing: Error, CustomStringConvertible {
     var database: String
     var description: String {
         "no incidents database at \(database); run `incident-scheduler run --once` (or `ingest`) first, or pass --database PATH"
-    }
-}
-
-/// The configuration's `passwordEnv` names a variable that is not set.
-struct StorePasswordMissing: Error, CustomStringConvertible {
-    var variable: String
-    var description: String {
-        "the configuration's passwordEnv names \(variable), which is not set or empty: export it with the PostgreSQL password, "
-            + "or remove passwordEnv to use PGPASSWORD or ~/.pgpass"
     }
 }

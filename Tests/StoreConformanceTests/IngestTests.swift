@@ -118,7 +118,7 @@ struct IngestTests {
             #expect(try allRows(store).isEmpty)
             #expect(try store.quotaResumesAt(source: "gits") == t2)
             #expect(try store.sourceSummaries() == [SourceSummary(source: "gits", lastRun: recorded[0], consecutiveFailures: 1,
-                                                                  quotaExhaustedUntil: t2)])
+                                                                  failingSince: t0, quotaExhaustedUntil: t2)])
             #expect(try store.clearQuota(source: "gits"))
             #expect(try !store.clearQuota(source: "gits"))
             #expect(try store.quotaResumesAt(source: "gits") == nil)

@@ -68,6 +68,8 @@ struct SchedulerService: Sendable {
     /// Polls `source` once over HTTP when this scheduler gets its lease, then logs the run with
     /// its duration (monotonic clock); nil when the source is left to another scheduler.
     func poll(_ source: SourceDefinition, client: any HTTPClient) async -> IngestRun? {
+        // A dry run writes nothing, not even a lease, and takes no source from another scheduler.
+        if dryRun { return await pollNow(source, client: client) }
         guard claimLease(source) else { return nil }
         let renewing = Task {
             while (try? await Task.sleep(for: .seconds(Double(Self.leaseSeconds) / 3))) != nil {
@@ -82,6 +84,11 @@ struct SchedulerService: Sendable {
                 logger.log(.warning, "lease.release_failed", ["source": source.name, "detail": ErrorText.describe(error)])
             }
         }
+        return await pollNow(source, client: client)
+    }
+
+    /// Polls `source` once over HTTP, then logs the run with its duration (monotonic clock).
+    private func pollNow(_ source: SourceDefinition, client: any HTTPClient) async -> IngestRun {
         let began = timing.now()
         let run: IngestRun
         do {
