@@ -59,7 +59,7 @@ struct QueryCLITests {
         let uri = try #require(target.string)
         let copied = try await run("incident-scheduler", ["copy", "--from", Self.database, "--to", uri])
         #expect(copied.status == 0, "\(copied.stderr)")
-        #expect(copied.stdout.hasPrefix("copied 6 incidents, 1 revisions, 4 runs"), "\(copied.stdout)")
+        #expect(copied.stdout.hasPrefix("copied 6 incidents, 1 revisions, 5 runs, 1 rejected records, 0 quota states from \(Self.database) into postgresql://postgres@127.0.0.1:"), "\(copied.stdout)")
         // A second copy into the now full database is refused and changes nothing.
         let again = try await run("incident-scheduler", ["copy", "--from", Self.database, "--to", uri])
         #expect(again.status == 1)
