@@ -15,6 +15,7 @@ let package = Package(
         .systemLibrary(name: "CLibXML2", pkgConfig: "libxml-2.0", providers: [.apt(["libxml2-dev"])]),
         .systemLibrary(name: "CSQLite3", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CYAJL", pkgConfig: "yajl", providers: [.apt(["libyajl-dev"])]),
+        .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
         // glibc's wcwidth(3), for aligning Korean text in tables.
         .systemLibrary(name: "CTerminal"),
 
@@ -30,6 +31,7 @@ let package = Package(
         .target(
             name: "IncidentMigrations",
             path: "Migrations",
+            exclude: ["postgres"],
             resources: [
                 .embedInCode("0001_incidents.sql"),
                 .embedInCode("0002_source_state.sql"),
@@ -37,14 +39,27 @@ let package = Package(
                 .embedInCode("0004_run_outcomes.sql"),
                 .embedInCode("0005_query_indexes.sql"),
                 .embedInCode("0006_geometry_and_road_ref.sql"),
+                .embedInCode("0007_source_leases.sql"),
+            ]
+        ),
+        // The PostgreSQL schema migrations, embedded in the binary.
+        .target(
+            name: "IncidentPostgresMigrations",
+            path: "Migrations/postgres",
+            resources: [
+                .embedInCode("0001_incidents.sql"),
+                .embedInCode("0002_source_leases.sql"),
+                .embedInCode("0003_geometry_and_road_ref.sql"),
             ]
         ),
         // SQLite: connection/statement wrappers, migrator, the incident repository.
         .target(name: "IncidentSQLite", dependencies: ["CSQLite3", "IncidentCore", "IncidentMigrations"]),
+        // PostgreSQL: the shared store for several scheduler hosts (libpq), the same ports.
+        .target(name: "IncidentPostgres", dependencies: ["CLibPQ", "IncidentCore", "IncidentPostgresMigrations"]),
         // Providers: one folder each (router, record reader, mapper).
         .target(name: "IncidentFeeds", dependencies: ["IncidentCore", "IncidentNetworking", "IncidentXML", "IncidentJSON"]),
         // Configuration, argument parsing, commands, logging: the composition root.
-        .target(name: "IncidentApp", dependencies: ["CTerminal", "IncidentCore", "IncidentNetworking", "IncidentFeeds", "IncidentSQLite"]),
+        .target(name: "IncidentApp", dependencies: ["CTerminal", "IncidentCore", "IncidentNetworking", "IncidentFeeds", "IncidentSQLite", "IncidentPostgres"]),
 
         .executableTarget(name: "incident-scheduler", dependencies: ["IncidentApp"]),
         .executableTarget(name: "incidents", dependencies: ["IncidentApp"]),
@@ -60,6 +75,8 @@ let package = Package(
         .testTarget(name: "IncidentSQLiteTests", dependencies: ["IncidentSQLite", "IncidentCore", "TestSupport"]),
         .testTarget(name: "IncidentFeedsTests", dependencies: ["IncidentFeeds", "IncidentCore", "IncidentXML", "IncidentJSON", "IncidentNetworking", "TestSupport"]),
         .testTarget(name: "IncidentAppTests", dependencies: ["IncidentApp", "IncidentCore", "IncidentFeeds", "IncidentNetworking", "IncidentSQLite", "TestSupport"]),
+        // The store ports' tests, one body per test run against SQLite and PostgreSQL.
+        .testTarget(name: "StoreConformanceTests", dependencies: ["IncidentSQLite", "IncidentPostgres", "IncidentCore", "TestSupport"]),
         .testTarget(name: "EndToEndTests", dependencies: ["TestSupport", "IncidentSQLite", "IncidentCore"]),
     ],
     swiftLanguageModes: [.v6]

@@ -15,5 +15,6 @@ public enum BundledMigrations {
         ("0004_run_outcomes.sql", String(decoding: PackageResources._004_run_outcomes_sql, as: UTF8.self)),
         ("0005_query_indexes.sql", String(decoding: PackageResources._005_query_indexes_sql, as: UTF8.self)),
         ("0006_geometry_and_road_ref.sql", String(decoding: PackageResources._006_geometry_and_road_ref_sql, as: UTF8.self)),
+        ("0007_source_leases.sql", String(decoding: PackageResources._007_source_leases_sql, as: UTF8.self)),
     ]
 }

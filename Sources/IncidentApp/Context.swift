@@ -27,6 +27,7 @@ public struct Context: Sendable {
             FileHandle.standardOutput.write(Data(text.utf8))
         })
         context.stderrIsJournal = JournalStream.isStandardError(context.environment)
+        Stores.registerSecrets(environment: context.environment)
         var name = [CChar](repeating: 0, count: 256)
         if gethostname(&name, name.count - 1) == 0 {
             context.host = String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)

@@ -1,22 +1,38 @@
 import Foundation
 import IncidentCore
+import IncidentNetworking
+import IncidentPostgres
 import IncidentSQLite
 
 /// The composition root for storage: turns the configured `database` value into the store
 /// ports. The only place in IncidentApp that names a store implementation.
+///
+/// `database` is a PostgreSQL connection URI or keyword string (``PostgresLocation/recognizes(_:)``:
+/// `postgresql://ingest@db.internal/incidents`, `host=db dbname=incidents`) or else an SQLite
+/// file path (`:memory:` in tests). A PostgreSQL password is never part of `database`: libpq
+/// reads PGPASSWORD, PGPASSFILE or ~/.pgpass.
 enum Stores {
     /// Everything a scheduler command needs from its store.
-    typealias Writable = any IngestStore & IncidentReader & StoreAdministration
+    typealias Writable = any IngestStore & IncidentReader & StoreAdministration & SourceLeases
 
     /// Opens (creating and migrating when needed) the store for writing.
-    /// - Throws: the store's errors (cannot open, not a database, migration failures).
+    /// - Throws: the store's errors (cannot open or connect, not a database, migration failures,
+    ///   a connection string holding a password).
     static func openForWriting(_ database: String, clock: UTCClock) throws -> Writable {
-        try SQLiteStore(path: database, clock: clock)
+        if PostgresLocation.recognizes(database) {
+            return try PostgresStore(PostgresLocation(database), clock: clock, access: .write)
+        }
+        return try SQLiteStore(path: database, clock: clock)
     }
 
-    /// Opens an existing store for queries only; never creates or migrates it.
-    /// - Throws: ``StoreMissing`` when there is no database; the store's errors otherwise.
+    /// Opens an existing store for queries only; never creates or migrates it. A PostgreSQL
+    /// session is read-only, so a role with SELECT rights suffices.
+    /// - Throws: ``StoreMissing`` when there is no SQLite database; the store's errors otherwise
+    ///   (a PostgreSQL database that does not exist is the server's error, which names it).
     static func openForReading(_ database: String, clock: UTCClock) throws -> any IncidentReader {
+        if PostgresLocation.recognizes(database) {
+            return try PostgresStore(PostgresLocation(database), clock: clock, access: .read)
+        }
         do {
             return try SQLiteStore(readingFrom: database, clock: clock)
         } catch StoreOpenError.missing(let path) {
@@ -25,14 +41,53 @@ enum Stores {
     }
 
     /// Opens the store for schema administration (`migrate`, `migrate --status`) without
-    /// applying or requiring migrations; `create` makes the database when missing.
+    /// applying or requiring migrations; `create` makes an SQLite database when missing (a
+    /// PostgreSQL database is made by its administrator: `createdb`).
     static func openForInspection(_ database: String, clock: UTCClock, create: Bool = false) throws -> any StoreAdministration {
-        try SQLiteStore(inspecting: database, clock: clock, create: create)
+        if PostgresLocation.recognizes(database) {
+            return try PostgresStore(PostgresLocation(database), clock: clock, access: .inspect)
+        }
+        return try SQLiteStore(inspecting: database, clock: clock, create: create)
     }
 
-    /// The locks that keep schedulers sharing `database` from polling the same source at once.
-    static func schedulingLocks(_ database: String) -> any SchedulingLocks {
-        SQLiteSchedulingLocks(databasePath: database)
+    /// The lock that gives one scheduler command at a time an SQLite database: a lock file
+    /// beside it. nil for PostgreSQL, which schedulers on several hosts share at once: each
+    /// poll is one transaction, and source leases (``SourceLeases``) keep two schedulers from
+    /// polling one source.
+    static func schedulingLocks(_ database: String) -> (any SchedulingLocks)? {
+        PostgresLocation.recognizes(database) ? nil : SQLiteSchedulingLocks(databasePath: database)
+    }
+
+    /// `database` as it may be shown in logs and messages: a PostgreSQL connection string
+    /// reduced to user, host, port and database; a path as is.
+    static func displayName(_ database: String) -> String {
+        guard PostgresLocation.recognizes(database) else { return database }
+        return (try? PostgresLocation(database).description) ?? "a PostgreSQL connection string that libpq cannot read"
+    }
+
+    /// Registers PGPASSWORD, which libpq reads itself, for redaction like an API key, so that
+    /// it appears in no log or error. Called once at start.
+    static func registerSecrets(environment: [String: String]) {
+        if let password = environment["PGPASSWORD"], !password.isEmpty { Redaction.register(secret: password) }
+    }
+
+    /// Copies the SQLite database at `sqlitePath` (incidents, revisions, runs, quarantined
+    /// records, quota state, ids kept) into the PostgreSQL database `database`, migrating it
+    /// first; it must hold no incidents or runs. Verifies every table's count and undoes the
+    /// copy when one differs.
+    /// - Throws: ``UsageError`` when `database` is not a PostgreSQL connection string;
+    ///   ``StoreMissing`` when there is no SQLite database; ``StoreCopyError``; the stores' errors.
+    static func copy(from sqlitePath: String, to database: String, clock: UTCClock) throws -> StoreCounts {
+        guard PostgresLocation.recognizes(database) else {
+            throw UsageError("--to: '\(database)' is not a PostgreSQL connection string (postgresql://user@host/dbname or host=… dbname=…)")
+        }
+        let source: SQLiteStore
+        do {
+            source = try SQLiteStore(readingFrom: sqlitePath, clock: clock)
+        } catch StoreOpenError.missing(let path) {
+            throw StoreMissing(database: path)
+        }
+        return try PostgresStore(PostgresLocation(database), clock: clock, access: .write).copy(from: source)
     }
 }
 
@@ -47,9 +102,9 @@ extension Stores {
     }
 
     static func problem(_ error: any Error) -> Problem? {
-        switch error as? MigrationError {
-        case .pending: .migrationsPending
-        case .newerSchema: .newerSchema
+        switch error {
+        case MigrationError.pending, PostgresMigrationError.pending: .migrationsPending
+        case MigrationError.newerSchema, PostgresMigrationError.newerSchema: .newerSchema
         default: nil
         }
     }

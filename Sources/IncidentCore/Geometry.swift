@@ -196,3 +196,12 @@ extension BoundingBox {
             && minLatitude <= other.maxLatitude && other.minLatitude <= maxLatitude
     }
 }
+
+extension Incident {
+    /// Meters from `point` to the incident as `--near` measures it: to its geometry's lines or
+    /// points when it has one (``Geometry/distance(to:)``), else to its position; nil when it
+    /// has neither. The SQLite store computes the same in SQL (`geometry_distance`).
+    public func distance(to point: Coordinate) -> Double? {
+        geometry?.distance(to: point) ?? coordinate?.distance(to: point)
+    }
+}

@@ -92,7 +92,7 @@ extension IncidentField {
         .instant("confirmed_at", \.confirmedAt),
         .instant("expected_end_at", \.expectedEndAt),
         .instant("ended_at", \.endedAt),
-        // Added by migration 0007.
+        // Added by migration 0006.
         .text("road_ref", \.roadRef, hashesAbsence: false),
         IncidentField(columns: ["geometry", "min_longitude", "max_longitude", "min_latitude", "max_latitude"], storage: .geometry,
                       hashesAbsence: false, value: { $0.geometry.map(IncidentValue.geometry) ?? .null },
@@ -115,9 +115,19 @@ extension Incident {
     /// plus a 0x1F separator; instants (seconds since 1970) and each degree of a coordinate
     /// as 0x01 plus 8 little-endian bytes; an absent value as 0x00 per column.
     public func contentHash(fields: [IncidentField] = IncidentField.content) -> Int64 {
+        contentValues(fields: fields).hash
+    }
+
+    /// The incident's stored values, one per field of `fields`, and their ``contentHash(fields:)``,
+    /// computed together (a store writes both for every record).
+    public func contentValues(fields: [IncidentField] = IncidentField.content) -> (values: [IncidentValue], hash: Int64) {
         var hasher = FNV1a64()
-        for field in fields { hasher.combine(value: field.value(self), of: field) }
-        return hasher.signed
+        let values = fields.map { field in
+            let value = field.value(self)
+            hasher.combine(value: value, of: field)
+            return value
+        }
+        return (values, hasher.signed)
     }
 }
 

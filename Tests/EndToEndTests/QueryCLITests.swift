@@ -21,14 +21,17 @@ struct QueryCLITests {
         try String(contentsOf: TestPaths.fixture("golden/\(name)"), encoding: .utf8)
     }
 
-    @Test("golden output of each format", arguments: [
+    /// `incidents` arguments and the golden file of their output.
+    static let goldenCases: [([String], String)] = [
         (["list"], "list.table.txt"), (["list", "--format", "json"], "list.json"), (["list", "--format", "ndjson"], "list.ndjson"),
         (["list", "--format", "csv"], "list.csv"), (["list", "--format", "geojson"], "list.geojson"),
         (["list", "--tz", "KST", "--order", "source"], "list.kst.txt"),
         (["show", "1"], "show.1.txt"), (["show", "1", "--format", "json"], "show.1.json"),
         (["stats", "--tz", "KST"], "stats.txt"), (["stats", "--format", "json"], "stats.json"),
         (["runs"], "runs.txt"), (["runs", "--failures-first", "--format", "json"], "runs.failures.json"),
-    ])
+    ]
+
+    @Test("golden output of each format", arguments: goldenCases)
     func goldenOutput(arguments: [String], file: String) async throws {
         let result = try await Self.incidents(arguments)
         #expect(result.status == 0, "\(result.stderr)")
@@ -38,6 +41,36 @@ struct QueryCLITests {
         if result.stdout != expected {
             try? result.stdout.write(toFile: "/tmp/\(file).actual", atomically: true, encoding: .utf8)
         }
+    }
+
+    /// The same golden files from PostgreSQL: the fixture copied into a new database of the
+    /// throwaway server (`INCIDENTS_TEST_POSTGRES`, started by Scripts/test) with
+    /// `incident-scheduler copy`, then queried through a read-only session.
+    @Test("golden output of each format from PostgreSQL, after incident-scheduler copy")
+    func goldenOutputFromPostgres() async throws {
+        let server = try #require(ProcessInfo.processInfo.environment["INCIDENTS_TEST_POSTGRES"].flatMap { $0.isEmpty ? nil : $0 },
+                                  "INCIDENTS_TEST_POSTGRES is not set: run the tests with Scripts/test, which starts a throwaway PostgreSQL")
+        let name = "query_golden_\(UInt32.random(in: 0...UInt32.max))"
+        let psql = URL(fileURLWithPath: "/usr/bin/psql")
+        let created = await (try RunningProcess(psql, [server, "-v", "ON_ERROR_STOP=1", "-qc", "CREATE DATABASE \(name)"])).finished(timeout: 60)
+        #expect(created.status == 0, "\(created.stderr)")
+        var target = try #require(URLComponents(string: server))
+        target.path = "/" + name
+        let uri = try #require(target.string)
+        let copied = try await run("incident-scheduler", ["copy", "--from", Self.database, "--to", uri])
+        #expect(copied.status == 0, "\(copied.stderr)")
+        #expect(copied.stdout.hasPrefix("copied 6 incidents, 1 revisions, 5 runs, 1 rejected records, 0 quota states from \(Self.database) into postgresql://postgres@127.0.0.1:"), "\(copied.stdout)")
+        // A second copy into the now full database is refused and changes nothing.
+        let again = try await run("incident-scheduler", ["copy", "--from", Self.database, "--to", uri])
+        #expect(again.status == 1)
+        #expect(again.stderr.contains("the PostgreSQL database is not empty"), "\(again.stderr)")
+        for (arguments, file) in Self.goldenCases {
+            let result = try await run("incidents", arguments + ["--database", uri], environment: ["COLUMNS": "110"])
+            #expect(result.status == 0, "\(result.stderr)")
+            #expect(result.stdout == (try await Self.golden(file)),
+                    "incidents \(arguments.joined(separator: " ")) from PostgreSQL differs from Tests/Fixtures/golden/\(file)")
+        }
+        _ = await (try RunningProcess(psql, [server, "-qc", "DROP DATABASE \(name) WITH (FORCE)"])).finished(timeout: 60)
     }
 
     /// The external ids `incidents list ARGS --format json` returns, in order.

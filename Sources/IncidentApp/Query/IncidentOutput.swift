@@ -55,14 +55,15 @@ struct ListedIncident {
     var stored: StoredIncident
     /// At the query's `now` (``StoredIncident/status(at:)``).
     var status: IncidentStatus
-    /// Meters from the `--near` point to the incident's position (the great-circle distance
-    /// that `--radius` and `--order distance` use); nil without `--near`.
+    /// Meters from the `--near` point to the incident (``Incident/distance(to:)``: to its line
+    /// or points, else its position; the distance `--radius` and `--order distance` use); nil
+    /// without `--near`.
     var distanceMeters: Double?
 
     init(_ stored: StoredIncident, query: IncidentQuery) {
         self.stored = stored
         status = stored.status(at: query.now)
-        distanceMeters = query.near.flatMap { center in stored.incident.coordinate?.distance(to: center) }
+        distanceMeters = query.near.flatMap { center in stored.incident.distance(to: center) }
     }
 }
 

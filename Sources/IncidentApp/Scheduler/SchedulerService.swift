@@ -11,6 +11,13 @@ import Synchronization
 /// every source at once and each waits for a free slot; a loop (`--loop`) gives each source its
 /// own task that takes a slot for each poll. A slow source therefore delays no other while
 /// slots are free.
+///
+/// Before each poll the scheduler claims the source's lease in the store (``SourceLeases``), so
+/// schedulers on several hosts sharing one database poll each source once per interval: a
+/// source that another scheduler is polling, or started polling less than 0.9 intervals ago,
+/// is left to it (logged `poll.left_to_other`, no run recorded). The lease lasts
+/// ``leaseSeconds`` and is renewed every third of that while the poll runs, so a scheduler that
+/// dies (kill -9, lost network) leaves its sources to the others within the lease time.
 struct SchedulerService: Sendable {
     let store: Stores.Writable
     let clock: UTCClock
@@ -28,6 +35,10 @@ struct SchedulerService: Sendable {
     /// What the metrics file shows beyond the run log: the configured sources and the measured
     /// duration of each one's last poll.
     let metrics: MetricsState
+    /// This scheduler process in the store's leases.
+    let holder: LeaseHolder
+    /// How long a claimed lease lasts without renewal (seconds).
+    static let leaseSeconds: Int64 = 60
 
     init(store: Stores.Writable, clock: UTCClock, host: String? = nil, logger: Logger, dryRun: Bool = false, metricsFile: String? = nil,
          concurrency: Int, timing: PollTiming = .live, makeClient: (@Sendable (SourceDefinition) -> any HTTPClient)? = nil) {
@@ -40,6 +51,7 @@ struct SchedulerService: Sendable {
         self.timing = timing
         self.permits = PollPermits(concurrency)
         self.metrics = MetricsState()
+        self.holder = LeaseHolder(host: host ?? ProcessInfo.processInfo.hostName, pid: getpid())
         self.makeClient = makeClient ?? { source in
             URLSessionHTTPClient(configuration: NetworkConfiguration(requestTimeout: source.requestTimeoutSeconds,
                                                                      attemptTimeout: source.attemptTimeoutSeconds,
@@ -53,8 +65,30 @@ struct SchedulerService: Sendable {
         IngestIncidents(store: store, clock: clock, host: host, describe: ErrorText.describer(origin: .live))
     }
 
+    /// Polls `source` once over HTTP when this scheduler gets its lease, then logs the run with
+    /// its duration (monotonic clock); nil when the source is left to another scheduler.
+    func poll(_ source: SourceDefinition, client: any HTTPClient) async -> IngestRun? {
+        // A dry run writes nothing, not even a lease, and takes no source from another scheduler.
+        if dryRun { return await pollNow(source, client: client) }
+        guard claimLease(source) else { return nil }
+        let renewing = Task {
+            while (try? await Task.sleep(for: .seconds(Double(Self.leaseSeconds) / 3))) != nil {
+                _ = try? store.renew(source: source.name, holder: holder, now: clock.now(), leaseSeconds: Self.leaseSeconds)
+            }
+        }
+        defer {
+            renewing.cancel()
+            do {
+                try store.release(source: source.name, holder: holder)
+            } catch {
+                logger.log(.warning, "lease.release_failed", ["source": source.name, "detail": ErrorText.describe(error)])
+            }
+        }
+        return await pollNow(source, client: client)
+    }
+
     /// Polls `source` once over HTTP, then logs the run with its duration (monotonic clock).
-    func poll(_ source: SourceDefinition, client: any HTTPClient) async -> IngestRun {
+    private func pollNow(_ source: SourceDefinition, client: any HTTPClient) async -> IngestRun {
         let began = timing.now()
         let run: IngestRun
         do {
@@ -72,11 +106,35 @@ struct SchedulerService: Sendable {
         return run
     }
 
+    /// Claims the lease of `source` for this scheduler: true when it may poll. A claim refused
+    /// because another scheduler polls the source, or started it less than 0.9 intervals ago,
+    /// is logged at info. When the store cannot answer, the poll goes ahead: it meets the same
+    /// store failure and is recorded as failed, which is what an operator needs to see.
+    func claimLease(_ source: SourceDefinition) -> Bool {
+        let now = clock.now()
+        let claim: LeaseClaim
+        do {
+            claim = try store.claim(source: source.name, holder: holder, now: now, leaseSeconds: Self.leaseSeconds,
+                                    notStartedAfter: UTCInstant(secondsSince1970: now.secondsSince1970 - source.intervalSeconds * 9 / 10))
+        } catch {
+            return true
+        }
+        switch claim {
+        case .claimed: return true
+        case .held(let lease), .recentlyStarted(let lease):
+            logger.log(.info, "poll.left_to_other", [
+                "source": source.name, "holder": lease.holder.description, "started_at": lease.lastStartedAt.rfc3339,
+                "detail": "another scheduler sharing this database polls this source now or polled it less than 0.9 intervals ago",
+            ])
+            return false
+        }
+    }
+
     // MARK: One round (run --once)
 
     /// How a round ended.
     struct Round: Sendable {
-        /// One run per source, in the order of the sources.
+        /// One run per source polled (a source left to another scheduler has none), in the order of the sources.
         var runs: [IngestRun]
         var deadlineExceeded: Bool
         /// A signal cancelled the round.
@@ -101,7 +159,7 @@ struct SchedulerService: Sendable {
         configure(sources)
         let deadline = Deadline()
         let work = Task { () -> [IngestRun] in
-            await withTaskGroup(of: (Int, IngestRun).self) { group in
+            await withTaskGroup(of: (Int, IngestRun?).self) { group in
                 for (index, source) in sources.enumerated() {
                     group.addTask {
                         (index, await pollWhenFree(source, deadlineSeconds: deadlineSeconds, deadline: deadline))
@@ -133,7 +191,7 @@ struct SchedulerService: Sendable {
 
     /// Waits for a free slot, then polls `source`; a source whose turn never came is recorded
     /// as skipped with the reason.
-    private func pollWhenFree(_ source: SourceDefinition, deadlineSeconds: Int64, deadline: Deadline) async -> IngestRun {
+    private func pollWhenFree(_ source: SourceDefinition, deadlineSeconds: Int64, deadline: Deadline) async -> IngestRun? {
         do {
             try await permits.acquire()
             // A slot freed by a poll that the deadline or a signal cancelled may be handed on

@@ -19,7 +19,7 @@ public enum SchedulerTool {
             """,
             subcommands: [RunCommand.command(context), IngestCommand.command(context), SourcesCommand.command(context),
                           StatusCommand.command(context), CheckConfigCommand.command(context), MigrateCommand.command(context),
-                          PruneCommand.command(context)])
+                          PruneCommand.command(context), CopyCommand.command(context)])
     }
 
     /// `--config FILE`, or the GITS source of `$GITS_SERVICE_KEY` without it.
@@ -32,36 +32,33 @@ public enum SchedulerTool {
         return try Configuration.fromEnvironment(context.environment, requireKeys: requireKeys)
     }
 
-    /// Takes the database's scheduling lock, opens (creating and migrating when needed) the
-    /// store, and runs `body` with it; the lock is released when `body` returns or throws.
+    /// Takes the scheduling lock of an SQLite database, opens (creating and migrating when
+    /// needed) the store, and runs `body` with it; the lock is released when `body` returns or
+    /// throws. A PostgreSQL store has no such lock: schedulers on several hosts share it, one
+    /// poll per source at a time through the store's source leases.
     ///
-    /// Known limit (issue 14, point 3): `run --loop` holds this whole-database lock while it
-    /// sleeps between polls, so `prune` or `ingest` exit 75 until the service stops. It is left
-    /// as is on purpose: per-source leases (being built for the PostgreSQL store) replace this
-    /// lock rather than narrowing it.
+    /// Known limit (issue 14, point 3): with SQLite, `run --loop` holds this whole-database
+    /// lock while it sleeps between polls, so `prune` or `ingest` exit 75 until the service stops.
     /// - Throws: ``SchedulerLocked`` when another scheduler holds the lock (exit 75);
     ///   ``DatabaseFailure`` when the database or its lock cannot be opened (exit 1); what
     ///   `body` throws.
     static func withStore<Result>(path: String, context: Context,
                                   _ body: (Stores.Writable) async throws -> Result) async throws -> Result {
-        do {
-            try createParentDirectory(of: path)
-        } catch {
-            throw DatabaseFailure(database: path, cause: error)
-        }
-        let locks = Stores.schedulingLocks(path)
-        let lock: any HeldLock
-        do {
-            guard let taken = try locks.tryLock("scheduler") else {
-                throw SchedulerLocked(database: path, holder: locks.holder(of: "scheduler"))
+        var lock: (any HeldLock)?
+        if let locks = Stores.schedulingLocks(path) {
+            do {
+                try createParentDirectory(of: path)
+                guard let taken = try locks.tryLock("scheduler") else {
+                    throw SchedulerLocked(database: path, holder: locks.holder(of: "scheduler"))
+                }
+                lock = taken
+            } catch let error as SchedulerLocked {
+                throw error
+            } catch {
+                throw DatabaseFailure(database: path, cause: error)
             }
-            lock = taken
-        } catch let error as SchedulerLocked {
-            throw error
-        } catch {
-            throw DatabaseFailure(database: path, cause: error)
         }
-        defer { lock.release() }
+        defer { lock?.release() }
         let store: Stores.Writable
         do {
             store = try Stores.openForWriting(path, clock: context.clock)

@@ -1,0 +1,13 @@
+/// The PostgreSQL schema migrations (`Migrations/postgres/NNNN_description.sql`), embedded in
+/// the binary so an installed executable needs no resource files. The same rules as the SQLite
+/// ones (`Migrations/`): applied in order of `NNNN`, forward-only, a file never changes once it
+/// has landed (its checksum is recorded and checked). To add one: create the file, list it in
+/// Package.swift's `resources`, and append it here (a test checks that every file is listed).
+public enum BundledPostgresMigrations {
+    /// `(file name, SQL text)` in application order.
+    public static let all: [(fileName: String, sql: String)] = [
+        ("0001_incidents.sql", String(decoding: PackageResources._001_incidents_sql, as: UTF8.self)),
+        ("0002_source_leases.sql", String(decoding: PackageResources._002_source_leases_sql, as: UTF8.self)),
+        ("0003_geometry_and_road_ref.sql", String(decoding: PackageResources._003_geometry_and_road_ref_sql, as: UTF8.self)),
+    ]
+}

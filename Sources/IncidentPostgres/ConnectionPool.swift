@@ -1,0 +1,85 @@
+import Foundation
+
+/// Up to `capacity` connections, each lent to one caller at a time, so that the sources a
+/// scheduler polls at once each write in their own transaction.
+///
+/// A connection that broke (the server restarted, the network dropped) is closed when it is
+/// returned or found broken when lent, and a new one is made. While the server cannot be
+/// reached (refused, starting up, shutting down), connecting is retried for up to
+/// `reconnectSeconds`, so a server restart costs the poll under way (it fails, nothing of it is
+/// stored) and no more: the failure is then recorded once the server is back.
+final class ConnectionPool: @unchecked Sendable {  // all state is behind `condition`
+    private let condition = NSCondition()
+    private var idle: [Connection] = []
+    private var lent = 0
+    let capacity: Int
+    private let reconnectSeconds: Double
+    private let connect: @Sendable () throws -> Connection
+
+    init(capacity: Int, reconnectSeconds: Double, connect: @escaping @Sendable () throws -> Connection) {
+        self.capacity = max(1, capacity)
+        self.reconnectSeconds = reconnectSeconds
+        self.connect = connect
+    }
+
+    /// Runs `body` with a connection of its own; waits while all `capacity` are lent.
+    /// - Throws: ``PostgresError`` when no connection can be made, or what `body` throws.
+    func withConnection<T>(_ body: (Connection) throws -> T) throws -> T {
+        let connection = try lend()
+        defer { giveBack(connection) }
+        return try body(connection)
+    }
+
+    private func lend() throws -> Connection {
+        condition.lock()
+        while idle.isEmpty && lent >= capacity { condition.wait() }
+        lent += 1
+        while let connection = idle.popLast() {
+            if connection.isUsable {
+                condition.unlock()
+                return connection
+            }
+        }
+        condition.unlock()
+        do {
+            return try connectRetrying()
+        } catch {
+            condition.lock()
+            lent -= 1
+            condition.signal()
+            condition.unlock()
+            throw error
+        }
+    }
+
+    private func giveBack(_ connection: Connection) {
+        let usable = connection.isUsable
+        condition.lock()
+        lent -= 1
+        if usable { idle.append(connection) }
+        condition.signal()
+        condition.unlock()
+    }
+
+    private func connectRetrying() throws -> Connection {
+        let deadline = Date().addingTimeInterval(reconnectSeconds)
+        while true {
+            do {
+                return try connect()
+            } catch let error as PostgresError where error.isServerUnavailable && Date() < deadline {
+                Thread.sleep(forTimeInterval: 0.5)
+            }
+        }
+    }
+}
+
+extension PostgresError {
+    /// The server could not be reached or is not accepting connections yet (refused, no
+    /// socket, starting up or shutting down): worth connecting again shortly.
+    var isServerUnavailable: Bool {
+        guard isConnectionFailure else { return false }
+        return ["Connection refused", "No such file or directory", "the database system is starting up",
+                "the database system is shutting down", "the database system is in recovery mode",
+                "server closed the connection", "timeout expired"].contains { message.contains($0) }
+    }
+}

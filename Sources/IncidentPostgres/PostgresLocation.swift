@@ -1,0 +1,85 @@
+internal import CLibPQ
+
+/// Where the PostgreSQL store is: the configuration's `database` value when it is a libpq
+/// connection URI (`postgresql://ingest@db.internal:5432/incidents?sslmode=verify-full`) or a
+/// keyword/value string (`host=db.internal dbname=incidents user=ingest`)
+/// (<https://www.postgresql.org/docs/15/libpq-connect.html#LIBPQ-CONNSTRING>).
+///
+/// Passwords never live in the configuration: a connection string holding one (`password=`,
+/// `user:secret@host`, `sslpassword=`) is refused. libpq reads the password from `PGPASSWORD`,
+/// `PGPASSFILE` or `~/.pgpass` itself, or the caller passes one read from the variable the
+/// configuration's `passwordEnv` names. ``description`` is the connection string without any
+/// option but host, port, database and user: the only form to log or show.
+public struct PostgresLocation: Sendable, Equatable, CustomStringConvertible {
+    /// The connection string as configured (no password in it).
+    let connectionString: String
+    /// `postgresql://user@host:port/dbname`, built from the parsed options.
+    public let description: String
+
+    /// Whether `database` names a PostgreSQL database rather than an SQLite file: a
+    /// `postgresql://` or `postgres://` URI, or a string that starts with a libpq keyword and
+    /// `=` (`host=…`, `dbname=…`, `service=…`). A plain path (`/var/lib/x.sqlite`,
+    /// `:memory:`) is not.
+    public static func recognizes(_ database: String) -> Bool {
+        let trimmed = database.drop { $0 == " " }
+        let lowered = trimmed.prefix(13).lowercased()
+        if lowered.hasPrefix("postgresql://") || lowered.hasPrefix("postgres://") { return true }
+        guard let equals = trimmed.firstIndex(of: "=") else { return false }
+        let keyword = trimmed[..<equals].trimmingSuffix(" ")
+        return Self.keywords.contains(String(keyword))
+    }
+
+    /// Parses and checks `connectionString` with libpq (`PQconninfoParse`).
+    /// - Throws: ``PostgresConfigurationError`` when libpq cannot parse it (libpq's reason, which
+    ///   never repeats a password) or when it holds a password.
+    public init(_ connectionString: String) throws {
+        var message: UnsafeMutablePointer<CChar>?
+        guard let options = PQconninfoParse(connectionString, &message) else {
+            let reason = message.map { String(cString: $0).trimmingSuffix("\n") } ?? "out of memory"
+            PQfreemem(message)
+            throw PostgresConfigurationError("the database setting is not a PostgreSQL connection string libpq can read: \(reason)")
+        }
+        defer { PQconninfoFree(options) }
+        var values: [String: String] = [:]
+        var option = options
+        while let keyword = option.pointee.keyword {
+            if let value = option.pointee.val { values[String(cString: keyword)] = String(cString: value) }
+            option += 1
+        }
+        for secret in ["password", "sslpassword"] where values[secret].map({ !$0.isEmpty }) ?? false {
+            throw PostgresConfigurationError("""
+                the database setting holds a \(secret); passwords never go in the configuration: remove it and use \
+                PGPASSWORD, a ~/.pgpass file (or PGPASSFILE), or the configuration's passwordEnv
+                """)
+        }
+        self.connectionString = connectionString
+        var text = "postgresql://"
+        if let user = values["user"], !user.isEmpty { text += user + "@" }
+        text += values["host"] ?? values["hostaddr"] ?? ""
+        if let port = values["port"], !port.isEmpty { text += ":" + port }
+        text += "/" + (values["dbname"] ?? "")
+        self.description = text
+    }
+
+    /// libpq's connection keywords (`PQconndefaults`), for ``recognizes(_:)``.
+    private static let keywords: Set<String> = {
+        var names: Set<String> = []
+        guard let defaults = PQconndefaults() else { return ["host", "hostaddr", "port", "dbname", "user", "service"] }
+        defer { PQconninfoFree(defaults) }
+        var option = defaults
+        while let keyword = option.pointee.keyword {
+            names.insert(String(cString: keyword))
+            option += 1
+        }
+        return names
+    }()
+}
+
+extension StringProtocol {
+    /// The text without trailing copies of `character`.
+    func trimmingSuffix(_ character: Character) -> String {
+        var text = String(self)
+        while text.last == character { text.removeLast() }
+        return text
+    }
+}

@@ -1,0 +1,143 @@
+import IncidentCore
+import IncidentPostgresMigrations
+
+/// Applies the PostgreSQL migrations (`Migrations/postgres/NNNN_description.sql`) in order,
+/// each in its own transaction, and records them in `schema_migrations (version, name,
+/// checksum, applied_at)`. The same rules as the SQLite migrator: forward-only, a migration
+/// whose SQL changed after it was applied (FNV-1a 64 checksum) or a database migrated by a
+/// newer binary is refused and nothing is changed.
+///
+/// Several hosts starting at once apply each migration exactly once: the migrator takes a
+/// session advisory lock (`pg_advisory_lock`, "Advisory Locks" in the PostgreSQL manual's
+/// explicit-locking chapter) and re-reads what is applied under it; the others wait for the
+/// lock and then find nothing left to do. Up-to-date databases take no lock.
+public struct PostgresMigrator: Sendable {
+    /// One migration file.
+    public struct Migration: Sendable, Equatable {
+        /// `NNNN`, the order of application.
+        public var version: Int
+        /// The file name, e.g. `0001_incidents.sql`.
+        public var name: String
+        public var sql: String
+        /// FNV-1a 64 of the SQL text, as 16 hex digits.
+        public var checksum: String { var h = FNV1a64(); h.combine(sql.utf8); return h.hex }
+
+        /// - Throws: ``PostgresMigrationError/badName(_:)`` unless `name` is `NNNN_….sql`.
+        public init(name: String, sql: String) throws {
+            guard name.hasSuffix(".sql"), let version = Int(name.prefix(while: \.isNumber)) else {
+                throw PostgresMigrationError.badName(name)
+            }
+            self.version = version
+            self.name = name
+            self.sql = sql
+        }
+    }
+
+    public var migrations: [Migration]
+
+    public init(migrations: [Migration]) {
+        self.migrations = migrations.sorted { $0.version < $1.version }
+    }
+
+    /// The migrations embedded in the binary.
+    public static func bundled() throws -> PostgresMigrator {
+        PostgresMigrator(migrations: try BundledPostgresMigrations.all.map { try Migration(name: $0.fileName, sql: $0.sql) })
+    }
+
+    public var latestVersion: Int { migrations.last?.version ?? 0 }
+
+    /// The advisory lock key all migrators of this program share ("trafficincidents migrate").
+    static let lockKey: Int64 = {
+        var h = FNV1a64()
+        h.combine("trafficincidents migrate".utf8)
+        return h.signed
+    }()
+
+    /// Applies every pending migration; returns those this call applied.
+    func migrate(_ connection: Connection, now: UTCInstant) throws -> [Migration] {
+        guard try !pending(in: try recorded(connection)).isEmpty else { return [] }
+        try connection.query("SELECT pg_advisory_lock($1)", [.integer(Self.lockKey)], context: "waiting for the migration lock")
+        defer { _ = try? connection.query("SELECT pg_advisory_unlock($1)", [.integer(Self.lockKey)], context: "releasing the migration lock") }
+        try connection.execute("""
+            CREATE TABLE IF NOT EXISTS schema_migrations (
+                version integer PRIMARY KEY, name text NOT NULL, checksum text NOT NULL, applied_at timestamptz NOT NULL)
+            """, context: "creating schema_migrations")
+        // Another host may have applied some while this one waited for the lock.
+        let pending = try pending(in: try recorded(connection))
+        for migration in pending {
+            try connection.transaction(context: "applying migration \(migration.name)") {
+                try connection.execute(migration.sql, context: "applying migration \(migration.name)")
+                try connection.query("INSERT INTO schema_migrations (version, name, checksum, applied_at) VALUES ($1, $2, $3, $4)",
+                                     [.integer(Int64(migration.version)), .text(migration.name), .text(migration.checksum), .instant(now)],
+                                     context: "recording migration \(migration.name)")
+            }
+        }
+        return pending
+    }
+
+    /// Checks, without writing, that the database is exactly at this binary's schema.
+    /// - Throws: ``PostgresMigrationError``.
+    func verifyUpToDate(_ connection: Connection) throws {
+        let pending = try pending(in: try recorded(connection))
+        if !pending.isEmpty { throw PostgresMigrationError.pending(names: pending.map(\.name)) }
+    }
+
+    /// Every known migration and when it was applied (nil: pending).
+    func status(_ connection: Connection) throws -> [(migration: Migration, appliedAt: UTCInstant?)] {
+        let recorded = try recorded(connection)
+        _ = try pending(in: recorded)
+        return migrations.map { ($0, recorded[$0.version]?.appliedAt) }
+    }
+
+    private struct Recorded { var checksum: String; var appliedAt: UTCInstant? }
+
+    private func recorded(_ connection: Connection) throws -> [Int: Recorded] {
+        let exists = try connection.query("SELECT to_regclass('schema_migrations') IS NOT NULL", context: "reading schema_migrations")
+        guard exists.bool(0, 0) == true else { return [:] }
+        let rows = try connection.query("SELECT version, checksum, applied_at FROM schema_migrations", context: "reading schema_migrations")
+        var recorded: [Int: Recorded] = [:]
+        for row in 0..<rows.rowCount {
+            recorded[rows.int(row, 0) ?? 0] = Recorded(checksum: rows.string(row, 1) ?? "", appliedAt: rows.instant(row, 2))
+        }
+        return recorded
+    }
+
+    /// The migrations not yet applied, after checking the applied ones.
+    private func pending(in recorded: [Int: Recorded]) throws -> [Migration] {
+        if let newest = recorded.keys.max(), newest > latestVersion {
+            throw PostgresMigrationError.newerSchema(databaseVersion: newest, knownVersion: latestVersion)
+        }
+        for migration in migrations {
+            if let row = recorded[migration.version], row.checksum != migration.checksum {
+                throw PostgresMigrationError.checksumMismatch(name: migration.name, recorded: row.checksum, current: migration.checksum)
+            }
+        }
+        return migrations.filter { recorded[$0.version] == nil }
+    }
+}
+
+/// Why the PostgreSQL schema cannot be brought up to date. Each case states the facts; the
+/// commands add which command to run about it (as for SQLite's `MigrationError`).
+public enum PostgresMigrationError: Error, Equatable, Sendable, CustomStringConvertible {
+    case badName(String)
+    /// A migration already applied to this database has different SQL now.
+    case checksumMismatch(name: String, recorded: String, current: String)
+    /// The database was migrated by a newer binary.
+    case newerSchema(databaseVersion: Int, knownVersion: Int)
+    /// The database needs migrations that this (read-only) open may not apply.
+    case pending(names: [String])
+
+    public var description: String {
+        switch self {
+        case .badName(let name):
+            "PostgreSQL migration file \(name) is not named NNNN_description.sql"
+        case let .checksumMismatch(name, recorded, current):
+            "PostgreSQL migration \(name) was changed after it was applied to this database (recorded checksum \(recorded), "
+                + "now \(current)); migrations are forward-only: restore the original file and add a new migration instead"
+        case let .newerSchema(databaseVersion, knownVersion):
+            "the PostgreSQL schema is version \(databaseVersion), newer than this binary knows (\(knownVersion)); it was not modified"
+        case .pending(let names):
+            "the PostgreSQL database needs migrations \(names.joined(separator: ", ")) before it can be read"
+        }
+    }
+}

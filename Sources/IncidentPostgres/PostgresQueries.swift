@@ -1,0 +1,293 @@
+import Foundation
+import IncidentCore
+
+extension PostgresStore: IncidentReader {
+    /// With a `--near` point the SQL selects the incidents whose extent overlaps the circle's
+    /// bounding box (the GiST index); the exact distance (``Incident/distance(to:)``: to the
+    /// line or points of a geometry) then keeps those within the radius, the nearest first for
+    /// ``IncidentOrder/distance`` (ties by id), and the limit applies after both.
+    public func forEachIncident(matching query: IncidentQuery, _ row: (StoredIncident) throws -> Void) throws {
+        var filter = Filter(query)
+        var sql = "SELECT \(StoredIncidentDecoder.lifecycleColumns), \(columns.list()) FROM incidents\(filter.clause) ORDER BY "
+            + Self.orderClause(query.order)
+        if let limit = query.limit, query.near == nil { sql += " LIMIT " + filter.bind(.integer(Int64(limit))) }
+        let near = query.near.map { center in (center, query.radiusMeters) }
+        var nearest: [(distance: Double, stored: StoredIncident)] = []
+        var emitted = 0
+        try withConnection { connection in
+            var decoder: StoredIncidentDecoder?
+            try connection.forEachRow(sql, filter.arguments, context: "listing incidents") { result, index in
+                let decode = try decoder ?? StoredIncidentDecoder(result, columns: columns)
+                decoder = decode
+                let stored = decode.stored(result, index)
+                guard let (center, radius) = near else { return try row(stored) }
+                guard let distance = stored.incident.distance(to: center), distance <= radius else { return }
+                if query.order == .distance {
+                    nearest.append((distance, stored))
+                } else if query.limit.map({ emitted < $0 }) ?? true {
+                    emitted += 1
+                    try row(stored)
+                }
+            }
+        }
+        nearest.sort { $0.distance != $1.distance ? $0.distance < $1.distance : $0.stored.id < $1.stored.id }
+        for entry in nearest.prefix(query.limit ?? Int.max) { try row(entry.stored) }
+    }
+
+    /// The WHERE clause of an ``IncidentQuery`` and its arguments (`$1`, `$2`, …). Each
+    /// condition matches exactly the rows the SQLite store's does; where an index needs a
+    /// looser test to be used, the looser test comes first and the exact one follows.
+    struct Filter {
+        private(set) var clause = ""
+        private(set) var arguments: [PostgresValue] = []
+
+        /// Adds `value` as the next parameter; returns its placeholder.
+        mutating func bind(_ value: PostgresValue) -> String {
+            arguments.append(value)
+            return "$\(arguments.count)"
+        }
+
+        init(_ query: IncidentQuery) {
+            var conditions: [String] = []
+            func list(_ values: [String]) -> String {
+                "(" + values.map { bind(.text($0)) }.joined(separator: ", ") + ")"
+            }
+            if query.activeOnly {
+                // StoredIncident.isActive(at:), in SQL.
+                conditions.append("cleared_at IS NULL AND (ended_at IS NULL OR ended_at > \(bind(.instant(query.now))))")
+            }
+            if !query.sources.isEmpty {
+                conditions.append("source IN " + list(query.sources))
+            }
+            if !query.categories.isEmpty {
+                conditions.append("category IN " + list(query.categories.map(\.rawValue)))
+            }
+            if let since = query.startedSince {
+                conditions.append("started_at >= " + bind(.instant(since)))
+            }
+            if let until = query.startedUntil {
+                conditions.append("started_at < " + bind(.instant(until)))
+            }
+            if let seen = query.seenSince {
+                conditions.append("last_seen_at >= " + bind(.instant(seen)))
+            }
+            if let road = query.roadContains {
+                // A substring of the provider's road name or of the canonical name, or the
+                // canonical road the text names; case-sensitive (SQLite: instr). LIKE reads the
+                // trigram index.
+                let pattern = bind(.text("%" + Self.escapeLike(road.nfc) + "%"))
+                var condition = "road LIKE \(pattern) OR road_ref LIKE \(pattern)"
+                if let reference = query.roadReference { condition += " OR road_ref = " + bind(.text(reference)) }
+                conditions.append("(\(condition))")
+            }
+            for box in [query.boundingBox, query.near.map { BoundingBox.around($0, meters: query.radiusMeters) }] {
+                guard let box else { continue }
+                // The incident's extent (its geometry's box, else its point) overlaps the box.
+                // The GiST index (0003) answers `&&` (with the geometric operators' 1e-6
+                // tolerance); the comparisons after it are SQLite's exact test.
+                let (minLat, maxLat) = (bind(.real(box.minLatitude)), bind(.real(box.maxLatitude)))
+                let (minLon, maxLon) = (bind(.real(box.minLongitude)), bind(.real(box.maxLongitude)))
+                conditions.append("\(Self.extent) && box(point(\(minLon), \(minLat)), point(\(maxLon), \(maxLat)))"
+                    + " AND coalesce(min_latitude, latitude) <= \(maxLat) AND coalesce(max_latitude, latitude) >= \(minLat)"
+                    + " AND coalesce(min_longitude, longitude) <= \(maxLon) AND coalesce(max_longitude, longitude) >= \(minLon)")
+            }
+            if let search = query.search {
+                for term in search.nfc.split(whereSeparator: \.isWhitespace).map(String.init) {
+                    // Each term occurs in the description or the location, ASCII letters in
+                    // either case (SQLite's LIKE). ILIKE, which the trigram indexes answer,
+                    // finds a superset; the ASCII-only fold keeps exactly SQLite's matches.
+                    let pattern = "%" + Self.escapeLike(term) + "%"
+                    let exact = bind(.text(Self.asciiLowercased(pattern)))
+                    let fold = "'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz'"
+                    var condition = "(translate(description, \(fold)) LIKE \(exact) OR translate(location, \(fold)) LIKE \(exact))"
+                    if Self.hasTrigram(term) {
+                        let loose = bind(.text(pattern))
+                        condition = "(description ILIKE \(loose) OR location ILIKE \(loose)) AND " + condition
+                    }
+                    conditions.append(condition)
+                }
+            }
+            clause = conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")
+        }
+
+        /// The expression of the GiST index `incidents_by_extent` (migration 0003).
+        static let extent = "box(point(coalesce(min_longitude, longitude), coalesce(min_latitude, latitude)), "
+            + "point(coalesce(max_longitude, longitude), coalesce(max_latitude, latitude)))"
+
+        /// `text` with LIKE's wildcards and its escape character (backslash) escaped.
+        static func escapeLike(_ text: String) -> String {
+            text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "%", with: "\\%")
+                .replacingOccurrences(of: "_", with: "\\_")
+        }
+
+        /// Whether pg_trgm draws a trigram from `term`: three letters or digits in a row. From
+        /// a shorter term it draws none, and a trigram index would then read all of itself
+        /// (seconds on a million rows) instead of letting the planner scan in order.
+        static func hasTrigram(_ term: String) -> Bool {
+            var run = 0
+            for scalar in term.unicodeScalars {
+                run = scalar.properties.isAlphabetic || scalar.properties.numericType != nil ? run + 1 : 0
+                if run >= 3 { return true }
+            }
+            return false
+        }
+
+        static func asciiLowercased(_ text: String) -> String {
+            String(String.UnicodeScalarView(text.unicodeScalars.map {
+                ("A"..."Z").contains($0) ? Unicode.Scalar($0.value + 32) ?? $0 : $0
+            }))
+        }
+    }
+
+    static func orderClause(_ order: IncidentOrder) -> String {
+        switch order {
+        case .started, .distance: "started_at DESC NULLS LAST, id DESC"
+        case .startedAscending: "started_at ASC NULLS LAST, id ASC"
+        case .lastSeen: "last_seen_at DESC, id DESC"
+        case .source: "source, external_id"
+        }
+    }
+
+    public func history(ofIncident id: Int64) throws -> IncidentHistory? {
+        try withConnection { connection in
+            try connection.transaction("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", context: "reading incident \(id)") {
+                let current = try connection.query("SELECT \(StoredIncidentDecoder.lifecycleColumns), \(columns.list()) FROM incidents WHERE id = $1",
+                                                   [.integer(id)], context: "reading incident \(id)")
+                guard current.rowCount == 1 else { return nil }
+                let stored = try StoredIncidentDecoder(current, columns: columns).stored(current, 0)
+                let history = try connection.query("""
+                    SELECT revision, \(columns.list()), cleared_at, superseded_at
+                    FROM incident_revisions WHERE incident_id = $1 ORDER BY revision
+                    """, [.integer(id)], context: "reading the revisions of incident \(id)")
+                let decoder = try columns.decoder(for: history)
+                let (revision, clearedAt, supersededAt) = (try history.column("revision"), try history.column("cleared_at"),
+                                                           try history.column("superseded_at"))
+                let revisions = (0..<history.rowCount).map { row in
+                    IncidentRevision(
+                        revision: history.int(row, revision) ?? 0,
+                        incident: Incident(source: stored.incident.source, externalID: stored.incident.externalID,
+                                           values: decoder.values(history, row), fields: columns.fields),
+                        clearedAt: history.instant(row, clearedAt),
+                        supersededAt: history.instant(row, supersededAt) ?? UTCInstant(secondsSince1970: 0))
+                }
+                let rejected = try connection.query("""
+                    SELECT \(RejectionRows.columns) FROM rejected_records
+                    WHERE source = $1 AND external_id = $2 ORDER BY id DESC LIMIT 20
+                    """, [.text(stored.incident.source), .text(stored.incident.externalID)],
+                    context: "reading the records of incident \(id) set aside")
+                let rejections = try (0..<rejected.rowCount).map { try RejectionRows.decode(rejected, $0) }
+                return IncidentHistory(current: stored, revisions: revisions, rejections: rejections)
+            }
+        }
+    }
+
+    /// Counts by source, category, road (the 20 most frequent) and hour of start, in one scan
+    /// (`GROUPING SETS`). Groups are ordered as SQLite orders them: largest count first, then
+    /// the key's UTF-8 bytes (hours by key).
+    public func statistics(matching query: IncidentQuery, utcOffsetSeconds: Int) throws -> IncidentStatistics {
+        var filter = Filter(query)
+        let now = filter.bind(.instant(query.now))
+        let offset = filter.bind(.integer(Int64(utcOffsetSeconds)))
+        let sql = """
+            SELECT GROUPING(source, category, road, hour), source, category, road, hour, count(*),
+                   count(*) FILTER (WHERE active), count(*) FILTER (WHERE cleared)
+            FROM (SELECT source, category, coalesce(road, '-') AS road,
+                         coalesce(to_char((started_at AT TIME ZONE 'UTC') + make_interval(secs => \(offset)), 'HH24'), '-') AS hour,
+                         cleared_at IS NULL AND (ended_at IS NULL OR ended_at > \(now)) AS active, cleared_at IS NOT NULL AS cleared
+                  FROM incidents\(filter.clause)) AS matching
+            GROUP BY GROUPING SETS ((), (source), (category), (road), (hour))
+            """
+        let result = try withConnection { try $0.query(sql, filter.arguments, context: "counting incidents") }
+        var stats = IncidentStatistics()
+        var groups: [Int: [(String, Int)]] = [:]
+        for row in 0..<result.rowCount {
+            // GROUPING sets a bit for each column not grouped by: 7 source, 11 category, 13 road, 14 hour, 15 none.
+            let grouping = result.int(row, 0) ?? 15
+            let count = result.int(row, 5) ?? 0
+            switch grouping {
+            case 15:
+                (stats.total, stats.active, stats.cleared) = (count, result.int(row, 6) ?? 0, result.int(row, 7) ?? 0)
+            case 7, 11, 13, 14:
+                let column = Int32([7: 1, 11: 2, 13: 3, 14: 4][grouping] ?? 1)
+                groups[grouping, default: []].append((result.string(row, column) ?? "-", count))
+            default:
+                continue
+            }
+        }
+        func byCount(_ pairs: [(String, Int)]) -> [(String, Int)] {
+            pairs.sorted { $0.1 != $1.1 ? $0.1 > $1.1 : $0.0.utf8.lexicographicallyPrecedes($1.0.utf8) }
+        }
+        stats.bySource = byCount(groups[7] ?? [])
+        stats.byCategory = byCount(groups[11] ?? [])
+        let roads = byCount(groups[13] ?? [])
+        stats.byRoad = Array(roads.prefix(20))
+        stats.distinctRoads = roads.count
+        stats.byHour = (groups[14] ?? []).sorted { $0.0.utf8.lexicographicallyPrecedes($1.0.utf8) }
+        return stats
+    }
+
+    public func runs(source: String?, limit: Int, failuresFirst: Bool) throws -> [IngestRun] {
+        var sql = "SELECT \(RunRows.columns) FROM ingest_runs"
+        var arguments: [PostgresValue] = []
+        if let source {
+            arguments.append(.text(source))
+            sql += " WHERE source = $1"
+        }
+        arguments.append(.integer(Int64(limit)))
+        sql += " ORDER BY " + (failuresFirst ? "status IN ('succeeded', 'incomplete'), " : "") + "id DESC LIMIT $\(arguments.count)"
+        return try withConnection { connection in
+            let result = try connection.query(sql, arguments, context: "reading the run log")
+            return try (0..<result.rowCount).map { try RunRows.decode(result, $0) }
+        }
+    }
+
+    public func rejections(runID: Int64) throws -> [StoredRejection] {
+        try withConnection { connection in
+            let result = try connection.query("SELECT \(RejectionRows.columns) FROM rejected_records WHERE run_id = $1 ORDER BY id",
+                                              [.integer(runID)], context: "reading the records run \(runID) set aside")
+            return try (0..<result.rowCount).map { try RejectionRows.decode(result, $0) }
+        }
+    }
+
+    public func sourceSummaries() throws -> [SourceSummary] {
+        try withConnection { connection in
+            try connection.transaction("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", context: "summarizing the sources") {
+                let context = "summarizing the sources"
+                var summaries: [String: SourceSummary] = [:]
+                let last = try connection.query("""
+                    SELECT \(RunRows.columns) FROM ingest_runs WHERE id IN (SELECT max(id) FROM ingest_runs GROUP BY source)
+                    """, context: context)
+                for row in 0..<last.rowCount {
+                    let run = try RunRows.decode(last, row)
+                    summaries[run.source] = SourceSummary(source: run.source, lastRun: run)
+                }
+                let successes = try connection.query("""
+                    SELECT source, max(finished_at) FROM ingest_runs WHERE status IN ('succeeded', 'incomplete') GROUP BY source
+                    """, context: context)
+                for row in 0..<successes.rowCount {
+                    guard let source = successes.string(row, 0) else { continue }
+                    summaries[source, default: SourceSummary(source: source)].lastSuccessAt = successes.instant(row, 1)
+                }
+                let failures = try connection.query("""
+                    SELECT r.source, count(*), min(r.started_at) FROM ingest_runs r
+                    WHERE r.status IN ('failed', 'cancelled')
+                      AND r.id > coalesce((SELECT max(s.id) FROM ingest_runs s
+                                           WHERE s.source = r.source AND s.status IN ('succeeded', 'incomplete')), 0)
+                    GROUP BY r.source
+                    """, context: context)
+                for row in 0..<failures.rowCount {
+                    guard let source = failures.string(row, 0) else { continue }
+                    summaries[source, default: SourceSummary(source: source)].consecutiveFailures = failures.int(row, 1) ?? 0
+                    summaries[source, default: SourceSummary(source: source)].failingSince = failures.instant(row, 2)
+                }
+                let quota = try connection.query("SELECT source, exhausted_until FROM source_state WHERE exhausted_until IS NOT NULL",
+                                                 context: context)
+                for row in 0..<quota.rowCount {
+                    guard let source = quota.string(row, 0) else { continue }
+                    summaries[source, default: SourceSummary(source: source)].quotaExhaustedUntil = quota.instant(row, 1)
+                }
+                return summaries.values.sorted { $0.source < $1.source }
+            }
+        }
+    }
+}

@@ -1,0 +1,130 @@
+import Foundation
+import IncidentCore
+
+/// The incident store on PostgreSQL, shared by every scheduler host and reader: it implements
+/// the same ports as the SQLite store (``IngestStore``, ``IncidentReader``,
+/// ``StoreAdministration``) plus ``SourceLeases``, with the same meaning; the commands do not
+/// know which store they talk to.
+///
+/// One instance keeps a small pool of connections (one per poll or query under way); calls may
+/// come from any task. Polls of one source are serialized in the database (a transaction-level
+/// advisory lock per source), whichever host runs them.
+public final class PostgresStore: Sendable {
+    /// What the store is opened for.
+    public enum Access: Sendable {
+        /// Ingest and administration: pending migrations are applied when opening.
+        case write
+        /// Queries only: the schema must be up to date (never migrated); every session is
+        /// read-only (`default_transaction_read_only`), so a reader role with SELECT rights
+        /// suffices.
+        case read
+        /// Schema administration: migrations are neither applied nor required.
+        case inspect
+    }
+
+    public let location: PostgresLocation
+    let pool: ConnectionPool
+    let clock: UTCClock
+    let columns: PostgresColumns
+    let migrator: PostgresMigrator
+
+    /// Connects to `location` and prepares the store for `access`.
+    ///
+    /// - Parameters:
+    ///   - password: the password read from the variable `passwordEnv` names; nil lets libpq
+    ///     find one (PGPASSWORD, PGPASSFILE, ~/.pgpass) or connect without.
+    ///   - connections: the most connections this store opens at once.
+    ///   - reconnectSeconds: how long to keep trying while the server cannot be reached.
+    ///   - fields: the content fields (tests add one to prove the list drives every statement).
+    /// - Throws: ``PostgresError`` (cannot connect, no such database: ``PostgresError/isMissingDatabase``),
+    ///   ``PostgresMigrationError``.
+    public init(_ location: PostgresLocation, password: String? = nil, clock: UTCClock, access: Access = .write,
+                connections: Int = 4, reconnectSeconds: Double = 10, fields: [IncidentField] = IncidentField.content,
+                migrator: PostgresMigrator? = nil) throws {
+        let migrator = try migrator ?? PostgresMigrator.bundled()
+        self.location = location
+        self.clock = clock
+        self.columns = PostgresColumns(fields)
+        self.migrator = migrator
+        pool = ConnectionPool(capacity: connections, reconnectSeconds: reconnectSeconds) {
+            try Connection(location: location, password: password, readOnly: access == .read)
+        }
+        try pool.withConnection { connection in
+            switch access {
+            case .write: _ = try migrator.migrate(connection, now: clock.now())
+            case .read: try migrator.verifyUpToDate(connection)
+            case .inspect: break
+            }
+        }
+    }
+
+    /// Runs `body` with a connection of the pool.
+    func withConnection<T>(_ body: (Connection) throws -> T) throws -> T {
+        try pool.withConnection(body)
+    }
+}
+
+// MARK: - StoreAdministration
+
+extension PostgresStore: StoreAdministration {
+    public func migrate() throws -> [String] {
+        try withConnection { try migrator.migrate($0, now: clock.now()).map(\.name) }
+    }
+
+    public func migrationStates() throws -> [MigrationState] {
+        try withConnection { connection in
+            try migrator.status(connection).map {
+                MigrationState(version: $0.migration.version, name: $0.migration.name, appliedAt: $0.appliedAt)
+            }
+        }
+    }
+
+    /// Deletes incidents cleared before `horizon` (with their revisions) and runs finished
+    /// before it (with their rejected records), except each source's latest run, in batches of
+    /// 1,000 rows, each its own short transaction.
+    public func prune(before horizon: UTCInstant) throws -> PruneCounts {
+        try prune(before: horizon, batchSize: 1000)
+    }
+
+    func prune(before horizon: UTCInstant, batchSize: Int) throws -> PruneCounts {
+        var counts = PruneCounts()
+        let arguments: [PostgresValue] = [.instant(horizon), .integer(Int64(batchSize))]
+        while true {
+            let (incidents, revisions) = try withConnection { connection in
+                try connection.transaction(context: "pruning incidents") { () throws -> (Int, Int) in
+                    let batch = "SELECT id FROM incidents WHERE cleared_at IS NOT NULL AND cleared_at < $1 LIMIT $2 FOR UPDATE"
+                    try connection.execute("CREATE TEMP TABLE prune_batch (id bigint PRIMARY KEY) ON COMMIT DROP", context: "pruning incidents")
+                    try connection.query("INSERT INTO prune_batch \(batch)", arguments, context: "pruning incidents")
+                    let revisions = try connection.query("DELETE FROM incident_revisions WHERE incident_id IN (SELECT id FROM prune_batch)",
+                                                         context: "pruning revisions").affectedRows
+                    let incidents = try connection.query("DELETE FROM incidents WHERE id IN (SELECT id FROM prune_batch)",
+                                                         context: "pruning incidents").affectedRows
+                    return (incidents, revisions)
+                }
+            }
+            counts.incidents += incidents
+            counts.revisions += revisions
+            if incidents < batchSize { break }
+        }
+        while true {
+            let runs = try withConnection { connection in
+                try connection.query("""
+                    DELETE FROM ingest_runs WHERE id IN (
+                        SELECT id FROM ingest_runs WHERE finished_at < $1
+                          AND id NOT IN (SELECT max(id) FROM ingest_runs GROUP BY source)
+                        LIMIT $2)
+                    """, arguments, context: "pruning runs").affectedRows
+            }
+            counts.runs += runs
+            if runs < batchSize { break }
+        }
+        return counts
+    }
+
+    public func clearQuota(source: String) throws -> Bool {
+        try withConnection { connection in
+            try connection.query("UPDATE source_state SET exhausted_until = NULL WHERE source = $1 AND exhausted_until IS NOT NULL",
+                                 [.text(source)], context: "clearing the quota pause of \(source)").affectedRows == 1
+        }
+    }
+}
