@@ -24,5 +24,7 @@ ALTER TABLE incident_revisions ADD COLUMN max_latitude double precision;
 CREATE INDEX incidents_by_extent ON incidents USING gist (
     box(point(coalesce(min_longitude, longitude), coalesce(min_latitude, latitude)),
         point(coalesce(max_longitude, longitude), coalesce(max_latitude, latitude))));
--- --road also matches the canonical name.
+-- --road also matches the canonical name: a substring of it (LIKE, the trigram index, as for
+-- road) or the canonical road the text names (=, the B-tree).
 CREATE INDEX incidents_by_road_ref ON incidents (road_ref) WHERE road_ref IS NOT NULL;
+CREATE INDEX incidents_road_ref_trgm ON incidents USING gin (road_ref gin_trgm_ops);

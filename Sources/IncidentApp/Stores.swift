@@ -58,6 +58,9 @@ enum Stores {
         PostgresLocation.recognizes(database) ? nil : SQLiteSchedulingLocks(databasePath: database)
     }
 
+    /// Whether `database` names a PostgreSQL database rather than an SQLite file.
+    static func isPostgreSQL(_ database: String) -> Bool { PostgresLocation.recognizes(database) }
+
     /// `database` as it may be shown in logs and messages: a PostgreSQL connection string
     /// reduced to user, host, port and database; a path as is.
     static func displayName(_ database: String) -> String {

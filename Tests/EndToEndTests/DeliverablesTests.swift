@@ -215,7 +215,7 @@ struct DeliverablesTests {
             return result.stdout.split(separator: "\n").map(String.init)
         }
         #expect(try await complete("incident-scheduler", ["incident-scheduler", ""]) ==
-                ["run", "ingest", "sources", "status", "check-config", "migrate", "prune", "help", "--help", "--version"])
+                ["run", "ingest", "sources", "status", "check-config", "migrate", "prune", "copy", "help", "--help", "--version"])
         #expect(try await complete("incident-scheduler", ["incident-scheduler", "st"]) == ["status"])
         #expect(try await complete("incident-scheduler", ["incident-scheduler", "status", "--"]) ==
                 ["--config", "--database", "--stale-after", "--format", "--wide", "--help"])

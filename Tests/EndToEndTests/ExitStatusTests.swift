@@ -147,14 +147,9 @@ struct ExitStatusTests {
         }
     }
 
-    @Test("another scheduler holds the database: every writing command exits 75 at once and says so", arguments: [
-        ["ingest", "--source", "gits", "--file", "$FEED", "--database", "$DB"],
-        ["run", "--once", "--database", "$DB"],
-        ["prune", "--older-than", "1d", "--database", "$DB"],
-    ])
-    func locked(arguments: [String]) async throws {
-        let (ws, paths) = try await Self.paths()
-        // A process holding the scheduler's lock (flock(2) on DATABASE.lock), as a running scheduler does.
+    /// A process holding the scheduler's lock (flock(2) on DATABASE.lock), as a running
+    /// scheduler does; killed when the returned process is.
+    static func holdSchedulerLock(_ ws: Workspace) async throws -> RunningProcess {
         let holder = try RunningProcess(URL(fileURLWithPath: "/usr/bin/python3"), ["-c", """
             import fcntl, sys, time
             f = open(sys.argv[1], "a")
@@ -162,13 +157,37 @@ struct ExitStatusTests {
             sys.stderr.write("locked\\n"); sys.stderr.flush()
             time.sleep(60)
             """, ws.database + ".lock"])
-        defer { holder.send(SIGKILL) }  // the kernel releases its lock when it dies
         for _ in 0..<200 where !holder.stderrSoFar.contains("locked") { try await Task.sleep(for: .milliseconds(20)) }
         #expect(holder.stderrSoFar.contains("locked"))
+        return holder
+    }
+
+    @Test("another scheduler holds the database: a second scheduler exits 75 at once and says so", arguments: [
+        ["run", "--once", "--database", "$DB"],
+        ["run", "--loop", "--database", "$DB"],
+    ])
+    func locked(arguments: [String]) async throws {
+        let (ws, paths) = try await Self.paths()
+        let holder = try await Self.holdSchedulerLock(ws)
+        defer { holder.send(SIGKILL) }  // the kernel releases its lock when it dies
         let result = try await run("incident-scheduler", arguments.map { Self.substitute($0, paths) }, environment: Self.key)
         Self.expect(result, Row(situation: "lock held", tool: "incident-scheduler", arguments: arguments, status: 75,
                                 event: "scheduler.locked", message: "another incident-scheduler is working on this database ($DB"),
                     paths: paths)
         #expect(result.stderr.contains("level=warning event=scheduler.locked"))
+    }
+
+    @Test("a backfill and a prune run while a scheduler holds the database (its lock is for schedulers only)")
+    func backfillWhileSchedulerRuns() async throws {
+        let (ws, paths) = try await Self.paths()
+        let holder = try await Self.holdSchedulerLock(ws)
+        defer { holder.send(SIGKILL) }
+        let ingest = try await run("incident-scheduler", ["ingest", "--source", "gits", "--file", paths["$FEED"]!, "--database", ws.database],
+                                   environment: Self.key)
+        #expect(ingest.status == 0, "\(ingest.stderr)")
+        #expect(ingest.stderr.contains("status=succeeded fetched=3 inserted=0 updated=0 unchanged=3"), "\(ingest.stderr)")
+        let prune = try await run("incident-scheduler", ["prune", "--older-than", "1d", "--database", ws.database], environment: Self.key)
+        #expect(prune.status == 0, "\(prune.stderr)")
+        #expect(prune.stdout.hasPrefix("deleted 0 incidents, 0 revisions and 0 runs older than "), "\(prune.stdout)")
     }
 }

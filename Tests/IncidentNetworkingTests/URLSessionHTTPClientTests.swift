@@ -154,9 +154,10 @@ struct URLSessionHTTPClientTests {
         #expect(error?.detail == "no byte for 1 s before any response")
         #expect(error?.description.contains("raise requestTimeout") == true)
         #expect(elapsed >= .seconds(1.9), "\(elapsed)")
-        #expect(elapsed < .seconds(10), "\(elapsed)")
+        // Loose upper bounds: timers fire late on a 2-core machine busy with other tests.
+        #expect(elapsed < .seconds(20), "\(elapsed)")
         #expect(log.decisions == ["retry", "giveUp"])
-        #expect(log.events.allSatisfy { $0.durationMilliseconds >= 900 && $0.durationMilliseconds < 8000 })
+        #expect(log.events.allSatisfy { $0.durationMilliseconds >= 900 && $0.durationMilliseconds < 15000 })
         #expect(try await server.requests().count == 2)
     }
 
@@ -178,8 +179,9 @@ struct URLSessionHTTPClientTests {
         #expect(error.statusCode == 200)
         let event = try #require(log.events.first)
         #expect(log.decisions == ["giveUp"])
-        // About 2 bytes in 2 s; the bound is loose for a busy 2-core machine.
-        #expect((1...5).contains(event.bytes), "\(event.bytes) bytes")
+        // About 2 bytes in 2 s of the 60 the server would send; the bound is loose for a busy
+        // 2-core machine, where the attempt's timer fires late.
+        #expect((1...10).contains(event.bytes), "\(event.bytes) bytes")
         #expect(error.detail == "the whole response took longer than 2 s; \(event.bytes) body bytes received")
         #expect(event.errorSummary == "attemptTimedOut: \(error.detail ?? "")")
         #expect(error.description.contains("timed out (the whole response took longer than 2 s;"))

@@ -53,7 +53,7 @@ enum RunCommand {
         let dryRun = arguments[CommonOptions.dryRun]
         let configuration = try SchedulerTool.loadConfiguration(arguments, context, requireKeys: true)
         let path = try context.databasePath(arguments, configured: configuration.database)
-        try await SchedulerTool.withStore(path: path, context: context) { store in
+        try await SchedulerTool.withStore(path: path, context: context, scheduler: true) { store in
             let service = SchedulerService(store: store, clock: context.clock, host: context.host, logger: logger, dryRun: dryRun,
                                            metricsFile: metricsPath, concurrency: concurrencyLimit ?? configuration.concurrency)
             if arguments[loop] {

@@ -32,22 +32,29 @@ public enum SchedulerTool {
         return try Configuration.fromEnvironment(context.environment, requireKeys: requireKeys)
     }
 
-    /// Takes the scheduling lock of an SQLite database, opens (creating and migrating when
-    /// needed) the store, and runs `body` with it; the lock is released when `body` returns or
-    /// throws. A PostgreSQL store has no such lock: schedulers on several hosts share it, one
-    /// poll per source at a time through the store's source leases.
-    ///
-    /// Known limit (issue 14, point 3): with SQLite, `run --loop` holds this whole-database
-    /// lock while it sleeps between polls, so `prune` or `ingest` exit 75 until the service stops.
+    /// Opens (creating and migrating when needed) the store and runs `body` with it. With
+    /// `scheduler` (`run --once`, `run --loop`), first takes the scheduling lock of an SQLite
+    /// database, released when `body` returns or throws: one scheduler service per SQLite
+    /// database, a second one exits 75. `ingest` and `prune` do not take it: each of their writes
+    /// is a transaction that SQLite serializes with the scheduler's polls, so a backfill or a
+    /// prune runs while the service runs (issue 14, point 3). A PostgreSQL store has no such
+    /// lock: schedulers on several hosts share it, one poll per source at a time through the
+    /// store's source leases.
     /// - Throws: ``SchedulerLocked`` when another scheduler holds the lock (exit 75);
     ///   ``DatabaseFailure`` when the database or its lock cannot be opened (exit 1); what
     ///   `body` throws.
-    static func withStore<Result>(path: String, context: Context,
+    static func withStore<Result>(path: String, context: Context, scheduler: Bool = false,
                                   _ body: (Stores.Writable) async throws -> Result) async throws -> Result {
-        var lock: (any HeldLock)?
-        if let locks = Stores.schedulingLocks(path) {
+        if !Stores.isPostgreSQL(path) {
             do {
                 try createParentDirectory(of: path)
+            } catch {
+                throw DatabaseFailure(database: path, cause: error)
+            }
+        }
+        var lock: (any HeldLock)?
+        if scheduler, let locks = Stores.schedulingLocks(path) {
+            do {
                 guard let taken = try locks.tryLock("scheduler") else {
                     throw SchedulerLocked(database: path, holder: locks.holder(of: "scheduler"))
                 }
