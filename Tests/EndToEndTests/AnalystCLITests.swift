@@ -155,4 +155,40 @@ struct AnalystCLITests {
         #expect(result.status == 64, "\(arguments): \(result.stderr)")
         #expect(result.stdout.isEmpty)
     }
+
+    @Test("stats on more roads than it lists: the road table says 'top 20 of M', JSON gives distinct_roads")
+    func topRoadsOfMany() async throws {
+        let ws = try Workspace()
+        // 25 roads: road N has N incidents, so the 20 listed are roads 25 down to 6.
+        var items = ""
+        var count = 0
+        for road in 1...25 {
+            for index in 1...road {
+                count += 1
+                items += """
+                    <itemList><linkId></linkId><regSeq>R\(road)-\(index)</regSeq><startDate>2024-01-01 09:00:00</startDate>
+                    <inciDesc>[사고] 도로\(road) 사고</inciDesc><inciPlace1>도로\(road)</inciPlace1><coord_x>127.0</coord_x><coord_y>37.0</coord_y></itemList>
+
+                    """
+            }
+        }
+        let feed = try ws.write("roads.xml", """
+            <?xml version="1.0" encoding="UTF-8"?>
+            <ServiceResult><msgHeader><headerCd>0</headerCd><headerMsg>ok</headerMsg><itemCount>\(count)</itemCount></msgHeader>
+            <msgBody>\(items)</msgBody></ServiceResult>
+            """)
+        let ingest = try await run("incident-scheduler", ["ingest", "--source", "gits", "--file", feed, "--database", ws.database])
+        #expect(ingest.status == 0, "\(ingest.stderr)")
+        let text = try await run("incidents", ["stats", "--database", ws.database], environment: ["COLUMNS": "100"])
+        #expect(text.status == 0, "\(text.stderr)")
+        let lines = text.stdout.split(separator: "\n").map(String.init)
+        let heading = try #require(lines.firstIndex { $0.hasPrefix("ROAD (top 20 of 25)") }, "\(text.stdout)")
+        #expect(lines[heading + 1].split(separator: " ", omittingEmptySubsequences: true) == ["도로25", "25"])
+        #expect(lines[heading + 20].split(separator: " ", omittingEmptySubsequences: true) == ["도로6", "6"])
+        let json = try await run("incidents", ["stats", "--database", ws.database, "--format", "json"])
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
+        #expect(object["total"] as? Int == 325)
+        #expect(object["distinct_roads"] as? Int == 25)
+        #expect((object["by_road"] as? [String: Int])?.count == 20)
+    }
 }

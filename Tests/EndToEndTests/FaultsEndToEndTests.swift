@@ -198,4 +198,34 @@ struct FaultsEndToEndTests {
         #expect(try await s.lastRunStatus() == "cancelled")
         expectNoKey(Self.rawKey, in: [result.stdout, result.stderr], database: s.ws.databaseBytes())
     }
+
+    @Test("a password in a configured URL's user-info appears nowhere: check-config, the logs, the stored run error, the database")
+    func userInfoPasswordNeverShown() async throws {
+        let server = try await LoopbackServer.start(routes: [:])
+        defer { server.stop() }
+        try await server.script("/api/rest/getIncidentInfo", [.status(503), .status(503), .status(503)])
+        let ws = try Workspace()
+        let password = "pa55-w0rd%21"
+        var base = try #require(URLComponents(url: server.url("/api/rest/"), resolvingAgainstBaseURL: false))
+        base.percentEncodedUser = "proxyuser"
+        base.percentEncodedPassword = password
+        let config = try ws.write("config.json", """
+            {"database": "\(ws.database)", "sources": [{"name": "gits", "provider": "gits", "keyEnv": "GITS_SERVICE_KEY",
+              "baseURL": "\(try #require(base.string))", "retry": {"maxRetries": 2, "baseDelay": 0.1, "maxDelay": 0.2}}]}
+            """)
+        let check = try await run("incident-scheduler", ["check-config", "--config", config, "--wide"], environment: ["GITS_SERVICE_KEY": Self.rawKey])
+        #expect(check.status == 0, "\(check.stderr)")
+        #expect(check.stdout.contains("proxyuser:REDACTED@127.0.0.1"), "\(check.stdout)")
+        let result = try await run("incident-scheduler", ["run", "--once", "--config", config, "--verbose"],
+                                   environment: ["GITS_SERVICE_KEY": Self.rawKey])
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("HTTP 503"), "\(result.stderr)")
+        let runs = try await run("incidents", ["runs", "--database", ws.database, "--format", "json"])
+        #expect(runs.stdout.contains("\"status\": \"failed\""), "\(runs.stdout)")
+        for text in [check.stdout, check.stderr, result.stdout, result.stderr, runs.stdout,
+                     String(decoding: ws.databaseBytes(), as: UTF8.self)] {
+            #expect(!text.contains("pa55"), "the password leaked: \(text.prefix(2000))")
+            #expect(!text.contains("w0rd"))
+        }
+    }
 }
