@@ -1,5 +1,6 @@
 import Foundation
 import IncidentCore
+import IncidentJSON
 
 /// `incidents stats`: how many incidents are active, ended by the provider and cleared, and
 /// counts by source, category, road and hour of start; or by one chosen field (`--by`), per
@@ -59,7 +60,7 @@ enum StatsCommand {
         let sections = [("source", stats.bySource), ("category", stats.byCategory), ("road", stats.byRoad), ("hour", stats.byHour)]
         if json {
             func object(_ pairs: [(String, Int)]) -> String {
-                "{" + pairs.map { "\(JSONText.quoted($0.0)): \($0.1)" }.joined(separator: ", ") + "}"
+                "{" + pairs.map { "\(JSONString.quoted($0.0)): \($0.1)" }.joined(separator: ", ") + "}"
             }
             return context.output("{\"total\": \(stats.total), \"active\": \(stats.active), \"ended\": \(stats.ended), "
                                   + "\"cleared\": \(stats.cleared), \"distinct_roads\": \(stats.distinctRoads), "
@@ -116,11 +117,11 @@ enum StatsCommand {
 
     static func groupsJSON(_ stats: IncidentStatistics, field: IncidentGrouping, bucket: TimeBucket?, _ groups: [GroupCount]) -> String {
         let rows = groups.map { group in
-            "{" + (bucket.map { "\"\($0.rawValue)\": \(JSONText.quoted(group.bucket ?? "-")), " } ?? "")
-                + "\(JSONText.quoted(field.rawValue)): \(JSONText.quoted(group.key)), \"count\": \(group.count)}"
+            "{" + (bucket.map { "\"\($0.rawValue)\": \(JSONString.quoted(group.bucket ?? "-")), " } ?? "")
+                + "\(JSONString.quoted(field.rawValue)): \(JSONString.quoted(group.key)), \"count\": \(group.count)}"
         }
         return "{\"total\": \(stats.total), \"active\": \(stats.active), \"ended\": \(stats.ended), \"cleared\": \(stats.cleared), "
-            + "\"by\": \(JSONText.quoted(field.rawValue)), \"per\": \(bucket.map { JSONText.quoted($0.rawValue) } ?? "null"), "
+            + "\"by\": \(JSONString.quoted(field.rawValue)), \"per\": \(bucket.map { JSONString.quoted($0.rawValue) } ?? "null"), "
             + "\"groups\": " + JSONText.array(rows).dropLast() + "}\n"
     }
 }
