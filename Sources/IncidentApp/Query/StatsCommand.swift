@@ -6,7 +6,6 @@ import IncidentJSON
 /// counts by source, category, road and hour of start; or by one chosen field (`--by`), per
 /// day or hour (`--per`); as tables or bars (`--chart`).
 enum StatsCommand {
-    static let format = ValueOption<TableOrJSON>(choice: "format", help: "Output format.", default: "table")
     static let by = ValueOption<IncidentGrouping>(choice: "by", help: "Count by this field only (hour: of the day; day: the date; both in --tz).")
     static let per = ValueOption<TimeBucket>(choice: "per", help: "With --by FIELD: count each value per local day or hour of start.")
     static let chart = Flag("chart", help: "Draw the counts as bars fitted to the terminal width.")
@@ -21,13 +20,13 @@ enum StatsCommand {
               incidents stats --by road --per day --tz KST
               incidents stats --by hour --chart --since 7d
             """,
-            options: QueryTool.databaseOptions + QueryTool.filterOptions + [by, per, chart, format, CommonOptions.timeZone, CommonOptions.wide],
+            options: QueryTool.databaseOptions + QueryTool.filterOptions + [by, per, chart, CommonOptions.tableOrJSON, CommonOptions.timeZone, CommonOptions.wide],
             run: { arguments in try run(arguments, context) })
     }
 
     static func run(_ arguments: ParsedArguments, _ context: Context) throws {
         let (query, zone) = try QueryTool.query(arguments, context)
-        let json = try arguments.value(format) == .json
+        let json = try arguments.value(CommonOptions.tableOrJSON) == .json
         let field = try arguments.value(by)
         let bucket = try arguments.value(per)
         if bucket != nil && (field == nil || field?.isTime == true) {
