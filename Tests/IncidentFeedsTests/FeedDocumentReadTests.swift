@@ -14,34 +14,30 @@ import Testing
     static let xmlRecord = "<response><header><resultCode>0</resultCode></header><body><items><item><linkId>1</linkId><startDate>20240101000000</startDate></item>"
     static let jsonRecord = #"{"header":{"resultCode":"0"},"body":{"items":[{"linkId":"1","startDate":"20240101000000"}"#
 
+    static let faults = ["</items>", "</items></body></response><extra/>", "<item><linkId>2</linkId></item", "<item><bad attr=x/></item>"]
+        .map { ("XML", xmlRecord + $0) }
+        + ["", "]}", #",{"linkId":2,}]}}"#, #"]}} {"#].map { ("JSON", jsonRecord + $0) }
+
     /// What the format's own reader says about the document.
-    private func readerError(xml file: URL) -> XMLParseError? {
-        do { try XMLRecordReader(schema: ITSReaders.xmlSchema) { _, _ in }.parse(contentsOf: file) } catch { return error as? XMLParseError }
+    private func readerError(_ format: String, _ file: URL) -> (any DocumentParseError)? {
+        do {
+            if format == "XML" {
+                try XMLRecordReader(schema: ITSReaders.xmlSchema) { _, _ in }.parse(contentsOf: file)
+            } else {
+                try JSONRecordReader(schema: ITSReaders.jsonSchema) { _, _ in }.parse(contentsOf: file)
+            }
+        } catch {
+            return error as? any DocumentParseError
+        }
         return nil
     }
 
-    private func readerError(json file: URL) -> JSONParseError? {
-        do { try JSONRecordReader(schema: ITSReaders.jsonSchema) { _, _ in }.parse(contentsOf: file) } catch { return error as? JSONParseError }
-        return nil
-    }
-
-    @Test(arguments: ["</items>", "</items></body></response><extra/>", "<item><linkId>2</linkId></item", "<item><bad attr=x/></item>"])
-    func xmlParseErrorKeepsTheReadersPlace(tail: String) throws {
-        let file = try temporaryFile(Self.xmlRecord + tail)
-        let expected = try #require(readerError(xml: file))
-        let error = feedError(ITSProvider.self, file).error
-        #expect(error == FeedError(.malformedBody, provider: "its",
-                                   message: "malformed XML response at line \(expected.line), column \(expected.column): \(expected.message); nothing was stored"))
-        #expect(expected.line == 1 && expected.column > 0)
-    }
-
-    @Test(arguments: ["", "]}", #",{"linkId":2,}]}}"#, #"]}} {"#])
-    func jsonParseErrorKeepsTheReadersPlace(tail: String) throws {
-        let file = try temporaryFile(Self.jsonRecord + tail)
-        let expected = try #require(readerError(json: file))
-        let error = feedError(ITSProvider.self, file).error
-        #expect(error == FeedError(.malformedBody, provider: "its",
-                                   message: "malformed JSON response at line \(expected.line), column \(expected.column): \(expected.message); nothing was stored"))
+    @Test(arguments: faults)
+    func parseErrorKeepsTheReadersPlace(format: String, body: String) throws {
+        let file = try temporaryFile(body)
+        let expected = try #require(readerError(format, file))
+        #expect(feedError(ITSProvider.self, file).error == FeedError(.malformedBody, provider: "its",
+            message: "malformed \(format) response at line \(expected.line), column \(expected.column): \(expected.message); nothing was stored"))
         #expect(expected.line == 1 && expected.column > 0)
     }
 }
