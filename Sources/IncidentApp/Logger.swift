@@ -1,6 +1,7 @@
 import Foundation
 import IncidentNetworking
 import IncidentCore
+import IncidentJSON
 
 /// Structured log lines on stderr, one per event: logfmt by default
 /// (`ts=… level=info event=ingest.finished source=gits status=succeeded fetched=4`),
@@ -89,8 +90,8 @@ struct Logger: Sendable {
         case .json:
             return "{" + pairs.map { key, value in
                 switch value {
-                case .text(let text): "\(JSONText.quoted(key)):\(JSONText.quoted(text))"
-                case .number(let number): "\(JSONText.quoted(key)):\(number)"
+                case .text(let text): "\(JSONString.quoted(key)):\(JSONString.quoted(text))"
+                case .number(let number): "\(JSONString.quoted(key)):\(number)"
                 }
             }.joined(separator: ",") + "}"
         }
@@ -100,34 +101,14 @@ struct Logger: Sendable {
     /// string with JSON's escapes (`\"`, `\\`, `\n`, `\u0001`), the convention of go-logfmt.
     static func logfmtValue(_ value: String) -> String {
         let needsQuotes = value.isEmpty || value.unicodeScalars.contains {
-            $0 == " " || $0 == "=" || $0 == "\"" || $0 == "\\" || $0.value < 0x20 || $0.value == 0x7F
+            $0 == " " || $0 == "=" || JSONString.escapes($0.value)
         }
-        return needsQuotes ? JSONText.quoted(value) : value
+        return needsQuotes ? JSONString.quoted(value) : value
     }
 }
 
-/// JSON string literals (RFC 8259 §7), for hand-written JSON lines and output formats.
+/// Hand-written JSON output (strings: ``JSONString``).
 enum JSONText {
-    static func quoted(_ text: String) -> String {
-        var out = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            default:
-                if scalar.value < 0x20 || scalar.value == 0x7F {
-                    out += String(format: "\\u%04x", scalar.value)
-                } else {
-                    out.unicodeScalars.append(scalar)
-                }
-            }
-        }
-        return out + "\""
-    }
-
     /// A JSON array of already-rendered values, one per line.
     static func array(_ elements: [String]) -> String {
         elements.isEmpty ? "[]\n" : "[\n" + elements.map { "  " + $0 }.joined(separator: ",\n") + "\n]\n"

@@ -13,6 +13,7 @@
 /// `parse`/`finish` unchanged.
 public struct JSONParseError: Error, Equatable, Sendable, CustomStringConvertible {
     /// A stable category of failure; compare with the static members.
+    /// (The same pattern as `XMLParseError.Kind`; the targets share no dependency.)
     public struct Kind: Hashable, Sendable, CustomStringConvertible {
         /// A short stable name, e.g. `malformed`.
         public let name: String

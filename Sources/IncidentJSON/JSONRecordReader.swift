@@ -118,6 +118,7 @@ public final class JSONRecordReader {
         let fd = open(path, O_RDONLY)
         if fd < 0 { throw ioError("cannot open \(path)") }
         defer { close(fd) }
+        // The same loop as XMLRecordReader.parse(contentsOf:charset:chunkSize:) plus `phase = .failed`; the targets share no dependency.
         let size = max(1, chunkSize)
         let buffer = UnsafeMutableRawPointer.allocate(byteCount: size, alignment: 16)
         defer { buffer.deallocate() }

@@ -123,7 +123,7 @@ public enum JSONValue: Sendable, Equatable, CustomStringConvertible {
         case .null: out += "null"
         case .bool(let value): out += value ? "true" : "false"
         case .number(let text): out += text
-        case .string(let text): writeQuoted(text, to: &out)
+        case .string(let text): JSONString.append(text, to: &out, style: .compact)
         case .array(let elements):
             out += "["
             for (i, element) in elements.enumerated() {
@@ -135,31 +135,11 @@ public enum JSONValue: Sendable, Equatable, CustomStringConvertible {
             out += "{"
             for (i, member) in members.enumerated() {
                 if i > 0 { out += "," }
-                writeQuoted(member.key, to: &out)
+                JSONString.append(member.key, to: &out, style: .compact)
                 out += ":"
                 member.value.write(to: &out)
             }
             out += "}"
         }
     }
-}
-
-private func writeQuoted(_ text: String, to out: inout String) {
-    out += "\""
-    for scalar in text.unicodeScalars {
-        switch scalar {
-        case "\"": out += "\\\""
-        case "\\": out += "\\\\"
-        case "\n": out += "\\n"
-        case "\r": out += "\\r"
-        case "\t": out += "\\t"
-        case "\u{08}": out += "\\b"
-        case "\u{0C}": out += "\\f"
-        case "\u{00}"..."\u{1F}":
-            let hex = String(scalar.value, radix: 16, uppercase: false)
-            out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-        default: out.unicodeScalars.append(scalar)
-        }
-    }
-    out += "\""
 }

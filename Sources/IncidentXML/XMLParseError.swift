@@ -10,6 +10,7 @@
 /// `parse`/`finish` unchanged.
 public struct XMLParseError: Error, Equatable, Sendable, CustomStringConvertible {
     /// A stable category of failure; compare with the static members.
+    /// (The same pattern as `JSONParseError.Kind`; the targets share no dependency.)
     public struct Kind: Hashable, Sendable, CustomStringConvertible {
         /// A short stable name, e.g. `malformed`.
         public let name: String

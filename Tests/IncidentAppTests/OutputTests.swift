@@ -1,6 +1,7 @@
 import Foundation
 @testable import IncidentApp
 import IncidentCore
+import IncidentJSON
 import TestSupport
 import Testing
 
@@ -139,7 +140,7 @@ struct OutputTests {
     @Test("JSON embedded in the page cannot end its script element; it parses back to the same text")
     func scriptSafe() throws {
         let hostile = "</script><script>alert(1)</script> & \u{2028}\u{2029} <!--"
-        let json = MapPage.scriptSafe("[" + JSONText.quoted(hostile) + "]")
+        let json = MapPage.scriptSafe("[" + JSONString.quoted(hostile) + "]")
         #expect(!json.contains("<") && !json.contains(">") && !json.contains("&") && !json.contains("\u{2028}"))
         #expect(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String] == [hostile])
         #expect(MapPage.htmlEscaped("<a href=\"x\">'&'</a>") == "&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;")

@@ -35,6 +35,9 @@ enum CommonOptions {
         help: "Time zone for local times given and shown: UTC, KST, +09:00, or a name such as America/New_York (daylight saving applied per instant).",
         default: "UTC", what: "a time zone") { try ValueParsers.timeZone($0) }
 
+    /// `--format table|json` (default table) for the commands that show a table.
+    static let tableOrJSON = ValueOption<TableOrJSON>(choice: "format", help: "Output format.", default: "table")
+
     /// `--limit N`, a whole number of at least 1.
     static func limit(help: String, default defaultDescription: String? = nil) -> ValueOption<Int> {
         ValueOption("limit", short: "n", placeholder: "count", help: help, default: defaultDescription,

@@ -1,5 +1,6 @@
 import Foundation
 import IncidentCore
+import IncidentJSON
 
 /// One field of an incident as output: snake_case key named after the database column.
 enum FieldValue {
@@ -16,11 +17,11 @@ enum FieldValue {
     /// JSON text (RFC 8259): strings quoted, numbers bare, absent values `null`.
     var json: String {
         switch self {
-        case .text(let value): value.map(JSONText.quoted) ?? "null"
+        case .text(let value): value.map { JSONString.quoted($0) } ?? "null"
         case .number(let value): value.map { "\($0)" } ?? "null"
         case .integer(let value): String(value)
         case .instant(let value): value.map { "\"\($0.rfc3339)\"" } ?? "null"
-        case .texts(let values): "[" + values.map(JSONText.quoted).joined(separator: ", ") + "]"
+        case .texts(let values): "[" + values.map { JSONString.quoted($0) }.joined(separator: ", ") + "]"
         case .geometry(let value): value?.geoJSON ?? "null"
         }
     }

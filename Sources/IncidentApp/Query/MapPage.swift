@@ -1,5 +1,6 @@
 import Foundation
 import IncidentCore
+import IncidentJSON
 
 /// The self-contained HTML page of `incidents map`: Leaflet and Leaflet.markercluster inlined
 /// (read at run time from Debian's `libjs-leaflet` and `libjs-leaflet.markercluster`), the
@@ -87,8 +88,8 @@ enum MapPage {
     /// map element, the settings, and the start of the data block.
     static func head(_ assets: Assets, _ settings: Settings) -> String {
         let palette = "{" + IncidentCategory.allCases.map { "\"\($0.rawValue)\": \"\(colors[$0] ?? "#7f7f7f")\"" }.joined(separator: ", ") + "}"
-        let settingsJSON = "{\"tiles\": \(settings.tiles.map(JSONText.quoted) ?? "null"), "
-            + "\"attribution\": \(JSONText.quoted(settings.attribution)), \"colors\": \(palette)}"
+        let settingsJSON = "{\"tiles\": \(settings.tiles.map { JSONString.quoted($0) } ?? "null"), "
+            + "\"attribution\": \(JSONString.quoted(settings.attribution)), \"colors\": \(palette)}"
         let title = htmlEscaped(settings.title)
         return """
         <!DOCTYPE html>
@@ -136,7 +137,7 @@ enum MapPage {
             ("first seen", time(stored.firstSeenAt)), ("last seen", time(stored.lastSeenAt)), ("cleared", time(stored.clearedAt)),
         ]
         if let meters = row.distanceMeters { popup.insert(("distance", IncidentOutput.distanceText(meters)), at: 1) }
-        let pairs = popup.compactMap { label, value in value.map { "[\(JSONText.quoted(label)), \(JSONText.quoted($0))]" } }
+        let pairs = popup.compactMap { label, value in value.map { "[\(JSONString.quoted(label)), \(JSONString.quoted($0))]" } }
         return scriptSafe("{\"id\": \(stored.id), \"category\": \"\(i.category.rawValue)\", \"lat\": \(position.latitude), "
             + "\"lon\": \(position.longitude), \"geometry\": \(i.geometry?.geoJSON ?? "null"), \"popup\": ["
             + pairs.joined(separator: ", ") + "]}")

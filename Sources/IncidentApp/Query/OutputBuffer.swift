@@ -1,5 +1,6 @@
 import Foundation
 import IncidentCore
+import IncidentJSON
 
 /// Collects output bytes and hands them to its sink in chunks of about 64 KiB, so a command
 /// that writes a million rows makes a few thousand writes and holds one chunk, never all rows.
@@ -40,13 +41,13 @@ struct OutputBuffer {
     mutating func writeJSONString(_ text: String) throws {
         var text = text
         let plain = text.withUTF8 { utf8 in
-            guard !utf8.contains(where: { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C || $0 == 0x7F }) else { return false }
+            guard !utf8.contains(where: { JSONString.escapes(UInt32($0)) }) else { return false }
             bytes.append(0x22)
             bytes.append(contentsOf: utf8)
             bytes.append(0x22)
             return true
         }
-        try write(plain ? "" : JSONText.quoted(text))
+        try write(plain ? "" : JSONString.quoted(text))
     }
 
     /// Appends `text` as one CSV field (RFC 4180): as it is, or quoted with its quotes doubled

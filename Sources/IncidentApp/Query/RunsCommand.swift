@@ -7,7 +7,6 @@ enum RunsCommand {
                                             what: "a source name") { $0.nonEmptyTrimmed?.nfc }
     static let failuresFirst = Flag("failures-first", help: "Failed, cancelled and skipped runs before those that stored records.")
     static let limit = CommonOptions.limit(help: "At most this many runs.", default: "20")
-    static let format = ValueOption<TableOrJSON>(choice: "format", help: "Output format.", default: "table")
 
     static func command(_ context: Context) -> Command {
         Command(
@@ -20,13 +19,13 @@ enum RunsCommand {
             --format json adds the file's path, when the response was observed, duplicates, warnings and
             the host that ran the poll.
             """,
-            options: QueryTool.databaseOptions + [source, failuresFirst, limit, format, CommonOptions.timeZone, CommonOptions.wide],
+            options: QueryTool.databaseOptions + [source, failuresFirst, limit, CommonOptions.tableOrJSON, CommonOptions.timeZone, CommonOptions.wide],
             run: { arguments in try run(arguments, context) })
     }
 
     static func run(_ arguments: ParsedArguments, _ context: Context) throws {
         let limit = try arguments.value(limit) ?? 20
-        let json = try arguments.value(format) == .json
+        let json = try arguments.value(CommonOptions.tableOrJSON) == .json
         let zone = try arguments.timeZone()
         let sourceName = try arguments.value(source)
         let runs = try QueryTool.reading(arguments, context) {

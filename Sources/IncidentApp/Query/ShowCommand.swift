@@ -1,5 +1,6 @@
 import Foundation
 import IncidentCore
+import IncidentJSON
 
 /// `incidents show ID`: every field of one incident, what changed from each revision to the
 /// next, and the records of it that polls quarantined.
@@ -143,7 +144,7 @@ enum ShowCommand {
         }
         let changes = versions.indices.dropFirst().map { index -> String in
             let fields = self.changes(from: versions[index - 1], to: versions[index]).map { name, old, new in
-                "{\"field\": \(JSONText.quoted(name)), \"old\": \(old.json), \"new\": \(new.json)}"
+                "{\"field\": \(JSONString.quoted(name)), \"old\": \(old.json), \"new\": \(new.json)}"
             }
             return "{\"revision\": \(versions[index].revision), \"from\": \"\(versions[index].from.rfc3339)\", "
                 + "\"reopened\": \(versions[index - 1].clearedAt != nil), \"fields\": [" + fields.joined(separator: ", ") + "]}"
@@ -153,7 +154,7 @@ enum ShowCommand {
                                    ("external_id", .text(r.record.externalID)), ("position", .text(r.record.position)),
                                    ("reason", .text(r.record.reason)), ("excerpt", .text(r.record.excerpt))])
         }
-        var fields = IncidentOutput.fields(stored).map { "\(JSONText.quoted($0.0)): \($0.1.json)" }
+        var fields = IncidentOutput.fields(stored).map { "\(JSONString.quoted($0.0)): \($0.1.json)" }
         fields.append("\"status\": \"\(stored.status(at: now).rawValue)\"")
         fields.append("\"revisions\": [" + revisions.joined(separator: ", ") + "]")
         fields.append("\"changes\": [" + changes.joined(separator: ", ") + "]")

@@ -1,11 +1,11 @@
 import Foundation
 import IncidentCore
+import IncidentJSON
 
 /// `incidents stats`: how many incidents are active, ended by the provider and cleared, and
 /// counts by source, category, road and hour of start; or by one chosen field (`--by`), per
 /// day or hour (`--per`); as tables or bars (`--chart`).
 enum StatsCommand {
-    static let format = ValueOption<TableOrJSON>(choice: "format", help: "Output format.", default: "table")
     static let by = ValueOption<IncidentGrouping>(choice: "by", help: "Count by this field only (hour: of the day; day: the date; both in --tz).")
     static let per = ValueOption<TimeBucket>(choice: "per", help: "With --by FIELD: count each value per local day or hour of start.")
     static let chart = Flag("chart", help: "Draw the counts as bars fitted to the terminal width.")
@@ -20,13 +20,13 @@ enum StatsCommand {
               incidents stats --by road --per day --tz KST
               incidents stats --by hour --chart --since 7d
             """,
-            options: QueryTool.databaseOptions + QueryTool.filterOptions + [by, per, chart, format, CommonOptions.timeZone, CommonOptions.wide],
+            options: QueryTool.databaseOptions + QueryTool.filterOptions + [by, per, chart, CommonOptions.tableOrJSON, CommonOptions.timeZone, CommonOptions.wide],
             run: { arguments in try run(arguments, context) })
     }
 
     static func run(_ arguments: ParsedArguments, _ context: Context) throws {
         let (query, zone) = try QueryTool.query(arguments, context)
-        let json = try arguments.value(format) == .json
+        let json = try arguments.value(CommonOptions.tableOrJSON) == .json
         let field = try arguments.value(by)
         let bucket = try arguments.value(per)
         if bucket != nil && (field == nil || field?.isTime == true) {
@@ -59,7 +59,7 @@ enum StatsCommand {
         let sections = [("source", stats.bySource), ("category", stats.byCategory), ("road", stats.byRoad), ("hour", stats.byHour)]
         if json {
             func object(_ pairs: [(String, Int)]) -> String {
-                "{" + pairs.map { "\(JSONText.quoted($0.0)): \($0.1)" }.joined(separator: ", ") + "}"
+                "{" + pairs.map { "\(JSONString.quoted($0.0)): \($0.1)" }.joined(separator: ", ") + "}"
             }
             return context.output("{\"total\": \(stats.total), \"active\": \(stats.active), \"ended\": \(stats.ended), "
                                   + "\"cleared\": \(stats.cleared), \"distinct_roads\": \(stats.distinctRoads), "
@@ -116,11 +116,11 @@ enum StatsCommand {
 
     static func groupsJSON(_ stats: IncidentStatistics, field: IncidentGrouping, bucket: TimeBucket?, _ groups: [GroupCount]) -> String {
         let rows = groups.map { group in
-            "{" + (bucket.map { "\"\($0.rawValue)\": \(JSONText.quoted(group.bucket ?? "-")), " } ?? "")
-                + "\(JSONText.quoted(field.rawValue)): \(JSONText.quoted(group.key)), \"count\": \(group.count)}"
+            "{" + (bucket.map { "\"\($0.rawValue)\": \(JSONString.quoted(group.bucket ?? "-")), " } ?? "")
+                + "\(JSONString.quoted(field.rawValue)): \(JSONString.quoted(group.key)), \"count\": \(group.count)}"
         }
         return "{\"total\": \(stats.total), \"active\": \(stats.active), \"ended\": \(stats.ended), \"cleared\": \(stats.cleared), "
-            + "\"by\": \(JSONText.quoted(field.rawValue)), \"per\": \(bucket.map { JSONText.quoted($0.rawValue) } ?? "null"), "
+            + "\"by\": \(JSONString.quoted(field.rawValue)), \"per\": \(bucket.map { JSONString.quoted($0.rawValue) } ?? "null"), "
             + "\"groups\": " + JSONText.array(rows).dropLast() + "}\n"
     }
 }

@@ -9,7 +9,6 @@ enum StatusCommand {
         "stale-after", placeholder: "intervals",
         help: "A source is stale when its last success is older than this many of its intervals (or it never succeeded).",
         default: "3", what: "a whole number of at least 1") { Int($0).flatMap { $0 >= 1 ? $0 : nil } }
-    static let format = ValueOption<TableOrJSON>(choice: "format", help: "Output format.", default: "table")
 
     static func command(_ context: Context) -> Command {
         Command(
@@ -22,7 +21,7 @@ enum StatusCommand {
             Exit 0 when no source is stale, 3 when one is (for monitoring: a check can run this command),
             66 when the database does not exist yet, 78 when the configuration is invalid.
             """,
-            options: [CommonOptions.config, CommonOptions.database, staleAfter, format, CommonOptions.wide],
+            options: [CommonOptions.config, CommonOptions.database, staleAfter, CommonOptions.tableOrJSON, CommonOptions.wide],
             run: { arguments in try run(arguments, context) })
     }
 
@@ -50,7 +49,7 @@ enum StatusCommand {
 
     static func run(_ arguments: ParsedArguments, _ context: Context) throws {
         let intervals = try arguments.value(staleAfter) ?? 3
-        let json = try arguments.value(format) == .json
+        let json = try arguments.value(CommonOptions.tableOrJSON) == .json
         let configuration = try SchedulerTool.loadConfiguration(arguments, context, requireKeys: false)
         let path = try context.databasePath(arguments, configured: configuration.database)
         let now = context.clock.now()

@@ -31,48 +31,17 @@ struct JSONFeedFormat<DTO: Sendable>: Sendable {
             throw FeedError(.unexpectedResponse, provider: provider,
                             message: "the JSON response says it is in \(charset); JSON must be UTF-8 (RFC 8259 §8.1): nothing was stored")
         }
-        let end = EndOfDocument()
-        let (schema, dto, provider, inspect) = (self.schema, self.dto, self.provider, self.inspect)
+        let schema = self.schema
         var tally = ResponseTally(successField: successField)
-        try ParsePipeline.run(produce: { emit in
-            // The reader keeps its callback only for this call.
-            try withoutActuallyEscaping(emit) { emit in
-                var checked = false
-                let reader = JSONRecordReader(schema: schema) { record, envelope in
-                    if !checked {
-                        // An error envelope that precedes the records stops the parse at once.
-                        var early = ResponseTally(successField: "")
-                        try inspect(envelope, &early)
-                        checked = true
-                    }
-                    try emit(dto(record))
-                }
-                do {
-                    end.set(try reader.parse(contentsOf: file))
-                } catch let error as JSONParseError {
-                    throw FeedError(.malformedBody, provider: provider,
-                                    message: "malformed JSON response at line \(error.line), column \(error.column): \(error.message); nothing was stored")
-                }
-            }
-        }, consume: { dto in
-            tally.recordsRead += 1
-            try body(map(dto))
-        })
-        guard let summary = end.get() else {
-            throw FeedError(.malformedBody, provider: provider, message: "the JSON reader ended without a summary (internal error); nothing was stored")
-        }
+        let summary = try ParsePipeline.readDocument(
+            format: "JSON", provider: provider, tally: &tally, dto: dto, inspect: inspect,
+            parse: { onRecord in try JSONRecordReader(schema: schema, onRecord: onRecord).parse(contentsOf: file) },
+            map: map, body: body)
         tally.repairs = summary.repairs.total
         tally.incompleteBecause += summary.envelope.problems
         try inspect(summary.envelope, &tally)
         try inspectRecordLists?(summary.recordPathsFound, &tally)
         try tally.requireAnswer(provider: provider, message: tally.envelopeMessage)
         return tally.verdict
-    }
-
-    /// The summary as the parser thread left it.
-    private final class EndOfDocument: @unchecked Sendable {  // written once by the parser, read after it finished
-        private var summary: JSONDocumentSummary?
-        func set(_ summary: JSONDocumentSummary) { self.summary = summary }
-        func get() -> JSONDocumentSummary? { summary }
     }
 }

@@ -28,49 +28,21 @@ struct XMLFeedFormat<DTO: Sendable>: Sendable {
     ///   what `body` throws.
     func read(file: URL, contentType: String?, map: (DTO) -> FeedRecord, _ body: (FeedRecord) throws -> Void) throws -> ResponseVerdict {
         let charset = XMLRecordReader.charset(inContentType: contentType)
-        let end = EndOfDocument()
-        let (schema, dto, provider, inspect) = (self.schema, self.dto, self.provider, self.inspect)
+        let schema = self.schema
         var tally = ResponseTally(successField: successField)
-        try ParsePipeline.run(produce: { emit in
-            // The reader keeps its callback only for this call.
-            try withoutActuallyEscaping(emit) { emit in
-                var checked = false
-                let reader = XMLRecordReader(schema: schema) { record, envelope in
-                    if !checked {
-                        // The header precedes the records: an error envelope or another
-                        // document stops the parse at once.
-                        var early = ResponseTally(successField: "")
-                        try inspect(envelope, &early)
-                        checked = true
-                    }
-                    try emit(dto(record))
-                }
-                do {
-                    try reader.parse(contentsOf: file, charset: charset)
-                } catch let error as XMLParseError {
-                    throw FeedError(.malformedBody, provider: provider,
-                                    message: "malformed XML response at line \(error.line), column \(error.column): \(error.message); nothing was stored")
-                }
-                end.set(reader.envelope, repairs: reader.repairs)
-            }
-        }, consume: { dto in
-            tally.recordsRead += 1
-            try body(map(dto))
-        })
-        let (envelope, repairs) = end.get()
+        let (envelope, repairs) = try ParsePipeline.readDocument(
+            format: "XML", provider: provider, tally: &tally, dto: dto, inspect: inspect,
+            parse: { onRecord in
+                let reader = XMLRecordReader(schema: schema, onRecord: onRecord)
+                try reader.parse(contentsOf: file, charset: charset)
+                return (reader.envelope, reader.repairs)
+            },
+            map: map, body: body)
         tally.repairs = repairs
         tally.incompleteBecause += envelope.problems
         try inspect(envelope, &tally)
         try tally.requireAnswer(provider: provider, message: tally.envelopeMessage)
         return tally.verdict
-    }
-
-    /// The envelope as the parser thread left it.
-    private final class EndOfDocument: @unchecked Sendable {  // written once by the parser, read after it finished
-        private var envelope = XMLEnvelope(values: [])
-        private var repairs = 0
-        func set(_ envelope: XMLEnvelope, repairs: Int) { (self.envelope, self.repairs) = (envelope, repairs) }
-        func get() -> (XMLEnvelope, Int) { (envelope, repairs) }
     }
 }
 

@@ -1,0 +1,75 @@
+import Foundation
+import IncidentCore
+import IncidentJSON
+import IncidentXML
+
+/// A record reader's error that says where in the document it stopped: 1-based `line` and
+/// `column` (0 when unknown) and a one-line `message` that quotes no value of the document.
+protocol DocumentParseError: Error {
+    var line: Int { get }
+    var column: Int { get }
+    var message: String { get }
+}
+
+extension XMLParseError: DocumentParseError {}
+extension JSONParseError: DocumentParseError {}
+
+extension ParsePipeline {
+    /// Reads one response document of a record format, the part ``XMLFeedFormat`` and
+    /// ``JSONFeedFormat`` share: `parse` (the reader) and `dto` run on the reading thread, each
+    /// DTO is counted in `tally.recordsRead`, mapped and handed to `body` on this one.
+    ///
+    /// The envelope is inspected when the first record arrives (into a scratch tally): the
+    /// header precedes the records, so an error envelope or another document stops the parse
+    /// at once. The caller inspects the complete envelope afterwards into `tally`.
+    ///
+    /// - Parameters:
+    ///   - format: `XML` or `JSON`, for messages.
+    ///   - parse: makes the reader with the record callback it is given, reads the whole
+    ///     document, and returns what the caller needs of its end (envelope, repairs).
+    /// - Returns: what `parse` returned.
+    /// - Throws: ``FeedError`` `malformedBody` with the line and column of a parse error;
+    ///   what `inspect` and `body` throw.
+    static func readDocument<Record, Envelope, DTO: Sendable, End: Sendable>(
+        format: String, provider: String, tally: inout ResponseTally,
+        dto: @escaping @Sendable (Record) -> DTO,
+        inspect: @escaping @Sendable (Envelope, inout ResponseTally) throws -> Void,
+        parse: @escaping @Sendable (_ onRecord: @escaping (Record, Envelope) throws -> Void) throws -> End,
+        map: (DTO) -> FeedRecord, body: (FeedRecord) throws -> Void
+    ) throws -> End {
+        let end = DocumentEnd<End>()
+        try run(produce: { emit in
+            // The reader keeps its callback only for this call.
+            try withoutActuallyEscaping(emit) { emit in
+                var checked = false
+                do {
+                    end.set(try parse { record, envelope in
+                        if !checked {
+                            var early = ResponseTally(successField: "")
+                            try inspect(envelope, &early)
+                            checked = true
+                        }
+                        try emit(dto(record))
+                    })
+                } catch let error as any DocumentParseError {
+                    throw FeedError(.malformedBody, provider: provider,
+                                    message: "malformed \(format) response at line \(error.line), column \(error.column): \(error.message); nothing was stored")
+                }
+            }
+        }, consume: { dto in
+            tally.recordsRead += 1
+            try body(map(dto))
+        })
+        guard let value = end.get() else {
+            throw FeedError(.malformedBody, provider: provider, message: "the \(format) reader ended without a summary (internal error); nothing was stored")
+        }
+        return value
+    }
+
+    /// What the reading thread left at the end of the document.
+    private final class DocumentEnd<Value: Sendable>: @unchecked Sendable {  // written once by the parser, read after it finished
+        private var value: Value?
+        func set(_ value: Value) { self.value = value }
+        func get() -> Value? { value }
+    }
+}

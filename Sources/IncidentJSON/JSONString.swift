@@ -1,0 +1,55 @@
+/// JSON string literals (RFC 8259 §7): the one escaper for the JSON text the package writes,
+/// ``JSONValue/description`` and the application's log lines and command output.
+///
+/// `"` and `\` are escaped as `\"` and `\\`, LF, CR and tab as `\n`, `\r`, `\t`, the other
+/// characters the style escapes as `\u` and four lowercase hex digits (`\u0001`); everything
+/// else is copied as UTF-8, so non-ASCII text stays readable.
+public enum JSONString {
+    /// Which characters are escaped beyond `"`, `\` and U+0000–U+001F (all that RFC 8259 requires).
+    public enum Style: Sendable {
+        /// U+0008 and U+000C as `\b` and `\f`; U+007F (DEL) as it is. ``JSONValue``'s compact
+        /// text (extension fields are stored in it).
+        case compact
+        /// U+0008, U+000C and U+007F (DEL) as `\u0008`, `\u000c`, `\u007f`: nothing a terminal
+        /// acts on is left raw. Log lines and command output.
+        case printable
+    }
+
+    /// Whether a character (its Unicode scalar value; a UTF-8 byte of 0x80 or more is part of a
+    /// character that never is) is written escaped in `style`.
+    @inlinable
+    public static func escapes(_ value: UInt32, style: Style = .printable) -> Bool {
+        value < 0x20 || value == 0x22 || value == 0x5C || (value == 0x7F && style == .printable)
+    }
+
+    /// `text` as a quoted JSON string, e.g. `"a\"b\u0001"`.
+    public static func quoted(_ text: String, style: Style = .printable) -> String {
+        var out = ""
+        append(text, to: &out, style: style)
+        return out
+    }
+
+    /// Appends `text` to `out` as a quoted JSON string.
+    public static func append(_ text: String, to out: inout String, style: Style = .printable) {
+        out += "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            case "\u{08}" where style == .compact: out += "\\b"
+            case "\u{0C}" where style == .compact: out += "\\f"
+            default:
+                if escapes(scalar.value, style: style) {
+                    let hex = String(scalar.value, radix: 16, uppercase: false)
+                    out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+                } else {
+                    out.unicodeScalars.append(scalar)
+                }
+            }
+        }
+        out += "\""
+    }
+}

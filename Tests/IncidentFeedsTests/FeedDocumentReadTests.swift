@@ -1,0 +1,43 @@
+import Foundation
+import IncidentCore
+@testable import IncidentFeeds
+import IncidentJSON
+import IncidentXML
+import TestSupport
+import Testing
+
+/// `ParsePipeline.readDocument`, the reading path XML and JSON feeds share: a parse error of
+/// either format becomes the same `malformedBody` message, with the reader's own line, column
+/// and message, for a fault after a good record.
+@Suite struct FeedDocumentReadTests {
+    /// ITS's `eventInfo` in both syntaxes: one good record, then a fault.
+    static let xmlRecord = "<response><header><resultCode>0</resultCode></header><body><items><item><linkId>1</linkId><startDate>20240101000000</startDate></item>"
+    static let jsonRecord = #"{"header":{"resultCode":"0"},"body":{"items":[{"linkId":"1","startDate":"20240101000000"}"#
+
+    static let faults = ["</items>", "</items></body></response><extra/>", "<item><linkId>2</linkId></item", "<item><bad attr=x/></item>"]
+        .map { ("XML", xmlRecord + $0) }
+        + ["", "]}", #",{"linkId":2,}]}}"#, #"]}} {"#].map { ("JSON", jsonRecord + $0) }
+
+    /// What the format's own reader says about the document.
+    private func readerError(_ format: String, _ file: URL) -> (any DocumentParseError)? {
+        do {
+            if format == "XML" {
+                try XMLRecordReader(schema: ITSReaders.xmlSchema) { _, _ in }.parse(contentsOf: file)
+            } else {
+                try JSONRecordReader(schema: ITSReaders.jsonSchema) { _, _ in }.parse(contentsOf: file)
+            }
+        } catch {
+            return error as? any DocumentParseError
+        }
+        return nil
+    }
+
+    @Test(arguments: faults)
+    func parseErrorKeepsTheReadersPlace(format: String, body: String) throws {
+        let file = try temporaryFile(body)
+        let expected = try #require(readerError(format, file))
+        #expect(feedError(ITSProvider.self, file).error == FeedError(.malformedBody, provider: "its",
+            message: "malformed \(format) response at line \(expected.line), column \(expected.column): \(expected.message); nothing was stored"))
+        #expect(expected.line == 1 && expected.column > 0)
+    }
+}
