@@ -32,10 +32,7 @@ struct MultiHostEndToEndTests {
                 try await server.requests().count >= names.count * 7
             }
             #expect(polled, "six sources every 2 s were not polled 7 times each within 40 s")
-            let results = await fleet.stop()
-            for (host, result) in results {
-                #expect(result.status == 0, "\(host) did not stop cleanly: \(result.stderr.suffix(2000))")
-            }
+            await fleet.stopCleanly()
 
             let requests = try await server.requests()
             let runs = try await Self.runs(database)
@@ -99,10 +96,7 @@ struct MultiHostEndToEndTests {
             }
             #expect(takenOver, "the slow source was not polled again within \(Self.leaseSeconds + 15) s of the kill")
             print("slow source taken over \(String(format: "%.1f", Date().timeIntervalSince(killed))) s after the kill")
-            let survivors = await fleet.stop()
-            for (host, result) in survivors {
-                #expect(result.status == 0, "\(host) did not stop cleanly: \(result.stderr.suffix(2000))")
-            }
+            await fleet.stopCleanly()
 
             let requests = try await server.requests()
             let runs = try await Self.runs(database)
@@ -220,10 +214,7 @@ struct MultiHostEndToEndTests {
                 }
                 #expect(recovered, "not every source was polled successfully after the failed polls within 30 s of the restart")
                 for (host, process) in fleet.processes { #expect(process.process.isRunning, "\(host) exited: \(process.stderrSoFar.suffix(2000))") }
-                let results = await fleet.stop()
-                for (host, result) in results {
-                    #expect(result.status == 0, "\(host) did not stop cleanly: \(result.stderr.suffix(2000))")
-                }
+                await fleet.stopCleanly()
 
                 let runs = try await Self.runs(database)
                 let failed = runs.filter { $0.text("status") == "failed" }
@@ -333,6 +324,13 @@ final class SchedulerFleet: @unchecked Sendable {  // the processes are set once
         for (name, process) in processes where (host == nil || name == host) && process.process.isRunning {
             process.send(SIGKILL)
             if host != nil { process.process.waitUntilExit() }
+        }
+    }
+
+    /// SIGTERM to every host still running; each must exit 0 within `timeout` seconds.
+    func stopCleanly(timeout: Double = 30, sourceLocation: SourceLocation = #_sourceLocation) async {
+        for (host, result) in await stop(timeout: timeout) {
+            #expect(result.status == 0, "\(host) did not stop cleanly: \(result.stderr.suffix(2000))", sourceLocation: sourceLocation)
         }
     }
 
