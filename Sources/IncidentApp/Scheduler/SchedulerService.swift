@@ -115,7 +115,7 @@ struct SchedulerService: Sendable {
         let claim: LeaseClaim
         do {
             claim = try store.claim(source: source.name, holder: holder, now: now, leaseSeconds: Self.leaseSeconds,
-                                    notStartedAfter: UTCInstant(secondsSince1970: now.secondsSince1970 - source.intervalSeconds * 9 / 10))
+                                    notStartedAfter: Self.notStartedAfter(now: now, intervalSeconds: source.intervalSeconds))
         } catch {
             return true
         }
@@ -128,6 +128,17 @@ struct SchedulerService: Sendable {
             ])
             return false
         }
+    }
+
+    /// The latest start of another host's poll that still lets this scheduler poll at `now`:
+    /// one that began at least 0.9 intervals ago. Instants have one-second resolution (both
+    /// are truncated), so a stored start up to ⌈0.9 × interval⌉ whole seconds before `now` may
+    /// be less than 0.9 intervals ago; one more second is required. Without it, a 2 s interval
+    /// (⌊0.9 × 2⌋ = 1) let another host poll 0.1 s after a start, and a 1 s interval had no
+    /// window at all. The cost: another host may wait up to ⌈0.9 × interval⌉ + 2 s; the host
+    /// that polled last is not held back (its own starts never refuse it).
+    static func notStartedAfter(now: UTCInstant, intervalSeconds: Int64) -> UTCInstant {
+        now.adding(seconds: -((intervalSeconds * 9 + 9) / 10 + 1))
     }
 
     // MARK: One round (run --once)
