@@ -52,11 +52,16 @@ final class ConnectionPool: @unchecked Sendable {  // all state is behind `condi
         }
     }
 
+    /// Keeps a returned connection for the next caller, unless it broke. A broken one most
+    /// often means the server restarted or the network dropped, which broke the idle ones too,
+    /// though libpq may not see it on them until they are used (`isUsable` reads the server's
+    /// goodbye, not the closed socket behind it): they are closed with it, so that no caller
+    /// meets a dead connection (a lost run record, a failed lease claim or release).
     private func giveBack(_ connection: Connection) {
         let usable = connection.isUsable
         condition.lock()
         lent -= 1
-        if usable { idle.append(connection) }
+        if usable { idle.append(connection) } else { idle.removeAll() }
         condition.signal()
         condition.unlock()
     }
