@@ -57,11 +57,11 @@ public struct IngestIncidents: Sendable {
         }
     }
 
-    /// Records that `source` was not polled, and why (the deadline passed or a signal came
-    /// before its turn; another scheduler holds it).
-    public func skip(source: String, reason: String, dryRun: Bool = false) -> IngestRun {
+    /// Records that `source` was not polled, and why: `skipped` when the deadline passed or a
+    /// signal came before its turn; `failed` when the store could not say whether it may poll.
+    public func skip(source: String, status: RunStatus = .skipped, reason: String, dryRun: Bool = false) -> IngestRun {
         let now = clock.now()
-        return record(run(PollContext(source: source, startedAt: now, host: host), status: .skipped, error: reason), dryRun: dryRun)
+        return record(run(PollContext(source: source, startedAt: now, host: host), status: status, error: reason), dryRun: dryRun)
     }
 
     private func run(_ poll: PollContext, status: RunStatus, error: String, resumesAt: UTCInstant? = nil) -> IngestRun {

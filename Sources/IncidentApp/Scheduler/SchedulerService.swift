@@ -70,7 +70,16 @@ struct SchedulerService: Sendable {
     func poll(_ source: SourceDefinition, client: any HTTPClient) async -> IngestRun? {
         // A dry run writes nothing, not even a lease, and takes no source from another scheduler.
         if dryRun { return await pollNow(source, client: client) }
-        guard claimLease(source) else { return nil }
+        switch claimLease(source) {
+        case .success(true): break
+        case .success(false): return nil
+        case .failure(let error):
+            // Not polled: without the lease another scheduler might poll it too.
+            let run = ingest.skip(source: source.name, status: .failed,
+                                  reason: "not polled: its lease in the database could not be claimed: \(ErrorText.describe(error))")
+            Self.logRun(run, provider: source.provider, dryRun: dryRun, seconds: 0, logger: logger)
+            return run
+        }
         let renewing = Task {
             while (try? await Task.sleep(for: .seconds(Double(Self.leaseSeconds) / 3))) != nil {
                 _ = try? store.renew(source: source.name, holder: holder, now: clock.now(), leaseSeconds: Self.leaseSeconds)
@@ -106,27 +115,32 @@ struct SchedulerService: Sendable {
         return run
     }
 
-    /// Claims the lease of `source` for this scheduler: true when it may poll. A claim refused
-    /// because another scheduler polls the source, or started it less than 0.9 intervals ago,
-    /// is logged at info. When the store cannot answer, the poll goes ahead: it meets the same
-    /// store failure and is recorded as failed, which is what an operator needs to see.
-    func claimLease(_ source: SourceDefinition) -> Bool {
-        let now = clock.now()
-        let claim: LeaseClaim
-        do {
-            claim = try store.claim(source: source.name, holder: holder, now: now, leaseSeconds: Self.leaseSeconds,
-                                    notStartedAfter: Self.notStartedAfter(now: now, intervalSeconds: source.intervalSeconds))
-        } catch {
-            return true
+    /// Claims the lease of `source` for this scheduler: true when it may poll, false when the
+    /// source is left to another scheduler (it polls the source now, or started it less than
+    /// 0.9 intervals ago; logged at info). A store error is tried once more (a connection the
+    /// server dropped is replaced), then returned.
+    func claimLease(_ source: SourceDefinition) -> Result<Bool, any Error> {
+        var claim: LeaseClaim?
+        var failure: (any Error)?
+        for _ in 1...2 where claim == nil {
+            let now = clock.now()
+            do {
+                claim = try store.claim(source: source.name, holder: holder, now: now, leaseSeconds: Self.leaseSeconds,
+                                        notStartedAfter: Self.notStartedAfter(now: now, intervalSeconds: source.intervalSeconds))
+            } catch {
+                failure = error
+            }
         }
         switch claim {
-        case .claimed: return true
+        case .claimed: return .success(true)
         case .held(let lease), .recentlyStarted(let lease):
             logger.log(.info, "poll.left_to_other", [
                 "source": source.name, "holder": lease.holder.description, "started_at": lease.lastStartedAt.rfc3339,
                 "detail": "another scheduler sharing this database polls this source now or polled it less than 0.9 intervals ago",
             ])
-            return false
+            return .success(false)
+        case nil:
+            return .failure(failure ?? CancellationError())
         }
     }
 
