@@ -45,9 +45,17 @@ public struct Context: Sendable {
     ///    `~/.local/share`).
     ///
     /// Every command of both executables resolves it here, and only here.
+    /// A PostgreSQL connection string is checked here (``Stores/checkSetting(_:)``).
     /// - Throws: ``UsageError`` for an empty `--database`; ``ConfigurationError`` for an
-    ///   unreadable `--config`.
+    ///   unreadable `--config` or a connection string that holds a password or that libpq
+    ///   cannot read.
     func databasePath(_ arguments: ParsedArguments, configured: String? = nil) throws -> String {
+        let path = try chosenDatabase(arguments, configured: configured)
+        try Stores.checkSetting(path)
+        return path
+    }
+
+    private func chosenDatabase(_ arguments: ParsedArguments, configured: String?) throws -> String {
         if let option = try arguments.value(CommonOptions.database) { return option }
         if let configured, !configured.isEmpty { return configured }
         if configured == nil, let file = try arguments.value(CommonOptions.config),

@@ -58,8 +58,28 @@ enum Stores {
         PostgresLocation.recognizes(database) ? nil : SQLiteSchedulingLocks(databasePath: database)
     }
 
+    /// Checks a PostgreSQL `database` setting before anything uses it: any password in it is
+    /// registered for redaction first, so no message repeats it.
+    /// - Throws: ``ConfigurationError`` (exit 78) when it holds a password or libpq cannot
+    ///   read it.
+    static func checkSetting(_ database: String) throws {
+        guard isPostgreSQL(database) else { return }
+        for password in PostgresLocation.passwords(in: database) { Redaction.register(secret: password) }
+        do {
+            _ = try PostgresLocation(database)
+        } catch {
+            throw ConfigurationError("database \(Redaction.redact(database)): \(error)")
+        }
+    }
+
     /// Whether `database` names a PostgreSQL database rather than an SQLite file.
     static func isPostgreSQL(_ database: String) -> Bool { PostgresLocation.recognizes(database) }
+
+    /// Whether there may be a store at `database`: an SQLite file that exists (or `:memory:`);
+    /// a PostgreSQL database always may (only its server can say, when it is opened).
+    static func mayExist(_ database: String) -> Bool {
+        isPostgreSQL(database) || database == ":memory:" || FileManager.default.fileExists(atPath: database)
+    }
 
     /// `database` as it may be shown in logs and messages: a PostgreSQL connection string
     /// reduced to user, host, port and database; a path as is.

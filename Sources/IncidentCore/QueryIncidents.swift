@@ -64,14 +64,25 @@ public struct BoundingBox: Hashable, Sendable {
         self.maxLatitude = maxLatitude
     }
 
-    /// The smallest box holding every point within `meters` of `center` (a prefilter for
-    /// ``Coordinate/distance(to:)``; clamped at the poles and the antimeridian).
+    /// A box holding every point within `meters` of `center` by ``Coordinate/distance(to:)`` (a
+    /// prefilter for it): the spherical cap's latitudes, and its longitudes
+    /// `center ± asin(sin r / cos φ)` for an angular radius `r` at latitude `φ`. When the cap
+    /// holds a pole or crosses the antimeridian, the box spans every longitude (a box cannot
+    /// wrap); when it reaches around the earth, it is the whole earth.
     public static func around(_ center: Coordinate, meters: Double) -> BoundingBox {
-        let latitudeDelta = meters / Coordinate.metersPerDegreeLatitude
-        let cosine = max(0.000_001, cos(center.latitude * .pi / 180))
-        let longitudeDelta = min(180, latitudeDelta / cosine)
-        return BoundingBox(unchecked: (max(-180, center.longitude - longitudeDelta), max(-90, center.latitude - latitudeDelta),
-                                       min(180, center.longitude + longitudeDelta), min(90, center.latitude + latitudeDelta)))
+        let radius = meters / Coordinate.earthRadiusMeters  // radians
+        let margin = 1e-7  // degrees (about 1 cm): floating-point slack at the edges
+        let latitude = center.latitude * .pi / 180
+        guard radius < .pi else { return BoundingBox(unchecked: (-180, -90, 180, 90)) }
+        let minLatitude = (latitude - radius) * 180 / .pi - margin, maxLatitude = (latitude + radius) * 180 / .pi + margin
+        guard minLatitude > -90, maxLatitude < 90, sin(radius) < cos(latitude) else {
+            return BoundingBox(unchecked: (-180, max(-90, minLatitude), 180, min(90, maxLatitude)))
+        }
+        let longitudeDelta = asin(sin(radius) / cos(latitude)) * 180 / .pi + margin
+        guard center.longitude - longitudeDelta >= -180, center.longitude + longitudeDelta <= 180 else {
+            return BoundingBox(unchecked: (-180, minLatitude, 180, maxLatitude))
+        }
+        return BoundingBox(unchecked: (center.longitude - longitudeDelta, minLatitude, center.longitude + longitudeDelta, maxLatitude))
     }
 
     init(unchecked box: (Double, Double, Double, Double)) {

@@ -243,10 +243,12 @@ final class PollStaging: PollSink {
     }
 
     /// Marks cleared, at the observation time, every active incident of the source that this
-    /// complete poll did not list (nor reject).
+    /// complete poll did not list (nor reject) and that no poll saw at or after that time (an
+    /// older replay never clears what a newer poll listed).
     func clearUnlisted() throws -> Int {
         try connection.query("""
-            UPDATE incidents SET cleared_at = $1 WHERE source = $2 AND cleared_at IS NULL AND last_seen_run_id <> $3
+            UPDATE incidents SET cleared_at = $1
+            WHERE source = $2 AND cleared_at IS NULL AND last_seen_run_id <> $3 AND last_seen_at < $1
             """, [.instant(poll.observedAt), .text(poll.source), .integer(runID)],
             context: "clearing the incidents \(poll.source) no longer lists").affectedRows
     }

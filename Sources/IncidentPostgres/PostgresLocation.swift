@@ -7,8 +7,7 @@ internal import CLibPQ
 ///
 /// Passwords never live in the configuration: a connection string holding one (`password=`,
 /// `user:secret@host`, `sslpassword=`) is refused. libpq reads the password from `PGPASSWORD`,
-/// `PGPASSFILE` or `~/.pgpass` itself, or the caller passes one read from the variable the
-/// configuration's `passwordEnv` names. ``description`` is the connection string without any
+/// `PGPASSFILE` or `~/.pgpass` itself. ``description`` is the connection string without any
 /// option but host, port, database and user: the only form to log or show.
 public struct PostgresLocation: Sendable, Equatable, CustomStringConvertible {
     /// The connection string as configured (no password in it).
@@ -48,8 +47,8 @@ public struct PostgresLocation: Sendable, Equatable, CustomStringConvertible {
         }
         for secret in ["password", "sslpassword"] where values[secret].map({ !$0.isEmpty }) ?? false {
             throw PostgresConfigurationError("""
-                the database setting holds a \(secret); passwords never go in the configuration: remove it and use \
-                PGPASSWORD, a ~/.pgpass file (or PGPASSFILE), or the configuration's passwordEnv
+                the database setting holds a \(secret); passwords never go in the configuration or on the command line: \
+                remove it and use PGPASSWORD or a ~/.pgpass file (or PGPASSFILE)
                 """)
         }
         self.connectionString = connectionString
@@ -59,6 +58,28 @@ public struct PostgresLocation: Sendable, Equatable, CustomStringConvertible {
         if let port = values["port"], !port.isEmpty { text += ":" + port }
         text += "/" + (values["dbname"] ?? "")
         self.description = text
+    }
+
+    /// The passwords a connection string holds (`user:secret@host`, `password=`, `sslpassword=`),
+    /// as libpq reads them, so that they can be hidden from every message; empty when libpq
+    /// cannot parse it or it holds none.
+    public static func passwords(in connectionString: String) -> [String] {
+        var message: UnsafeMutablePointer<CChar>?
+        guard let options = PQconninfoParse(connectionString, &message) else {
+            PQfreemem(message)
+            return []
+        }
+        defer { PQconninfoFree(options) }
+        var found: [String] = []
+        var option = options
+        while let keyword = option.pointee.keyword {
+            if ["password", "sslpassword"].contains(String(cString: keyword)), let value = option.pointee.val {
+                let text = String(cString: value)
+                if !text.isEmpty { found.append(text) }
+            }
+            option += 1
+        }
+        return found
     }
 
     /// libpq's connection keywords (`PQconndefaults`), for ``recognizes(_:)``.

@@ -272,12 +272,13 @@ final class PollWriter: PollSink {
     }
 
     /// Marks cleared, at the observation time, every active incident of the source that this
-    /// complete poll did not list (nor reject). Reads the active set (its index), not the
-    /// source's whole history.
+    /// complete poll did not list (nor reject) and that no poll saw at or after that time (an
+    /// older replay never clears what a newer poll listed). Reads the active set (its index),
+    /// not the source's whole history.
     func clearUnlisted() throws -> Int {
         try db.run("""
             UPDATE incidents INDEXED BY incidents_active SET cleared_at = :observed
-            WHERE cleared_at IS NULL AND source = :source AND last_seen_run_id <> :run
+            WHERE cleared_at IS NULL AND source = :source AND last_seen_run_id <> :run AND last_seen_at < :observed
             """, ["observed": .text(poll.observedAt.rfc3339), "source": .text(poll.source), "run": .integer(runID)])
         return db.changes
     }

@@ -190,4 +190,23 @@ struct ExitStatusTests {
         #expect(prune.status == 0, "\(prune.stderr)")
         #expect(prune.stdout.hasPrefix("deleted 0 incidents, 0 revisions and 0 runs older than "), "\(prune.stdout)")
     }
+
+    @Test("a PostgreSQL connection string holding a password is a configuration error (78) that never repeats it", arguments: [
+        ("incidents", ["list", "--database", "postgresql://u:s3cret-pw@127.0.0.1:1/x"]),
+        ("incidents", ["stats", "--database", "host=127.0.0.1 password=s3cret-pw dbname=x"]),
+        ("incidents", ["runs", "--database", "postgresql://u@127.0.0.1:1/x?password=s3cret-pw"]),
+        ("incident-scheduler", ["prune", "--older-than", "1d", "--database", "postgresql://u:s3cret-pw@127.0.0.1:1/x"]),
+        ("incident-scheduler", ["migrate", "--status", "--database", "postgresql://u:s3cret-pw@127.0.0.1:1/x"]),
+        ("incident-scheduler", ["check-config", "--config", "$PW_CONFIG"]),
+        ("incident-scheduler", ["copy", "--from", "$DB", "--to", "postgresql://u:s3cret-pw@127.0.0.1:1/x"]),
+    ])
+    func passwordInConnectionString(tool: String, arguments: [String]) async throws {
+        let (ws, paths) = try await Self.paths()
+        let config = try ws.write("pw.json", #"{"database": "postgresql://u:s3cret-pw@127.0.0.1:1/x", "sources": [{"name": "g", "provider": "gits", "keyEnv": "K"}]}"#)
+        let result = try await run(tool, arguments.map { Self.substitute($0, paths).replacingOccurrences(of: "$PW_CONFIG", with: config) },
+                                   environment: ["K": "some-key"])
+        #expect(result.status == 78, "\(result.stderr)")
+        #expect(result.stderr.contains("holds a password; passwords never go in the configuration or on the command line"), "\(result.stderr)")
+        #expect(!result.stdout.contains("s3cret") && !result.stderr.contains("s3cret"), "\(result.stdout)\n\(result.stderr)")
+    }
 }

@@ -63,3 +63,65 @@ struct GeometryTests {
         #expect(incident.extent == Self.line.boundingBox)
     }
 }
+
+@Suite("The box around a --near circle")
+struct NearBoxTests {
+    /// Every point within the radius lies in the box: 20,000 seeded random centres, radii from
+    /// 1 m to 25,000 km, and points at random bearings and distances inside the radius.
+    @Test("holds every point within the radius, near the poles, across the antimeridian and around the earth")
+    func holdsEveryPointWithin() throws {
+        var random = SeededRandom(seed: 42)
+        for _ in 0..<20_000 {
+            let center = try #require(Coordinate(latitude: random.next(in: -89.999...89.999), longitude: random.next(in: -180...180)))
+            let meters = pow(10, random.next(in: 0...7.4))
+            let box = BoundingBox.around(center, meters: meters)
+            let point = Self.destination(from: center, meters: random.next(in: 0...1) * meters, bearing: random.next(in: 0...(2 * .pi)))
+            guard point.distance(to: center) <= meters else { continue }
+            #expect(box.contains(point), "\(center) \(meters) m: \(point) outside \(box)")
+        }
+    }
+
+    @Test("examples: across the antimeridian, over a pole, around the earth, and a small circle stays small")
+    func examples() throws {
+        let fiji = try #require(Coordinate(latitude: -17, longitude: 179.97))
+        let across = BoundingBox.around(fiji, meters: 20_000)
+        #expect(across.minLongitude == -180 && across.maxLongitude == 180)
+        #expect(across.contains(try #require(Coordinate(latitude: -17, longitude: -179.97))))
+        let seoul = try #require(Coordinate(latitude: 37.5, longitude: 127))
+        let denver = try #require(Coordinate(latitude: 39.52, longitude: -107.84))
+        #expect(BoundingBox.around(seoul, meters: 10_000_000).contains(denver))  // 9,785 km away
+        let whole = BoundingBox.around(seoul, meters: 1e12)
+        #expect((whole.minLongitude, whole.minLatitude, whole.maxLongitude, whole.maxLatitude) == (-180, -90, 180, 90))
+        let polar = BoundingBox.around(try #require(Coordinate(latitude: 89, longitude: 0)), meters: 300_000)
+        #expect(polar.maxLatitude == 90 && polar.minLongitude == -180)
+        let small = BoundingBox.around(seoul, meters: 5_000)
+        #expect(abs(small.maxLatitude - 37.5 - 0.044966) < 0.000_01)
+        #expect(abs(small.maxLongitude - 127 - 0.056678) < 0.000_01)
+    }
+
+    /// The point `meters` from `start` at `bearing` (radians) on the same sphere.
+    static func destination(from start: Coordinate, meters: Double, bearing: Double) -> Coordinate {
+        let δ = meters / Coordinate.earthRadiusMeters, φ1 = start.latitude * .pi / 180, λ1 = start.longitude * .pi / 180
+        let φ2 = asin(sin(φ1) * cos(δ) + cos(φ1) * sin(δ) * cos(bearing))
+        let λ2 = λ1 + atan2(sin(bearing) * sin(δ) * cos(φ1), cos(δ) - sin(φ1) * sin(φ2))
+        var longitude = (λ2 * 180 / .pi).truncatingRemainder(dividingBy: 360)
+        if longitude > 180 { longitude -= 360 } else if longitude < -180 { longitude += 360 }
+        return Coordinate(latitude: min(90, max(-90, φ2 * 180 / .pi)), longitude: longitude)!
+    }
+}
+
+/// A small deterministic generator (SplitMix64), so a failure can be reproduced.
+struct SeededRandom {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+    mutating func next(in range: ClosedRange<Double>) -> Double {
+        range.lowerBound + (range.upperBound - range.lowerBound) * Double(next() >> 11) / Double(1 << 53)
+    }
+}

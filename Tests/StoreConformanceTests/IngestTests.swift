@@ -330,6 +330,26 @@ struct PollOutcomeTests {
         }
     }
 
+    @Test("an older replay marked complete clears only what no poll saw at or after its time", arguments: StoreKind.allCases)
+    func olderCompleteReplayKeepsNewerListings(kind: StoreKind) throws {
+        try withStore(kind) { store in
+            try poll(store, live("A", "B", "C"), at: t0)
+            try poll(store, live("A", "B"), at: t2)  // C cleared at t2; A and B seen at t2
+            // A file fetched at t1, between the two polls, that lists A only, replayed as complete.
+            let old = try poll(store, live("A"), at: t2.adding(seconds: 60), origin: .file(path: "t1.xml", complete: true), observedAt: t1)
+            #expect(old.counts.cleared == 0)
+            let rows = try allRows(store)
+            #expect(rows.map(\.incident.externalID) == ["A", "B", "C"])
+            #expect(rows.map(\.clearedAt) == [nil, nil, t2])  // B, listed at t2 after the file, stays active
+            #expect(rows.map(\.lastSeenAt) == [t2, t2, t0])
+            // The same file observed after the last poll clears B.
+            let newer = try poll(store, live("A"), at: t2.adding(seconds: 120), origin: .file(path: "later.xml", complete: true),
+                                 observedAt: t2.adding(seconds: 90))
+            #expect(newer.counts.cleared == 1)
+            #expect(try allRows(store)[1].clearedAt == t2.adding(seconds: 90))
+        }
+    }
+
     @Test("--active agrees with StoredIncident.isActive, the one definition of active", arguments: StoreKind.allCases)
     func activeDefinedOnce(kind: StoreKind) throws {
         try withStore(kind) { store in

@@ -53,7 +53,7 @@ public enum CommandLineTool {
         } else if let message = failure.message {
             switch style {
             case .plain:
-                StandardError.writeLine(error + message)
+                StandardError.writeLine(error + Redaction.redact(message))
             case .log:
                 let logger = (try? arguments.logger(context)) ?? Logger(clock: context.clock, syslogPriorities: context.stderrIsJournal)
                 logger.log(failure.level, failure.event, ["error": message])

@@ -5,7 +5,7 @@ import IncidentCore
 enum CommonOptions {
     static let database = ValueOption<String>(
         "database", placeholder: "path",
-        help: "SQLite database file. Without it: the configuration's database, else $INCIDENTS_DATABASE, else the default.",
+        help: "SQLite database file, or a PostgreSQL connection string (postgresql://user@host/dbname, no password). Without it: the configuration's database, else $INCIDENTS_DATABASE, else the default.",
         default: "$XDG_DATA_HOME/trafficincidents/incidents.sqlite", what: "a path") { $0.isEmpty ? nil : $0 }
 
     static let config = ValueOption<String>(

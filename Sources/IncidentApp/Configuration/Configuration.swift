@@ -106,7 +106,7 @@ struct Configuration: Sendable {
     /// - Throws: ``ConfigurationError`` when the variable is not set.
     static func fromEnvironment(_ environment: [String: String], requireKeys: Bool = true) throws -> Configuration {
         guard environment["GITS_SERVICE_KEY"]?.isEmpty == false || !requireKeys else {
-            throw ConfigurationError("no sources configured: set GITS_SERVICE_KEY to your GITS service key, or pass --config FILE (see README.md, \"Configuration\")")
+            throw ConfigurationError("no sources configured: set GITS_SERVICE_KEY to your GITS service key, or pass --config FILE (see README.md, \"Configure a key and the sources\")")
         }
         var fields: [String: ConfigValue] = ["name": .text("gits"), "provider": .text("gits"), "keyEnv": .text("GITS_SERVICE_KEY")]
         fields["baseURL"] = environment["GITS_BASE_URL"].map(ConfigValue.text)

@@ -27,6 +27,7 @@ enum CopyCommand {
         let source = try arguments.required(from, "the SQLite database to copy")
         let target = try arguments.required(to, "the PostgreSQL database to copy into")
         try SchedulerTool.requireDatabase(source)
+        try Stores.checkSetting(target)
         let counts: StoreCounts
         do {
             counts = try Stores.copy(from: source, to: target, clock: context.clock)

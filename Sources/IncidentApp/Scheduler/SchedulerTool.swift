@@ -12,7 +12,7 @@ public enum SchedulerTool {
     public static func command(_ context: Context) -> Command {
         Command(
             name: "incident-scheduler",
-            abstract: "Ingest public traffic-incident feeds into SQLite.",
+            abstract: "Ingest public traffic-incident feeds into SQLite or PostgreSQL.",
             discussion: """
             Run it from cron with `run --once`, or as a service with `run --loop`. Logs go to stderr,
             one line per event; results go to stdout. Exit statuses are listed in README.md.
@@ -84,6 +84,6 @@ public enum SchedulerTool {
     /// Fails with ``StoreMissing`` (exit 66) unless the database at `path` exists: for commands
     /// that change an existing database but must not create one.
     static func requireDatabase(_ path: String) throws {
-        guard path == ":memory:" || FileManager.default.fileExists(atPath: path) else { throw StoreMissing(database: path) }
+        guard Stores.mayExist(path) else { throw StoreMissing(database: path) }
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import IncidentCore
+import IncidentFeeds
 import IncidentNetworking
 
 /// `incident-scheduler sources`: the configured sources, their last run and quota state.
@@ -35,7 +36,7 @@ enum SourcesCommand {
             return
         }
         var summaries: [String: SourceSummary] = [:]
-        if FileManager.default.fileExists(atPath: path) {
+        if Stores.mayExist(path) {
             do {
                 for summary in try Stores.openForReading(path, clock: context.clock).sourceSummaries() {
                     summaries[summary.source] = summary
@@ -52,7 +53,8 @@ enum SourcesCommand {
                 source.name, run?.finishedAt.rfc3339 ?? "never", run?.status.rawValue ?? "-",
                 summaries[source.name]?.quotaExhaustedUntil.flatMap { $0 > now ? $0.rfc3339 : nil } ?? "-",
                 ValueParsers.durationText(source.intervalSeconds), run.map { String($0.counts.fetched) } ?? "-",
-                source.key == nil ? "missing" : "set", source.provider,
+                source.key != nil ? "set" : (ProviderRegistry.provider(named: source.provider)?.requiresKey ?? true) ? "missing" : "none",
+                source.provider,
                 source.baseURL.map { Redaction.redact($0.absoluteString) } ?? "(provider default)",
             ])
         }
