@@ -209,4 +209,18 @@ struct ExitStatusTests {
         #expect(result.stderr.contains("holds a password; passwords never go in the configuration or on the command line"), "\(result.stderr)")
         #expect(!result.stdout.contains("s3cret") && !result.stderr.contains("s3cret"), "\(result.stdout)\n\(result.stderr)")
     }
+
+    @Test("a key written into a baseURL's query is a configuration error that names the parameter and never shows the key", arguments: [
+        ("gits", "https://openapigits.gg.go.kr/api/rest/?serviceKey=K3y-in-url"),
+        ("wzdx", "https://example.org/wzdx?format=geojson&access_token=K3y-in-url"),
+        ("open511", "https://example.org/events?API_KEY=K3y-in-url"),
+    ])
+    func keyInBaseURL(provider: String, url: String) async throws {
+        let ws = try Workspace()
+        let config = try ws.write("config.json", #"{"sources": [{"name": "s", "provider": "\#(provider)", "keyEnv": "K", "baseURL": "\#(url)"}]}"#)
+        let result = try await run("incident-scheduler", ["check-config", "--config", config], environment: ["K": "another-key"])
+        #expect(result.status == 78, "\(result.stderr)")
+        #expect(result.stderr.contains("baseURL carries a key in its query parameter"), "\(result.stderr)")
+        #expect(!result.stdout.contains("K3y-in-url") && !result.stderr.contains("K3y-in-url"), "\(result.stderr)")
+    }
 }

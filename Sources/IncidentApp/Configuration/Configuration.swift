@@ -41,6 +41,10 @@ struct Configuration: Sendable {
     }
 
     /// The fields of the file's top level.
+    /// Query parameter names that carry credentials by convention, besides the providers' own
+    /// key parameters: refused in a `baseURL`.
+    static let credentialParameterNames = ["apikey", "api_key", "key", "servicekey", "token", "access_token", "password", "secret"]
+
     static let fields = ["database", "deadline", "retention", "concurrency", "sources"]
     /// The fields every source may have, whatever its provider.
     static let sourceFields = ["name", "provider", "keyEnv", "keyFile", "baseURL", "interval", "timeout", "attemptTimeout", "retry"]
@@ -148,6 +152,15 @@ struct Configuration: Sendable {
             }
             // A password in the URL (`http://user:secret@proxy/…`) is a secret like a key.
             Redaction.register(passwordIn: url)
+            // A key written into the URL would be stored in the configuration, shown by every
+            // command, and sent twice by providers that add their own.
+            let credentialNames = Set((ProviderRegistry.all.flatMap { $0.keyParameterNames } + Self.credentialParameterNames).map { $0.lowercased() })
+            if let named = URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems?
+                .first(where: { credentialNames.contains($0.name.lowercased()) && !($0.value ?? "").isEmpty }) {
+                if let value = named.value { Redaction.register(secret: value) }
+                throw ConfigurationError("\(place): baseURL carries a key in its query parameter '\(named.name)'; keys never go in the "
+                                         + "configuration: remove it from baseURL and give it with keyEnv or keyFile")
+            }
             definition.baseURL = url
         }
         if let seconds = try source.duration("interval") {
