@@ -35,8 +35,9 @@ struct PostgresLocationTests {
             _ = try PostgresLocation(connectionString)
         } throws: { error in
             let text = String(describing: error)
-            return !text.contains("s3cret") && text.contains("PGPASSWORD") && text.contains("passwordEnv")
+            return !text.contains("s3cret") && text.contains("PGPASSWORD") && text.contains("~/.pgpass")
         }
+        #expect(PostgresLocation.passwords(in: connectionString) == ["s3cret-pw"])
     }
 
     @Test("the shown form keeps user, host, port and database only", arguments: [
