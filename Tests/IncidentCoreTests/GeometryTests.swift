@@ -1,5 +1,6 @@
 import Foundation
 import IncidentCore
+import TestSupport
 import Testing
 
 private func c(_ lat: Double, _ lon: Double) -> Coordinate { Coordinate(latitude: lat, longitude: lon)! }
@@ -70,7 +71,7 @@ struct NearBoxTests {
     /// 1 m to 25,000 km, and points at random bearings and distances inside the radius.
     @Test("holds every point within the radius, near the poles, across the antimeridian and around the earth")
     func holdsEveryPointWithin() throws {
-        var random = SeededRandom(seed: 42)
+        var random = SplitMix64(seed: 42)
         for _ in 0..<20_000 {
             let center = try #require(Coordinate(latitude: random.next(in: -89.999...89.999), longitude: random.next(in: -180...180)))
             let meters = pow(10, random.next(in: 0...7.4))
@@ -107,21 +108,5 @@ struct NearBoxTests {
         var longitude = (λ2 * 180 / .pi).truncatingRemainder(dividingBy: 360)
         if longitude > 180 { longitude -= 360 } else if longitude < -180 { longitude += 360 }
         return Coordinate(latitude: min(90, max(-90, φ2 * 180 / .pi)), longitude: longitude)!
-    }
-}
-
-/// A small deterministic generator (SplitMix64), so a failure can be reproduced.
-struct SeededRandom {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-    mutating func next(in range: ClosedRange<Double>) -> Double {
-        range.lowerBound + (range.upperBound - range.lowerBound) * Double(next() >> 11) / Double(1 << 53)
     }
 }

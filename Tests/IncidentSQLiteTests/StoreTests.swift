@@ -81,115 +81,6 @@ func revisionCount(_ store: SQLiteStore) throws -> Int64 {
 
 @Suite("SQLite incident store (in-memory)")
 struct StoreTests {
-    @Test("a new incident is inserted with every field, first and last seen at the poll time")
-    func insertsNew() throws {
-        let store = try memoryStore()
-        let counts = try store.ingest(source: "gits", startedAt: t0, dryRun: false, ListProducer(incidents: [incident("A")]).callAsFunction)
-        #expect(counts == IngestCounts(fetched: 1, inserted: 1))
-        let rows = try allRows(store)
-        try #require(rows.count == 1)
-        #expect(rows[0].incident == incident("A"))
-        #expect(rows[0].firstSeenAt == t0)
-        #expect(rows[0].lastSeenAt == t0)
-        #expect(rows[0].revision == 1)
-        #expect(rows[0].clearedAt == nil)
-        #expect(try runs(store).map(\.status) == ["succeeded"])
-    }
-
-    @Test("re-ingesting the same feed keeps the rows, keeps first_seen_at and advances last_seen_at")
-    func idempotentReingest() throws {
-        let store = try memoryStore()
-        let feed = ListProducer(incidents: [incident("A"), incident("B")])
-        _ = try store.ingest(source: "gits", startedAt: t0, dryRun: false, feed.callAsFunction)
-        let counts = try store.ingest(source: "gits", startedAt: t1, dryRun: false, feed.callAsFunction)
-        #expect(counts == IngestCounts(fetched: 2, unchanged: 2))
-        let rows = try allRows(store)
-        #expect(rows.map(\.incident.externalID) == ["A", "B"])
-        #expect(rows.allSatisfy { $0.firstSeenAt == t0 && $0.lastSeenAt == t1 && $0.revision == 1 })
-        #expect(try revisionCount(store) == 0)
-    }
-
-    @Test("a changed incident is updated, its revision incremented and the old values archived")
-    func changed() throws {
-        let store = try memoryStore()
-        _ = try store.ingest(source: "gits", startedAt: t0, dryRun: false, ListProducer(incidents: [incident("A")]).callAsFunction)
-        let counts = try store.ingest(source: "gits", startedAt: t1, dryRun: false,
-                                      ListProducer(incidents: [incident("A", description: "[사고] 2차로 추가 통제")]).callAsFunction)
-        #expect(counts == IngestCounts(fetched: 1, updated: 1))
-        let row = try #require(try allRows(store).first)
-        #expect(row.incident.description == "[사고] 2차로 추가 통제")
-        #expect(row.revision == 2)
-        #expect(row.firstSeenAt == t0)
-        let archived = try store.withDatabase { db -> (String?, Int?, String?) in
-            let s = try db.prepare("SELECT description, revision, superseded_at FROM incident_revisions")
-            try #require(try s.step())
-            return (s.string(at: 0), s.int(at: 1), s.string(at: 2))
-        }
-        #expect(archived.0 == "[사고] 경부고속도로 사고")
-        #expect(archived.1 == 1)
-        #expect(archived.2 == t1.rfc3339)
-    }
-
-    @Test("a complete poll clears what it no longer lists; the reappearance reopens it with a revision")
-    func clearedAndReopened() throws {
-        let store = try memoryStore()
-        _ = try store.ingest(source: "gits", startedAt: t0, dryRun: false,
-                             ListProducer(incidents: [incident("A"), incident("B")]).callAsFunction)
-        let second = try store.ingest(source: "gits", startedAt: t1, dryRun: false, ListProducer(incidents: [incident("A")]).callAsFunction)
-        #expect(second == IngestCounts(fetched: 1, unchanged: 1, cleared: 1))
-        var rows = try allRows(store)
-        #expect(rows[1].clearedAt == t1)
-        #expect(rows[0].clearedAt == nil)
-        #expect(try store.incidents(matching: IncidentQuery(now: t1, activeOnly: true)).map(\.incident.externalID) == ["A"])
-
-        let third = try store.ingest(source: "gits", startedAt: t2, dryRun: false,
-                                     ListProducer(incidents: [incident("A"), incident("B")]).callAsFunction)
-        #expect(third == IngestCounts(fetched: 2, unchanged: 1, reopened: 1))
-        rows = try allRows(store)
-        #expect(rows[1].clearedAt == nil)
-        #expect(rows[1].revision == 2)
-        #expect(try revisionCount(store) == 1)
-    }
-
-    @Test("clearing is per source: another source's poll never clears this one's incidents")
-    func clearingIsPerSource() throws {
-        let store = try memoryStore()
-        _ = try store.ingest(source: "gits", startedAt: t0, dryRun: false, ListProducer(incidents: [incident("A")]).callAsFunction)
-        let other = try store.ingest(source: "its", startedAt: t1, dryRun: false,
-                                     ListProducer(incidents: [incident("X", source: "its")]).callAsFunction)
-        #expect(other.cleared == 0)
-        #expect(try allRows(store).allSatisfy { $0.clearedAt == nil })
-    }
-
-    @Test("an error mid-poll rolls everything back and clears nothing")
-    func rollbackOnError() throws {
-        let store = try memoryStore()
-        _ = try store.ingest(source: "gits", startedAt: t0, dryRun: false,
-                             ListProducer(incidents: [incident("A"), incident("B")]).callAsFunction)
-        let before = try allRows(store)
-        #expect(throws: ListProducer.Boom.self) {
-            try store.ingest(source: "gits", startedAt: t1, dryRun: false,
-                             ListProducer(incidents: [incident("A", description: "changed"), incident("C"), incident("D")],
-                                          failAfter: 2).callAsFunction)
-        }
-        #expect(try allRows(store) == before)
-        #expect(try revisionCount(store) == 0)
-        #expect(try runs(store).map(\.status) == ["succeeded"])
-        // The connection is usable again and the next complete poll works.
-        let counts = try store.ingest(source: "gits", startedAt: t2, dryRun: false, ListProducer(incidents: [incident("A")]).callAsFunction)
-        #expect(counts == IngestCounts(fetched: 1, unchanged: 1, cleared: 1))
-    }
-
-    @Test("a dry run counts what it would write and writes nothing")
-    func dryRun() throws {
-        let store = try memoryStore()
-        let counts = try store.ingest(source: "gits", startedAt: t0, dryRun: true,
-                                      ListProducer(incidents: [incident("A"), incident("B")]).callAsFunction)
-        #expect(counts == IngestCounts(fetched: 2, inserted: 2))
-        #expect(try allRows(store).isEmpty)
-        #expect(try runs(store).isEmpty)
-    }
-
     @Test("failed runs are recorded with their error and change no incident")
     func failedRunRecorded() throws {
         let store = try memoryStore()
@@ -200,16 +91,6 @@ struct StoreTests {
         #expect(recorded[0].status == "failed")
         #expect(recorded[0].error == "GITS API error headerCd=22")
         #expect(try allRows(store).isEmpty)
-    }
-
-    @Test("--active excludes incidents the provider says have ended")
-    func activeExcludesEnded() throws {
-        let store = try memoryStore()
-        _ = try store.ingest(source: "gits", startedAt: t0, dryRun: false, ListProducer(incidents: [
-            incident("past", ended: t0), incident("future", ended: t2.adding(seconds: 60)), incident("open"),
-        ]).callAsFunction)
-        let active = try store.incidents(matching: IncidentQuery(now: t1, activeOnly: true, order: .source))
-        #expect(active.map(\.incident.externalID) == ["future", "open"])
     }
 
     @Test("NULL, not empty text, for absent values; coordinates and instants round-trip exactly")
@@ -235,17 +116,4 @@ struct StoreTests {
 
 @Suite("Duplicates within one response")
 struct DuplicateTests {
-    @Test("the same id twice with different content: the first occurrence wins, and later polls add no revisions")
-    func firstWins() throws {
-        let store = try memoryStore()
-        let feed = ListProducer(incidents: [incident("A", description: "first"), incident("A", description: "second")])
-        _ = try store.ingest(source: "gits", startedAt: t0, dryRun: false, feed.callAsFunction)
-        _ = try store.ingest(source: "gits", startedAt: t1, dryRun: false, feed.callAsFunction)
-        _ = try store.ingest(source: "gits", startedAt: t2, dryRun: false, feed.callAsFunction)
-        let rows = try allRows(store)
-        #expect(rows.count == 1)
-        #expect(rows[0].incident.description == "first")
-        #expect(rows[0].revision == 1)
-        #expect(try revisionCount(store) == 0)
-    }
 }

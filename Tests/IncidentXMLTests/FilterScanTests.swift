@@ -1,4 +1,5 @@
 @testable import IncidentXML
+import TestSupport
 import Testing
 
 /// The character filter's two fast scans (vectors in optimized builds, words in debug builds)

@@ -2,6 +2,7 @@ import Foundation
 import IncidentCore
 @testable import IncidentPostgres
 @testable import IncidentSQLite
+import TestSupport
 import Testing
 
 /// The same polls into both stores, then every filter, order and count compared: the answers

@@ -1,0 +1,20 @@
+/// A small deterministic random number generator (SplitMix64, Steele, Lea and Flood 2014), so
+/// that seeded mutation runs, simulations and property tests are reproducible.
+public struct SplitMix64: RandomNumberGenerator, Sendable {
+    public var state: UInt64
+
+    public init(seed: UInt64) { state = seed }
+
+    public mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+
+    /// A double in `range`, from the top 53 bits of the next value.
+    public mutating func next(in range: ClosedRange<Double>) -> Double {
+        range.lowerBound + (range.upperBound - range.lowerBound) * Double(next() >> 11) / Double(1 << 53)
+    }
+}
