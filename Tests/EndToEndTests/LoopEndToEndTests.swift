@@ -48,11 +48,14 @@ struct LoopEndToEndTests {
         process.send(SIGHUP)
         let itsPolled = try await Self.eventually { try await server.requests(path: "/its/eventInfo").count >= 3 }
         #expect(itsPolled, "its (every 1 s after the reload) was not polled 3 times in 20 s")
-        // A source never overlaps itself: on the server's clock, polls are at least an interval apart.
+        // A source never overlaps itself: on the server's clock, polls are about an interval
+        // apart. The interval runs from the start of a turn, and each request follows the
+        // turn's lease claim (a database write), whose time varies on a busy machine, so a gap
+        // seen by the server may be that much shorter.
         for path in ["/gits/getIncidentInfo", "/its/eventInfo"] {
             let times = try await server.requests(path: path).map(\.time)
             let gaps = zip(times.dropFirst(), times).map { $0 - $1 }
-            #expect(gaps.allSatisfy { $0 >= 0.95 }, "\(path): gaps \(gaps)")
+            #expect(gaps.allSatisfy { $0 >= 0.8 }, "\(path): gaps \(gaps)")
         }
 
         let stopping = Date()

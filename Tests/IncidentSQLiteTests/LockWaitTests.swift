@@ -46,11 +46,13 @@ struct LockWaitTests {
         // and no migration is recorded yet.
         let lock = try #require(try FileLock(path: MigrationLock.path(path), writeHolder: false))
         let db = try Database(path: path, mode: .readWriteCreate)
-        let reading = Background { _ = try SQLiteStore(readingFrom: path, clock: .fixed(Self.now), busyTimeout: 30) }
+        // A generous wait: the whole unit pass runs beside this test on two cores.
+        let reading = Background { _ = try SQLiteStore(readingFrom: path, clock: .fixed(Self.now), busyTimeout: 90) }
         #expect(reading.result(within: 0.5) == nil, "the reader must wait for the migration, not fail")
+        let migrating = ContinuousClock.now
         _ = try Migrator.bundled().migrate(db, now: Self.now)
         lock.release()
-        let outcome = try #require(reading.result(within: 60))
+        let outcome = try #require(reading.result(within: 120), "migrating took \(ContinuousClock.now - migrating)")
         #expect(throws: Never.self) { try outcome.get() }
     }
 
