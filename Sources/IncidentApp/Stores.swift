@@ -55,7 +55,7 @@ enum Stores {
     /// poll is one transaction, and source leases (``SourceLeases``) keep two schedulers from
     /// polling one source.
     static func schedulingLocks(_ database: String) -> (any SchedulingLocks)? {
-        PostgresLocation.recognizes(database) ? nil : SQLiteSchedulingLocks(databasePath: database)
+        isPostgreSQL(database) ? nil : SQLiteSchedulingLocks(databasePath: database)
     }
 
     /// Checks a PostgreSQL `database` setting before anything uses it: any password in it is

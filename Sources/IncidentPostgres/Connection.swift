@@ -37,18 +37,16 @@ final class Connection {
     /// The redacted location, for error messages.
     let label: String
 
-    /// Connects to `location`; `password`, when given, is passed to libpq as a parameter, never
-    /// inside a connection string. Without it libpq uses PGPASSWORD, PGPASSFILE or ~/.pgpass.
+    /// Connects to `location`; libpq reads the password from PGPASSWORD, PGPASSFILE or ~/.pgpass.
     /// - Throws: ``PostgresError`` naming the server and libpq's reason.
-    init(location: PostgresLocation, password: String?, readOnly: Bool) throws {
+    init(location: PostgresLocation, readOnly: Bool) throws {
         label = location.description
         // Entries before `dbname` are defaults the connection string may override; entries
         // after it override the string (libpq-connect.html, PQconnectdbParams).
-        var parameters: [(String, String)] = [
+        let parameters: [(String, String)] = [
             ("connect_timeout", "10"), ("fallback_application_name", "trafficincidents"),
             ("dbname", location.connectionString), ("client_encoding", "UTF8"),
         ]
-        if let password { parameters.append(("password", password)) }
         // Both arrays end with a null pointer.
         let connection = withCStrings(parameters.map(\.0) + [nil]) { keywords in
             withCStrings(parameters.map(\.1) + [nil]) { values in

@@ -28,17 +28,16 @@ public final class PostgresStore: Sendable {
     let columns: PostgresColumns
     let migrator: PostgresMigrator
 
-    /// Connects to `location` and prepares the store for `access`.
+    /// Connects to `location` (libpq finds the password: PGPASSWORD, PGPASSFILE, ~/.pgpass) and
+    /// prepares the store for `access`.
     ///
     /// - Parameters:
-    ///   - password: the password read from the variable `passwordEnv` names; nil lets libpq
-    ///     find one (PGPASSWORD, PGPASSFILE, ~/.pgpass) or connect without.
     ///   - connections: the most connections this store opens at once.
     ///   - reconnectSeconds: how long to keep trying while the server cannot be reached.
     ///   - fields: the content fields (tests add one to prove the list drives every statement).
     /// - Throws: ``PostgresError`` (cannot connect, no such database: ``PostgresError/isMissingDatabase``),
     ///   ``PostgresMigrationError``.
-    public init(_ location: PostgresLocation, password: String? = nil, clock: UTCClock, access: Access = .write,
+    public init(_ location: PostgresLocation, clock: UTCClock, access: Access = .write,
                 connections: Int = 4, reconnectSeconds: Double = 10, fields: [IncidentField] = IncidentField.content,
                 migrator: PostgresMigrator? = nil) throws {
         let migrator = try migrator ?? PostgresMigrator.bundled()
@@ -47,7 +46,7 @@ public final class PostgresStore: Sendable {
         self.columns = PostgresColumns(fields)
         self.migrator = migrator
         pool = ConnectionPool(capacity: connections, reconnectSeconds: reconnectSeconds) {
-            try Connection(location: location, password: password, readOnly: access == .read)
+            try Connection(location: location, readOnly: access == .read)
         }
         try pool.withConnection { connection in
             switch access {

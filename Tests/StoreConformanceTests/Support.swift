@@ -64,7 +64,7 @@ enum TestServer {
 
     /// Runs `sql` on the server's maintenance database (CREATE/DROP DATABASE).
     static func administer(_ sql: String) throws {
-        let admin = try Connection(location: try PostgresLocation(try #require(uri().string)), password: nil, readOnly: false)
+        let admin = try Connection(location: try PostgresLocation(try #require(uri().string)), readOnly: false)
         try admin.execute(sql, context: "administering the test server")
     }
 
