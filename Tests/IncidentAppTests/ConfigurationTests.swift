@@ -90,6 +90,48 @@ struct ConfigurationTests {
         #expect(text?.contains(expected) == true, "\(text ?? "no error")")
     }
 
+    /// Foundation's JSON5 decoder says only "not valid JSON"; the message must say where and
+    /// why, in a file with comments and trailing commas before the mistake, and no value inside
+    /// a list or object may surface as a decoding error of Swift's (exit 1).
+    @Test("a file that is not JSON: the message gives the line, the column (in characters) and the cause; every kind is a configuration error", arguments: [
+        ("{\n  // a comment, with \"quotes\" and a comma,\n  \"concurrency\": 2, /* block\n  comment, */\n  \"sources\": [\n    {\"name\": \"g\", \"provider\": \"gits\",, \"keyEnv\": \"K\"},\n  ],\n}\n",
+         "is not valid JSON: line 6, column 38: invalid value (comments, // and /* */, and trailing commas are allowed)"),
+        (#"{"sources": [{"name": "g" "provider": "gits"}]}"#, "is not valid JSON: line 1, column 27: invalid value"),
+        ("{\"sources\": [{\"name\": \"경기\t\", \"provider\": \"gits\"}]}", "is not valid JSON: line 1, column 26: unescaped control character"),
+        ("{\"sources\": [{\"name\": \"g\u{01}\"}]}", "is not valid JSON: line 1, column 25: unescaped control character"),
+        (#"{"sources": [{"name": "g\q"}]}"#, "is not valid JSON: line 1, column 25: invalid escape sequence"),
+        (#"{"sources": [{"name": "g\ud800"}]}"#, "is not valid JSON: unexpected end of file during string parse (expected low-surrogate code point but did not find one)"),
+        (#"{"sources": [{"name": "g", "provider": "gits", "keyEnv": "K"}], "concurrency": 1e400}"#, "is not valid JSON: number 1e400 is not representable in Swift"),
+        (#"{"sources": ["#, "is not valid JSON: unexpected end of file"),
+        ("", "is not valid JSON"),
+    ])
+    func notJSON(json: String, expected: String) {
+        let text = message(json) ?? "no error"
+        #expect(text.contains(expected), "\(text)")
+        #expect(!text.contains("DecodingError"), "\(text)")
+    }
+
+    @Test("strictJSON blanks comments and trailing commas only, keeping every byte's offset")
+    func strictJSON() {
+        // Slashes, stars, commas and brackets inside strings (an escaped quote and backslash
+        // too) stay; comments and the commas before ] and } become spaces; newlines stay.
+        let json5 = #"""
+            {"a//b": "x/*y*/,]\\\"", // c, ]
+             "l": [1, 2, /* , */ ], /* x
+             */ "m": {"n": 1,},
+            }
+            """#
+        let expected = #"""
+            {"a//b": "x/*y*/,]\\\"",        
+             "l": [1, 2          ],     
+                "m": {"n": 1 } 
+            }
+            """#
+        let strict = String(decoding: ConfigObject.strictJSON(Data(json5.utf8)), as: UTF8.self)
+        #expect(strict == expected)
+        #expect(strict.utf8.count == json5.utf8.count)
+    }
+
     @Test("concurrency is read from the file")
     func concurrency() throws {
         let c = try load(#"{"concurrency": 2, "sources": [{"name": "g", "provider": "gits", "keyEnv": "K"}]}"#)

@@ -23,19 +23,85 @@ struct ConfigObject {
 
     /// Parses a configuration file's bytes: JSON (RFC 8259), with the comments (`//`, `/* */`)
     /// and trailing commas of JSON5 allowed, so that a configuration can explain itself.
-    /// - Throws: ``ConfigurationError`` when they are not JSON or not an object.
+    /// - Throws: ``ConfigurationError`` when they are not JSON (naming the line and column and
+    ///   what is wrong there) or not an object.
     static func parse(_ data: Data, file: String) throws -> ConfigObject {
         let value: ConfigValue
         do {
             let decoder = JSONDecoder()
             decoder.allowsJSON5 = true
             value = try decoder.decode(ConfigValue.self, from: data)
-        } catch DecodingError.dataCorrupted(let context) {
-            let detail = (context.underlyingError as NSError?)?.userInfo[NSDebugDescriptionErrorKey] as? String
-            throw ConfigurationError("\(file) is not valid JSON: \(detail ?? context.debugDescription)")
+        } catch let error as DecodingError {
+            throw ConfigurationError("\(file) is not valid JSON\(syntaxError(data, decoding: error)) (comments, // and /* */, and trailing commas are allowed)")
         }
         guard case .object(let fields) = value else { throw ConfigurationError("\(file): the top level must be an object") }
         return ConfigObject(fields: fields, place: file)
+    }
+
+    /// Where and why `data` is not JSON: `: line 3, column 41: invalid value`. Foundation's JSON5
+    /// decoder says neither (its error is only "The given data was not valid JSON"), so the
+    /// bytes are read again by `JSONSerialization`, which names the byte offset of the first
+    /// error in strict JSON, with the comments and trailing commas JSON5 allows turned into
+    /// spaces first (``strictJSON(_:)``, which keeps every byte's offset).
+    static func syntaxError(_ data: Data, decoding error: DecodingError) -> String {
+        var detail: String?
+        if case .dataCorrupted(let context) = error {
+            detail = (context.underlyingError as NSError?)?.userInfo[NSDebugDescriptionErrorKey] as? String
+        }
+        let strict = Data(strictJSON(data))
+        do {
+            _ = try JSONSerialization.jsonObject(with: strict, options: [.fragmentsAllowed])
+        } catch let nsError as NSError {
+            let text = nsError.userInfo[NSDebugDescriptionErrorKey] as? String ?? ""
+            // "Invalid value around character 57." / "Unescaped control character around character 24."
+            if let range = text.range(of: #" around character (\d+)\.?$"#, options: .regularExpression),
+               let offset = Int(text[range].filter(\.isNumber)), offset <= strict.count {
+                let before = strict.prefix(offset)
+                let line = before.reduce(1) { $1 == UInt8(ascii: "\n") ? $0 + 1 : $0 }
+                let lineStart = before.lastIndex(of: UInt8(ascii: "\n")).map { $0 + 1 } ?? before.startIndex
+                let column = String(decoding: before[lineStart...], as: UTF8.self).count + 1
+                return ": line \(line), column \(column): \(text[..<range.lowerBound].lowercased())"
+            }
+            detail = text.isEmpty ? detail : text
+        }
+        // "Unexpected end of file during JSON parse." → ": unexpected end of file during JSON parse"
+        return detail.map { ": " + $0.prefix(1).lowercased() + $0.dropFirst().trimmingCharacters(in: CharacterSet(charactersIn: ".")) } ?? ""
+    }
+
+    /// `data` with its `//` and `/* */` comments and its trailing commas (a comma followed by
+    /// `]` or `}`) replaced by spaces, newlines kept, so that byte offsets are unchanged. Strings
+    /// are skipped whole (their escapes included).
+    static func strictJSON(_ data: Data) -> [UInt8] {
+        var bytes = [UInt8](data)
+        let space = UInt8(ascii: " "), newline = UInt8(ascii: "\n"), slash = UInt8(ascii: "/"), star = UInt8(ascii: "*")
+        var comma: Int?
+        var i = 0
+        func blank(_ index: Int) { if bytes[index] != newline { bytes[index] = space } }
+        while i < bytes.count {
+            switch bytes[i] {
+            case UInt8(ascii: "\""):
+                i += 1
+                while i < bytes.count, bytes[i] != UInt8(ascii: "\"") { i += bytes[i] == UInt8(ascii: "\\") ? 2 : 1 }
+                comma = nil
+            case slash where i + 1 < bytes.count && bytes[i + 1] == slash:
+                while i < bytes.count, bytes[i] != newline { blank(i); i += 1 }
+            case slash where i + 1 < bytes.count && bytes[i + 1] == star:
+                blank(i); blank(i + 1); i += 2
+                while i < bytes.count, !(bytes[i] == star && i + 1 < bytes.count && bytes[i + 1] == slash) { blank(i); i += 1 }
+                if i < bytes.count { blank(i); blank(i + 1); i += 1 }
+            case UInt8(ascii: ","):
+                comma = i
+            case UInt8(ascii: "]"), UInt8(ascii: "}"):
+                if let trailing = comma { bytes[trailing] = space }
+                comma = nil
+            case space, newline, UInt8(ascii: "\t"), UInt8(ascii: "\r"):
+                break
+            default:
+                comma = nil
+            }
+            i += 1
+        }
+        return bytes
     }
 
     /// Refuses any field not in `known`, so that a typo (`keyenv`) is an error rather than a

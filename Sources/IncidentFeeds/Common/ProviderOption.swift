@@ -12,17 +12,23 @@ public enum ConfigValue: Equatable, Sendable, Decodable {
     case list([ConfigValue])
     case object([String: ConfigValue])
 
+    /// Tries each type in turn; a value of another type moves on to the next, but an error
+    /// inside a value of the right type (a string holding a raw control character, a number
+    /// out of range, deep inside a list) is thrown as it is, never taken for "not a list".
     public init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
+        func attempt<T: Decodable>(_ type: T.Type) throws -> T? {
+            do { return try container.decode(type) } catch DecodingError.typeMismatch { return nil }
+        }
         if container.decodeNil() {
             self = .null
-        } else if let value = try? container.decode(Bool.self) {
+        } else if let value = try attempt(Bool.self) {
             self = .bool(value)
-        } else if let value = try? container.decode(Double.self) {
+        } else if let value = try attempt(Double.self) {
             self = .number(value)
-        } else if let value = try? container.decode(String.self) {
+        } else if let value = try attempt(String.self) {
             self = .text(value)
-        } else if let value = try? container.decode([ConfigValue].self) {
+        } else if let value = try attempt([ConfigValue].self) {
             self = .list(value)
         } else {
             self = .object(try container.decode([String: ConfigValue].self))
