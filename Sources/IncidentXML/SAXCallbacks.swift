@@ -535,8 +535,14 @@ func makeParseError(_ error: xmlError, state: ReaderState) -> XMLParseError {
         && (code == Int(XML_ERR_DOCUMENT_END.rawValue) || code == Int(XML_ERR_DOCUMENT_EMPTY.rawValue)
             || inputExhausted(state)) {
         // At the end of input, libxml2 reports "Extra content at the end of the document" (or
-        // an error at the very end of the data) when the root element never closed.
+        // an error at the very end of the data) when the root element never closed: say so,
+        // naming the innermost open element (`ctxt->name`, markup, never a value).
         kind = .truncated
+        if state.sawRoot {
+            let inside = state.ctxt?.pointee.name.map { "<\(String(cString: $0).prefix(64))>" } ?? "an element"
+            let open = "\(state.depth) element\(state.depth == 1 ? "" : "s") still open"
+            message = "the document ended inside \(inside), with \(open) (libxml2: \(message))"
+        }
     } else if code == Int(XML_ERR_INVALID_CHAR.rawValue)
                 && (message.hasPrefix("Input is not proper") || message.hasSuffix("out of allowed range")) {
         // "Char 0x… out of allowed range" comes from libxml2's UTF-8 decoder; past the

@@ -14,9 +14,12 @@ import Testing
     static let xmlRecord = "<response><header><resultCode>0</resultCode></header><body><items><item><linkId>1</linkId><startDate>20240101000000</startDate></item>"
     static let jsonRecord = #"{"header":{"resultCode":"0"},"body":{"items":[{"linkId":"1","startDate":"20240101000000"}"#
 
-    static let faults = ["</items>", "</items></body></response><extra/>", "<item><linkId>2</linkId></item", "<item><bad attr=x/></item>"]
-        .map { ("XML", xmlRecord + $0) }
-        + ["", "]}", #",{"linkId":2,}]}}"#, #"]}} {"#].map { ("JSON", jsonRecord + $0) }
+    /// Each fault, and whether the document is cut off (it ends before its root closes) rather
+    /// than malformed.
+    static let faults = [("</items>", true), ("</items></body></response><extra/>", false),
+                         ("<item><linkId>2</linkId></item", true), ("<item><bad attr=x/></item>", false)]
+        .map { ("XML", xmlRecord + $0, $1) }
+        + [("", true), ("]}", true), (#",{"linkId":2,}]}}"#, false), (#"]}} {"#, false)].map { ("JSON", jsonRecord + $0, $1) }
 
     /// What the format's own reader says about the document.
     private func readerError(_ format: String, _ file: URL) -> (any DocumentParseError)? {
@@ -33,11 +36,15 @@ import Testing
     }
 
     @Test(arguments: faults)
-    func parseErrorKeepsTheReadersPlace(format: String, body: String) throws {
+    func parseErrorKeepsTheReadersPlace(format: String, body: String, truncated: Bool) throws {
         let file = try temporaryFile(body)
         let expected = try #require(readerError(format, file))
+        let what = truncated ? "truncated \(format) response (cut off before its end)" : "malformed \(format) response"
         #expect(feedError(ITSProvider.self, file).error == FeedError(.malformedBody, provider: "its",
-            message: "malformed \(format) response at line \(expected.line), column \(expected.column): \(expected.message); nothing was stored"))
+            message: "\(what) at line \(expected.line), column \(expected.column): \(expected.message); nothing was stored"))
         #expect(expected.line == 1 && expected.column > 0)
+        if truncated && format == "XML" {
+            #expect(expected.message.hasPrefix("the document ended inside <"), "\(expected.message)")
+        }
     }
 }

@@ -287,7 +287,7 @@ struct Open511Tests {
         #expect(feedError(Open511Provider.self, try temporaryFile("")).error?.kind == .unexpectedResponse)
         let truncated = feedError(Open511Provider.self, try temporaryFile(#"{"events": [{"id": "a/1", "status": "ACTIVE"}, {"id": "a/2""#))
         #expect(truncated.error?.kind == .malformedBody)
-        #expect(truncated.error?.message.hasPrefix("malformed JSON response at line 1, column") == true)
+        #expect(truncated.error?.message.hasPrefix("truncated JSON response (cut off before its end) at line 1, column") == true)
         let xml = feedError(Open511Provider.self, try temporaryFile("<error><message>Invalid key</message></error>"))
         #expect(xml.error?.message == "expected an Open511 <open511> document but the root element is <error>; check the base URL")
     }

@@ -54,6 +54,19 @@ final class StorageFailure: Error, @unchecked Sendable {}
         #expect(error.kind == .truncated)
     }
 
+    /// Every cut after the root's start tag, inside text, a tag, an attribute, a reference or
+    /// an end tag: truncated, saying so and naming the innermost open element, never libxml2's
+    /// "Extra content at the end of the document" alone.
+    @Test func everyCutAfterTheRootStartsSaysWhereItEnded() throws {
+        let xml = #"<d><r id="1"><a>x &amp; y</a><b><![CDATA[z]]></b></r><r><a>w</a></r></d>"#
+        for length in 3..<xml.utf8.count {
+            let cut = String(decoding: xml.utf8.prefix(length), as: UTF8.self)
+            let error = try #require(Self.error(cut), "\(cut)")
+            #expect(error.kind == .truncated, "\(cut): \(error)")
+            #expect(error.message.hasPrefix("the document ended inside <") && error.message.contains("still open"), "\(cut): \(error.message)")
+        }
+    }
+
     @Test func invalidUTF8IsAnError() throws {
         let bytes: [UInt8] = Array("<d><r><a>".utf8) + [0xC3, 0x28, 0xFF] + Array("</a></r></d>".utf8)
         let error = try #require(caught { _ = try read(bytes, schema: Self.schema) } as? XMLParseError)

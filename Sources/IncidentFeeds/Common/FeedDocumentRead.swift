@@ -9,10 +9,17 @@ protocol DocumentParseError: Error {
     var line: Int { get }
     var column: Int { get }
     var message: String { get }
+    /// The document ended before its root value or element did (a transfer cut short, a
+    /// partial file).
+    var isTruncated: Bool { get }
 }
 
-extension XMLParseError: DocumentParseError {}
-extension JSONParseError: DocumentParseError {}
+extension XMLParseError: DocumentParseError {
+    var isTruncated: Bool { kind == .truncated }
+}
+extension JSONParseError: DocumentParseError {
+    var isTruncated: Bool { kind == .truncated }
+}
 
 extension ParsePipeline {
     /// Reads one response document of a record format, the part ``XMLFeedFormat`` and
@@ -52,8 +59,7 @@ extension ParsePipeline {
                         try emit(dto(record))
                     })
                 } catch let error as any DocumentParseError {
-                    throw FeedError(.malformedBody, provider: provider,
-                                    message: "malformed \(format) response at line \(error.line), column \(error.column): \(error.message); nothing was stored")
+                    throw FeedError(malformed: error, format: format, provider: provider)
                 }
             }
         }, consume: { dto in
@@ -71,5 +77,15 @@ extension ParsePipeline {
         private var value: Value?
         func set(_ value: Value) { self.value = value }
         func get() -> Value? { value }
+    }
+}
+
+extension FeedError {
+    /// `malformedBody` for a reader's parse error: `malformed XML response at line 3, column 7:
+    /// …; nothing was stored`, or `truncated …` when the document was cut off before its end.
+    init(malformed error: any DocumentParseError, format: String, provider: String) {
+        let what = error.isTruncated ? "truncated \(format) response (cut off before its end)" : "malformed \(format) response"
+        self.init(.malformedBody, provider: provider,
+                  message: "\(what) at line \(error.line), column \(error.column): \(error.message); nothing was stored")
     }
 }

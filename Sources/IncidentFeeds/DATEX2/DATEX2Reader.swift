@@ -91,8 +91,7 @@ final class DATEX2DocumentReader {
         do {
             try body()
         } catch let error as XMLParseError {
-            throw FeedError(.malformedBody, provider: DATEX2Provider.name,
-                            message: "malformed XML at line \(error.line), column \(error.column): \(error.message); nothing was stored")
+            throw FeedError(malformed: error, format: "XML", provider: DATEX2Provider.name)
         }
     }
 
