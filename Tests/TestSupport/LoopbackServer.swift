@@ -401,8 +401,8 @@ public struct RecordedRequest: Codable, Sendable, Hashable {
     public let query: String
     /// Headers with lower-cased names.
     public let headers: [String: String]
-    /// When the request arrived, in seconds of the server's monotonic clock (only differences
-    /// between requests mean anything).
+    /// When the request arrived, in seconds of the server's monotonic clock (Python's
+    /// `time.monotonic()`, CLOCK_MONOTONIC on Linux: comparable with ``monotonicNow()``).
     public let time: Double
     /// The request body as UTF-8 text (empty when none).
     public let body: String?
@@ -420,4 +420,11 @@ public struct RecordedRequest: Codable, Sendable, Hashable {
     public var queryNames: [String] {
         query.split(separator: "&").map { String($0.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).first ?? "") }
     }
+}
+
+/// Now on CLOCK_MONOTONIC, the clock of ``LoopbackServer/Request/time``, in seconds.
+public func monotonicNow() -> Double {
+    var now = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &now)
+    return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
 }
