@@ -41,8 +41,10 @@ struct ConcurrencyEndToEndTests {
             // On the server's clock: the slow answer takes 4 s; the others are asked before it ends.
             #expect(request.time < slow.time + 4, "\(request.path) was requested \(request.time - slow.time) s after the slow source")
         }
-        // In turn the six would take 9 s (4 + 5 × 1); concurrently about 4.
-        #expect(elapsed >= 4 && elapsed < 8, "took \(elapsed) s")
+        // In turn the six would take 9 s (4 + 5 × 1) and more; concurrently about 4 (the
+        // server-side check above is the exact one; this one, on a loaded machine, only says
+        // the run took less than the sum).
+        #expect(elapsed >= 4 && elapsed < 9, "took \(elapsed) s, not less than the sum")
         #expect(try await Self.runs(ws).count == 6)
         print("six sources, one 4 s and five 1 s answers, concurrency 4: \(String(format: "%.2f", elapsed)) s")
     }
