@@ -126,8 +126,8 @@ extension Stores {
 
     static func problem(_ error: any Error) -> Problem? {
         switch error {
-        case MigrationError.pending, PostgresMigrationError.pending: .migrationsPending
-        case MigrationError.newerSchema, PostgresMigrationError.newerSchema: .newerSchema
+        case MigrationError.pending: .migrationsPending
+        case MigrationError.newerSchema: .newerSchema
         default: nil
         }
     }

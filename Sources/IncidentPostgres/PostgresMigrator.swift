@@ -12,27 +12,6 @@ import IncidentPostgresMigrations
 /// explicit-locking chapter) and re-reads what is applied under it; the others wait for the
 /// lock and then find nothing left to do. Up-to-date databases take no lock.
 public struct PostgresMigrator: Sendable {
-    /// One migration file.
-    public struct Migration: Sendable, Equatable {
-        /// `NNNN`, the order of application.
-        public var version: Int
-        /// The file name, e.g. `0001_incidents.sql`.
-        public var name: String
-        public var sql: String
-        /// FNV-1a 64 of the SQL text, as 16 hex digits.
-        public var checksum: String { var h = FNV1a64(); h.combine(sql.utf8); return h.hex }
-
-        /// - Throws: ``PostgresMigrationError/badName(_:)`` unless `name` is `NNNN_….sql`.
-        public init(name: String, sql: String) throws {
-            guard name.hasSuffix(".sql"), let version = Int(name.prefix(while: \.isNumber)) else {
-                throw PostgresMigrationError.badName(name)
-            }
-            self.version = version
-            self.name = name
-            self.sql = sql
-        }
-    }
-
     public var migrations: [Migration]
 
     public init(migrations: [Migration]) {
@@ -76,10 +55,10 @@ public struct PostgresMigrator: Sendable {
     }
 
     /// Checks, without writing, that the database is exactly at this binary's schema.
-    /// - Throws: ``PostgresMigrationError``.
+    /// - Throws: ``MigrationError``.
     func verifyUpToDate(_ connection: Connection) throws {
         let pending = try pending(in: try recorded(connection))
-        if !pending.isEmpty { throw PostgresMigrationError.pending(names: pending.map(\.name)) }
+        if !pending.isEmpty { throw MigrationError.pending(names: pending.map(\.name)) }
     }
 
     /// Every known migration and when it was applied (nil: pending).
@@ -105,39 +84,14 @@ public struct PostgresMigrator: Sendable {
     /// The migrations not yet applied, after checking the applied ones.
     private func pending(in recorded: [Int: Recorded]) throws -> [Migration] {
         if let newest = recorded.keys.max(), newest > latestVersion {
-            throw PostgresMigrationError.newerSchema(databaseVersion: newest, knownVersion: latestVersion)
+            throw MigrationError.newerSchema(databaseVersion: newest, knownVersion: latestVersion)
         }
         for migration in migrations {
             if let row = recorded[migration.version], row.checksum != migration.checksum {
-                throw PostgresMigrationError.checksumMismatch(name: migration.name, recorded: row.checksum, current: migration.checksum)
+                throw MigrationError.checksumMismatch(name: migration.name, recorded: row.checksum, current: migration.checksum)
             }
         }
         return migrations.filter { recorded[$0.version] == nil }
     }
 }
 
-/// Why the PostgreSQL schema cannot be brought up to date. Each case states the facts; the
-/// commands add which command to run about it (as for SQLite's `MigrationError`).
-public enum PostgresMigrationError: Error, Equatable, Sendable, CustomStringConvertible {
-    case badName(String)
-    /// A migration already applied to this database has different SQL now.
-    case checksumMismatch(name: String, recorded: String, current: String)
-    /// The database was migrated by a newer binary.
-    case newerSchema(databaseVersion: Int, knownVersion: Int)
-    /// The database needs migrations that this (read-only) open may not apply.
-    case pending(names: [String])
-
-    public var description: String {
-        switch self {
-        case .badName(let name):
-            "PostgreSQL migration file \(name) is not named NNNN_description.sql"
-        case let .checksumMismatch(name, recorded, current):
-            "PostgreSQL migration \(name) was changed after it was applied to this database (recorded checksum \(recorded), "
-                + "now \(current)); migrations are forward-only: restore the original file and add a new migration instead"
-        case let .newerSchema(databaseVersion, knownVersion):
-            "the PostgreSQL schema is version \(databaseVersion), newer than this binary knows (\(knownVersion)); it was not modified"
-        case .pending(let names):
-            "the PostgreSQL database needs migrations \(names.joined(separator: ", ")) before it can be read"
-        }
-    }
-}

@@ -36,7 +36,7 @@ public final class PostgresStore: Sendable {
     ///   - reconnectSeconds: how long to keep trying while the server cannot be reached.
     ///   - fields: the content fields (tests add one to prove the list drives every statement).
     /// - Throws: ``PostgresError`` (cannot connect, no such database: ``PostgresError/isMissingDatabase``),
-    ///   ``PostgresMigrationError``.
+    ///   ``MigrationError``.
     public init(_ location: PostgresLocation, clock: UTCClock, access: Access = .write,
                 connections: Int = 4, reconnectSeconds: Double = 10, fields: [IncidentField] = IncidentField.content,
                 migrator: PostgresMigrator? = nil) throws {

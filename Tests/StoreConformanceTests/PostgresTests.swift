@@ -120,11 +120,11 @@ struct PostgresMigrationTests {
         try TestServer.withDatabase { name in
             let location = try TestServer.location(database: name)
             let bundled = try PostgresMigrator.bundled()
-            #expect(throws: PostgresMigrationError.pending(names: bundled.migrations.map(\.name))) {
+            #expect(throws: MigrationError.pending(names: bundled.migrations.map(\.name))) {
                 _ = try PostgresStore(location, clock: .fixed(t0), access: .read)
             }
             _ = try PostgresStore(location, clock: .fixed(t0), migrator: PostgresMigrator(migrations: [bundled.migrations[0]]))
-            #expect(throws: PostgresMigrationError.pending(names: bundled.migrations.dropFirst().map(\.name))) {
+            #expect(throws: MigrationError.pending(names: bundled.migrations.dropFirst().map(\.name))) {
                 _ = try PostgresStore(location, clock: .fixed(t0), access: .read)
             }
             var edited = bundled.migrations
@@ -132,15 +132,15 @@ struct PostgresMigrationTests {
             #expect {
                 _ = try PostgresStore(location, clock: .fixed(t0), migrator: PostgresMigrator(migrations: edited))
             } throws: { error in
-                guard case PostgresMigrationError.checksumMismatch(let name, _, _) = error else { return false }
+                guard case MigrationError.checksumMismatch(let name, _, _) = error else { return false }
                 return name == "0001_incidents.sql"
             }
             let inspector = try PostgresStore(location, clock: .fixed(t0), access: .inspect)
             #expect(try inspector.column("SELECT to_regclass('sneaky')::text") == [nil])
             #expect(try inspector.column("SELECT to_regclass('source_leases')::text") == [nil])
-            let future = try PostgresMigrator.Migration(name: "0099_future.sql", sql: "CREATE TABLE future (x int);")
+            let future = try Migration(name: "0099_future.sql", sql: "CREATE TABLE future (x int);")
             _ = try PostgresStore(location, clock: .fixed(t0), migrator: PostgresMigrator(migrations: bundled.migrations + [future]))
-            #expect(throws: PostgresMigrationError.newerSchema(databaseVersion: 99, knownVersion: bundled.latestVersion)) {
+            #expect(throws: MigrationError.newerSchema(databaseVersion: 99, knownVersion: bundled.latestVersion)) {
                 _ = try PostgresStore(location, clock: .fixed(t0))
             }
         }

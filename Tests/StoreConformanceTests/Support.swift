@@ -91,7 +91,7 @@ func withStore<T>(_ kind: StoreKind, clock: UTCClock = .fixed(t0), fields: [Inci
         return try TestServer.withDatabase { name in
             var migrator = try PostgresMigrator.bundled()
             if let extraPostgresMigration {
-                migrator.migrations.append(try PostgresMigrator.Migration(name: "0099_test.sql", sql: extraPostgresMigration))
+                migrator.migrations.append(try Migration(name: "0099_test.sql", sql: extraPostgresMigration))
             }
             let store = try PostgresStore(try TestServer.location(database: name), clock: clock, fields: fields, migrator: migrator)
             return try body(store)
