@@ -139,7 +139,7 @@ struct DeliverablesTests {
         let trace = ws.directory.appendingPathComponent("trace").path
         // As the units run it: an unprivileged user (root would also fchown SQLite's files).
         let user = runningAsRoot ? "setpriv --reuid=65534 --regid=65534 --clear-groups " : ""
-        let result = try await shell("K=k HOME=\(shellQuoted(ws.directory.path)) exec \(user)strace -f -qq -o \(shellQuoted(trace)) \"$BIN/incident-scheduler\" run --once --config \(shellQuoted(config)) --metrics-file \(shellQuoted(ws.directory.appendingPathComponent("m.prom").path))")
+        let result = try await shell("K=k HOME=\(shellQuoted(ws.directory.path)) exec \(user)strace -f -qq -o \(shellQuoted(trace)) \(shellQuoted(executablesForAnyUser + "/incident-scheduler")) run --once --config \(shellQuoted(config)) --metrics-file \(shellQuoted(ws.directory.appendingPathComponent("m.prom").path))")
         #expect(result.status == 0, "\(result.stderr)")
         #expect(try await ws.listJSON().count == 5)
         let lines = try String(contentsOfFile: trace, encoding: .utf8).split(separator: "\n")

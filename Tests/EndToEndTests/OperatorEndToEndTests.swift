@@ -197,7 +197,7 @@ struct OperatorEndToEndTests {
         let user = runningAsRoot ? "setpriv --reuid=65534 --regid=65534 --clear-groups " : ""
         var errors: [String] = []
         for command in ["check-config", "run --once"] {
-            let result = try await shell("OP_EMPTY='' OP_TWO='a b' exec \(user)\"$BIN/incident-scheduler\" \(command) --config \(shellQuoted(config)) --database /nonexistent/db.sqlite")
+            let result = try await shell("OP_EMPTY='' OP_TWO='a b' exec \(user)\(shellQuoted(executablesForAnyUser + "/incident-scheduler")) \(command) --config \(shellQuoted(config)) --database /nonexistent/db.sqlite")
             #expect(result.status == 78, "\(command): \(result.stderr)")
             let line = try #require(result.stderr.split(separator: "\n").first { $0.contains("level=error event=config.invalid ") }, "\(result.stderr)")
             errors.append(Self.lastField("error", in: line) ?? "")

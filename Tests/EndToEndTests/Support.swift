@@ -90,3 +90,25 @@ func shellQuoted(_ text: String) -> String {
 
 /// Whether the tests run as root (then `setpriv` runs commands as nobody where permissions matter).
 var runningAsRoot: Bool { getuid() == 0 }
+
+/// The directory of the built executables for a command run as nobody (`setpriv`): as root, a
+/// copy (made once, mode 755, removed with the tests' scratch directories) in a directory any
+/// user may enter, because the checkout may sit where only root may go (under `/root`, mode
+/// 700), and nobody then cannot even stat `.build/debug/incident-scheduler`. The copies find
+/// the Swift runtime through their RUNPATH, /opt/swift/usr/lib/swift/linux.
+let executablesForAnyUser: String = {
+    guard runningAsRoot else { return Executables.directory.path }
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("trafficincidents-bin-\(getpid())")
+    do {
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
+        for name in ["incident-scheduler", "incidents"] {
+            let copy = directory.appendingPathComponent(name)
+            try? FileManager.default.removeItem(at: copy)
+            try FileManager.default.copyItem(at: Executables.url(name), to: copy)
+            try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: copy.path)
+        }
+        return directory.path
+    } catch {
+        return Executables.directory.path
+    }
+}()
