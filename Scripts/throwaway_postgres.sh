@@ -13,7 +13,8 @@ THROWAWAY_POSTGRES_DIR=""
 THROWAWAY_POSTGRES_URI=""
 
 _throwaway_postgres_as_owner() {
-  if [ "$(id -u)" -eq 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
+  # From /: the caller's directory may be one the postgres user cannot enter (a checkout under /root).
+  if [ "$(id -u)" -eq 0 ]; then (cd / && runuser -u postgres -- "$@"); else "$@"; fi
 }
 
 throwaway_postgres_start() {

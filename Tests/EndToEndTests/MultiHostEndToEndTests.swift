@@ -40,7 +40,7 @@ struct MultiHostEndToEndTests {
                 let times = requests.filter { $0.path == Self.path(name) }.map(\.time)
                 #expect(times.count >= 7, "\(name): \(times.count) polls")
                 let ofSource = Self.runs(runs, of: name, requests: times.count)
-                #expect(ofSource.count == times.count, "\(name): \(times.count) requests but \(ofSource.count) runs")
+                #expect(ofSource.count == times.count, "\(name): \(times.count) requests but \(ofSource.count) runs: \(ofSource.map { $0.text("status") ?? "" })")
                 Self.expectOncePerInterval(Self.polls(times, ofSource), interval: interval, source: name)
                 // SIGTERM may cancel a poll under way (recorded cancelled); every other run succeeded.
                 #expect(ofSource.dropLast().allSatisfy { $0.text("status") == "succeeded" }, "\(name): \(ofSource.map { $0.text("status") ?? "" })")
@@ -125,13 +125,13 @@ struct MultiHostEndToEndTests {
                             "\(name): polled again \(afterLease) s after the lease ran out; gaps \(gaps)")
                     #expect(gaps[long] >= Self.leaseSeconds - 10, "\(name): gaps \(gaps)")
                     // The killed poll (request `long`) left no run; every other one did.
-                    #expect(ofSource.count == times.count - 1, "\(name): \(times.count) requests, \(ofSource.count) runs")
+                    #expect(ofSource.count == times.count - 1, "\(name): \(times.count) requests, \(ofSource.count) runs: \(ofSource.map { $0.text("status") ?? "" })")
                     guard ofSource.count == times.count - 1 else { continue }
                     let hosts = ofSource.map { $0.text("host") ?? "" }
                     Self.expectOncePerInterval(zip(times[...long], hosts[..<long] + [victim]).map { ($0, $1) }, interval: interval, source: name)
                     Self.expectOncePerInterval(zip(times[(long + 1)...], hosts[long...]).map { ($0, $1) }, interval: interval, source: name)
                 } else {
-                    #expect(ofSource.count == times.count, "\(name): \(times.count) requests, \(ofSource.count) runs")
+                    #expect(ofSource.count == times.count, "\(name): \(times.count) requests, \(ofSource.count) runs: \(ofSource.map { $0.text("status") ?? "" })")
                     Self.expectOncePerInterval(Self.polls(times, ofSource), interval: interval, source: name, died: victim)
                 }
                 #expect(!ofSource.contains { $0.text("host") == victim && $0.text("status") == "running" })
@@ -470,7 +470,7 @@ struct ThrowawayPostgres: Sendable {
 
     private func pgctl(_ arguments: String) async throws {
         let result = try await Self.detached("""
-            runuser -u postgres -- \(shellQuoted(PostgresDatabase.bin.appendingPathComponent("pg_ctl").path)) -D \(shellQuoted(directory + "/data")) \(arguments)
+            cd / && runuser -u postgres -- \(shellQuoted(PostgresDatabase.bin.appendingPathComponent("pg_ctl").path)) -D \(shellQuoted(directory + "/data")) \(arguments)
             """)
         try #require(result.status == 0, "pg_ctl \(arguments) failed: \(result.stderr) \(result.stdout)")
     }
