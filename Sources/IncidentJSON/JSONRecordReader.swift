@@ -101,6 +101,7 @@ public final class JSONRecordReader {
             recordCount: extractor.recordCount,
             recordCounts: extractor.recordCounts,
             recordPathsFound: extractor.recordPathsFound,
+            recordListsAsArrays: extractor.recordListsAsArrays,
             repairs: parser.filter.repairs,
             byteOrderMark: parser.filter.byteOrderMark,
             byteCount: parser.filter.consumed)

@@ -178,6 +178,10 @@ public struct JSONDocumentSummary: Sendable, Equatable {
     /// a path without a trailing `*`). 0 means the document does not have that path at all, e.g.
     /// an error envelope instead of `body.items`: tell that apart from "no records".
     public var recordPathsFound: [Int]
+    /// Per record path ending in `*`: how often that value was a JSON array. A standard whose
+    /// list must be an array (WZDx `features`, Open511 `events`) tells `"features": null`, `{}`
+    /// or `""` (found, but no list) from `[]` (a list with no records).
+    public var recordListsAsArrays: [Int]
     /// Repairs made inside strings.
     public var repairs: JSONRepairs
     /// True when the document started with a UTF-8 byte order mark, which was skipped
@@ -188,11 +192,12 @@ public struct JSONDocumentSummary: Sendable, Equatable {
 
     /// Creates a summary; the reader builds these, tests may too.
     public init(envelope: JSONEnvelope, recordCount: Int, recordCounts: [Int], recordPathsFound: [Int],
-                repairs: JSONRepairs = JSONRepairs(), byteOrderMark: Bool = false, byteCount: Int) {
+                recordListsAsArrays: [Int]? = nil, repairs: JSONRepairs = JSONRepairs(), byteOrderMark: Bool = false, byteCount: Int) {
         self.envelope = envelope
         self.recordCount = recordCount
         self.recordCounts = recordCounts
         self.recordPathsFound = recordPathsFound
+        self.recordListsAsArrays = recordListsAsArrays ?? Array(repeating: 0, count: recordPathsFound.count)
         self.repairs = repairs
         self.byteOrderMark = byteOrderMark
         self.byteCount = byteCount

@@ -33,6 +33,7 @@ final class RecordExtractor {
     var recordCount: Int { state.pointee.recordCount }
     var recordCounts: [Int] { state.pointee.recordCounts }
     var recordPathsFound: [Int] { state.pointee.recordPathsFound }
+    var recordListsAsArrays: [Int] { state.pointee.recordListsAsArrays }
     var failure: Failure? { state.pointee.failure }
 
     func reset() { state.pointee.reset() }
@@ -151,6 +152,7 @@ struct ExtractorState {
     private(set) var recordCount = 0
     private(set) var recordCounts: [Int]
     private(set) var recordPathsFound: [Int]
+    private(set) var recordListsAsArrays: [Int]
     private(set) var failure: Failure?
     /// A record completed by the current event, not yet handed to `onRecord`.
     private(set) var pendingRecord: JSONRecord?
@@ -191,6 +193,7 @@ struct ExtractorState {
         envelopeMatches = Array(repeating: 0, count: schema.envelopePaths.count)
         recordCounts = Array(repeating: 0, count: schema.recordPaths.count)
         recordPathsFound = Array(repeating: 0, count: schema.recordPaths.count)
+        recordListsAsArrays = Array(repeating: 0, count: schema.recordPaths.count)
         rootCursors = paths.indices.map { Cursor(path: $0, step: 0, mayUnwrap: true) }
     }
 
@@ -205,6 +208,7 @@ struct ExtractorState {
         recordCount = 0
         recordCounts = Array(repeating: 0, count: recordCounts.count)
         recordPathsFound = Array(repeating: 0, count: recordPathsFound.count)
+        recordListsAsArrays = Array(repeating: 0, count: recordListsAsArrays.count)
         failure = nil
         pendingRecord = nil
         mode = .navigate
@@ -411,6 +415,7 @@ struct ExtractorState {
                 if kind == .object && keyStepHere { continue }  // another path goes in by key
                 if c.step == path.count - 1 && c.mayUnwrap && c.path < recordPathCount {
                     recordPathsFound[c.path] += 1
+                    if kind == .array { recordListsAsArrays[c.path] += 1 }
                 }
                 switch kind {
                 case .array:

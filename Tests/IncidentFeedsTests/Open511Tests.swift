@@ -270,6 +270,16 @@ struct Open511Tests {
         #expect(verdict == .complete)
     }
 
+    @Test("events that is not a list is refused: it never clears the stored events", arguments: ["null", "{}", #"{"id": "a/1", "status": "ACTIVE"}"#, #""""#, "0"])
+    func eventsNotAList(value: String) throws {
+        let body = #"{"meta": {"version": "v1"}, "events": "# + value + "}"
+        let (error, delivered) = feedError(Open511Provider.self, try temporaryFile(body))
+        #expect(error?.kind == .unexpectedResponse, "\(body)")
+        #expect(error?.message == "the JSON document's events is not a list, so it cannot say there are no events; nothing was stored or cleared")
+        // A scalar or an object is read as one record before the end refuses the document;
+        // the poll is one transaction, so the store keeps none of it (IngestTests).
+    }
+
     @Test("a JSON document without events is refused, never read as no events", arguments: [
         #"{"error": {"code": 401, "message": "Invalid API key"}}"#, "{}", "[]", #"{"features": []}"#,
         #"{"meta": {"version": "v1"}, "pagination": {"offset": 0}}"#,

@@ -181,6 +181,18 @@ struct WZDxTests {
         #expect(delivered == 0)
     }
 
+    /// A list that is not an array (null, an object, a text, a number) says nothing about which
+    /// work zones are active: refused, where `[]` (above) is a complete empty answer.
+    @Test("features that is not a list is refused: it never clears the stored work zones", arguments: ["null", "{}", #"{"id": "a"}"#, #""""#, "0", "true"])
+    func featuresNotAList(value: String) throws {
+        let body = #"{"feed_info": {"publisher": "X", "version": "4.2"}, "type": "FeatureCollection", "features": "# + value + "}"
+        let (error, delivered) = feedError(WZDxProvider.self, try temporaryFile(body))
+        #expect(error?.kind == .unexpectedResponse, "\(body)")
+        #expect(error?.message == "the JSON document's features is not a list (RFC 7946 §3.3 requires an array), so it cannot say there are no work zones; nothing was stored or cleared")
+        // A scalar or an object is read as one record before the end refuses the document;
+        // the poll is one transaction, so the store keeps none of it (IngestTests).
+    }
+
     @Test("XML, HTML or a truncated document is refused with its cause")
     func otherBodies() throws {
         #expect(feedError(WZDxProvider.self, try temporaryFile("<html><body>Forbidden</body></html>")).error?.kind == .unexpectedResponse)

@@ -24,7 +24,7 @@ struct JSONFeedFormat<DTO: Sendable>: Sendable {
     /// holding each record path's records was found (`JSONDocumentSummary.recordPathsFound`),
     /// so that a document without its list (`events`, `features`) is refused rather than read
     /// as empty. Nil: the envelope alone decides.
-    var inspectRecordLists: (@Sendable ([Int], inout ResponseTally) throws -> Void)? = nil
+    var inspectRecordLists: (@Sendable (JSONDocumentSummary, inout ResponseTally) throws -> Void)? = nil
 
     func read(file: URL, contentType: String?, map: (DTO) -> FeedRecord, _ body: (FeedRecord) throws -> Void) throws -> ResponseVerdict {
         if let charset = XMLRecordReader.charset(inContentType: contentType), !["utf-8", "utf8", "us-ascii"].contains(charset.lowercased()) {
@@ -40,7 +40,7 @@ struct JSONFeedFormat<DTO: Sendable>: Sendable {
         tally.repairs = summary.repairs.total
         tally.incompleteBecause += summary.envelope.problems
         try inspect(summary.envelope, &tally)
-        try inspectRecordLists?(summary.recordPathsFound, &tally)
+        try inspectRecordLists?(summary, &tally)
         try tally.requireAnswer(provider: provider, message: tally.envelopeMessage)
         return tally.verdict
     }

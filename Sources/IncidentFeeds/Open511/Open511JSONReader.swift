@@ -23,7 +23,13 @@ public enum Open511JSONReader {
     static let format = JSONFeedFormat(
         provider: Open511Provider.name, schema: schema, successField: "events list", dto: event(from:),
         inspect: { _, _ in },
-        inspectRecordLists: { found, tally in
+        inspectRecordLists: { summary, tally in
+            let found = summary.recordPathsFound
+            // Open511 `events` is an array; null, {} or "" says nothing about which events are active.
+            if found[0] > 0 && summary.recordListsAsArrays[0] == 0 {
+                throw FeedError(.unexpectedResponse, provider: Open511Provider.name,
+                                message: "the JSON document's events is not a list, so it cannot say there are no events; nothing was stored or cleared")
+            }
             switch (found[0] > 0, found[1] > 0) {
             case (true, false):
                 tally.confirmedSuccess = true

@@ -75,10 +75,15 @@ public enum WZDxProvider: FeedProvider {
             }
             tally.confirmedSuccess = (envelope[0] ?? envelope[1])?.object != nil
         },
-        inspectRecordLists: { found, _ in
-            guard found[0] > 0 else {
+        inspectRecordLists: { summary, _ in
+            guard summary.recordPathsFound[0] > 0 else {
                 throw FeedError(.unexpectedResponse, provider: name,
                                 message: "the JSON document has no features list, so it is not a WZDx feed and cannot say there are no work zones; check the base URL and the key")
+            }
+            // GeoJSON (RFC 7946 §3.3): "features" is an array; null, {} or "" says nothing.
+            guard summary.recordListsAsArrays[0] > 0 else {
+                throw FeedError(.unexpectedResponse, provider: name,
+                                message: "the JSON document's features is not a list (RFC 7946 §3.3 requires an array), so it cannot say there are no work zones; nothing was stored or cleared")
             }
         })
 }
