@@ -189,13 +189,22 @@ struct GITSTests {
         #expect(try incidents(GITSProvider.self, try temporaryFile(body)).first?.coordinate == nil)
     }
 
-    @Test("a response with no itemList and itemCount 0 is a complete empty answer")
+    @Test("a response with no itemList is a complete empty answer only when it says so: itemCount 0 or headerCd 4 (no result)")
     func empty() throws {
         for body in ["<ServiceResult><msgHeader><headerCd>0</headerCd><itemCount>0</itemCount></msgHeader><msgBody/></ServiceResult>",
-                     "<ServiceResult><msgHeader><headerCd>0</headerCd></msgHeader><msgBody/></ServiceResult>"] {
+                     "<ServiceResult><msgHeader><headerCd>4</headerCd><headerMsg>no result</headerMsg></msgHeader><msgBody/></ServiceResult>"] {
             let result = try read(GITSProvider.self, try temporaryFile(body))
             #expect(result.incidents.isEmpty)
-            #expect(result.verdict == .complete)
+            #expect(result.verdict == .complete, "\(body)")
+        }
+        // A bare success code, inside msgHeader or not, with or without a body, says nothing
+        // about which incidents are active: nothing may be cleared.
+        for body in ["<ServiceResult><msgHeader><headerCd>0</headerCd></msgHeader><msgBody/></ServiceResult>",
+                     "<ServiceResult><headerCd>0</headerCd></ServiceResult>",
+                     "<ServiceResult><msgHeader><headerCd>0</headerCd></msgHeader></ServiceResult>"] {
+            let result = try read(GITSProvider.self, try temporaryFile(body))
+            #expect(result.incidents.isEmpty)
+            #expect(result.verdict.incompleteBecause == ["the response holds no record and declares no itemCount, so it cannot say there are no incidents"], "\(body)")
         }
     }
 

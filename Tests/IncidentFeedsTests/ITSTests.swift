@@ -230,6 +230,25 @@ struct ITSTests {
         #expect(delivered == 0)
     }
 
+    /// A success code alone, with no record and no declared count, does not say there are no
+    /// incidents: the answer is incomplete (nothing cleared). A count of 0 or the NODATA code
+    /// (03) does say it.
+    @Test("a success code with no record and no totalCount cannot clear; totalCount 0 or resultCode 03 can", arguments: [
+        (#"{"resultCode":0}"#, false), (#"{"header":{"resultCode":0}}"#, false), (#"{"header":{"resultCode":0},"body":null}"#, false),
+        (#"{"header":{"resultCode":0},"body":{"items":{}}}"#, false), (#"{"header":{"resultCode":"00"},"body":{"items":[]}}"#, false),
+        ("<response><header><resultCode>0</resultCode></header></response>", false),
+        ("<response><header><resultCode>0</resultCode></header><body><items/></body></response>", false),
+        (#"{"header":{"resultCode":0},"body":{"totalCount":0,"items":[]}}"#, true),
+        (#"{"header":{"resultCode":"03","resultMsg":"NODATA_ERROR"},"body":{"items":""}}"#, true),
+        ("<response><header><resultCode>0</resultCode></header><body><totalCount>0</totalCount><items/></body></response>", true),
+    ])
+    func emptyAnswers(body: String, complete: Bool) throws {
+        let result = try read(ITSProvider.self, try temporaryFile(body))
+        #expect(result.incidents.isEmpty)
+        #expect(result.verdict.incompleteBecause
+                    == (complete ? [] : ["the response holds no record and declares no totalCount, so it cannot say there are no incidents"]), "\(body)")
+    }
+
     @Test("fewer items than totalCount (or datacount) declares: read, but the response cannot clear", arguments: [
         #"{"header":{"resultCode":0},"body":{"totalCount":3,"items":[{"startDate":"20240101000000","linkId":"1"}]}}"#,
         "<response><header><resultCode>0</resultCode></header><body><totalCount>3</totalCount><items><item><startDate>20240101000000</startDate><linkId>1</linkId></item></items></body></response>",

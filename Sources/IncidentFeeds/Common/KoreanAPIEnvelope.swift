@@ -66,6 +66,15 @@ enum KoreanAPIEnvelope {
         throw FeedError(kind, provider: provider, code: text, message: "\(said): \(meaning)")
     }
 
+    /// Whether `code` is a success code that says there is no data (GITS 4 "no result",
+    /// data.go.kr 03 "NODATA_ERROR"): an empty answer that needs no count.
+    static func saysNoData(_ code: String?, list: CodeList) -> Bool {
+        switch (list, code.flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }) {
+        case (.gits, 4), (.dataGoKr, 3): true
+        default: false
+        }
+    }
+
     /// The error for a data.go.kr gateway document (`OpenAPI_ServiceResponse`), whatever its code.
     static func gatewayError(code: String?, message: String?, provider: String) -> FeedError {
         do {

@@ -24,6 +24,13 @@ struct ResponseTally {
     var repairs = 0
     /// The envelope's own message (`resultMsg`, `headerMsg`), for errors.
     var envelopeMessage: String?
+    /// For APIs whose answers declare their size: the field that does (`itemCount`,
+    /// `totalCount`). An answer holding no record is then complete only when it declares a count
+    /// or its code says "no data" (``codeSaysNoData``): a bare success code says nothing about
+    /// which incidents are active.
+    var emptyAnswerNeeds: String?
+    /// The result code itself says there is no data (GITS `headerCd` 4, data.go.kr `03`).
+    var codeSaysNoData = false
     /// Further reasons the response cannot be trusted to be complete.
     var incompleteBecause: [String] = []
     var warnings: [String] = []
@@ -47,6 +54,9 @@ struct ResponseTally {
         var reasons: [String] = []
         if !confirmedSuccess {
             reasons.append("the response does not say it succeeded (no \(successField)), so it may not list every active incident")
+        }
+        if let field = emptyAnswerNeeds, recordsRead == 0, declared == nil, !codeSaysNoData {
+            reasons.append("the response holds no record and declares no \(field), so it cannot say there are no incidents")
         }
         if let declared, declared.count != recordsRead {
             reasons.append("the response declares \(declared.field) \(declared.count) but holds \(recordsRead) record(s)")

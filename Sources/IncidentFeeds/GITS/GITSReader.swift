@@ -37,6 +37,8 @@ public enum GITSRecordReader {
             tally.confirmedSuccess = try KoreanAPIEnvelope.check(code: value("headerCd"), message: value("headerMsg"),
                                                                  list: .gits, field: "headerCd", provider: provider)
             tally.declare(value("itemCount"), field: "itemCount")
+            tally.emptyAnswerNeeds = "itemCount"
+            tally.codeSaysNoData = KoreanAPIEnvelope.saysNoData(value("headerCd"), list: .gits)
         case KoreanAPIEnvelope.gatewayRoot:
             throw KoreanAPIEnvelope.gatewayError(code: value("returnReasonCode"), message: value("returnAuthMsg") ?? value("errMsg"),
                                                  provider: provider)

@@ -98,6 +98,8 @@ enum ITSReaders {
             tally.confirmedSuccess = try KoreanAPIEnvelope.check(code: value("resultCode"), message: value("resultMsg"),
                                                                  list: .dataGoKr, field: "resultCode", provider: provider)
             tally.declare(value("totalCount"), field: "totalCount")
+            tally.emptyAnswerNeeds = "totalCount"
+            tally.codeSaysNoData = KoreanAPIEnvelope.saysNoData(value("resultCode"), list: .dataGoKr)
         } else if let count = value("datacount") {
             // The older envelope has no result code: its record count is its answer.
             tally.confirmedSuccess = true
