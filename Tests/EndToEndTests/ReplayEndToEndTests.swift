@@ -17,6 +17,22 @@ struct ReplayEndToEndTests {
         return try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [[String: Any]])
     }
 
+    /// A response "fetched" in the future would make every later poll look older than what it
+    /// stored (nothing would update or clear until then); an instant a century away cannot be
+    /// written. Both are usage errors (64) that store nothing.
+    @Test("--as-of in the future, or a duration ago longer than 100 years, is refused and stores nothing", arguments: [
+        ("2099-01-01", "is in the future: give the time the response was fetched"), ("1000000d", "'1000000d' is too long: at most 36500d (100 years)"),
+    ])
+    func asOfOutOfRange(asOf: String, message: String) async throws {
+        let ws = try Workspace()
+        let result = try await Self.ingest(ws, Self.three, ["--as-of", asOf])
+        #expect(result.status == 64, "\(result.stderr)")
+        #expect(result.stderr.contains(message), "\(result.stderr)")
+        if FileManager.default.fileExists(atPath: ws.database) {
+            #expect(try await ws.listJSON().isEmpty)
+        }
+    }
+
     @Test("a replay adds history and clears nothing; --as-of is when the response was fetched; runs shows the file")
     func replayClearsNothing() async throws {
         let ws = try Workspace()

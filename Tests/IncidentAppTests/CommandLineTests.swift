@@ -1,4 +1,5 @@
 @testable import IncidentApp
+import IncidentCore
 import Testing
 
 @Suite("Command-line parsing")
@@ -113,9 +114,22 @@ struct CommandLineTests {
         #expect(ValueParsers.durationText(seconds) == text || seconds == 90)
     }
 
-    @Test("bad durations are usage errors", arguments: ["", "5", "m", "-5m", "0s", "1.5h", "5 m", "10w"])
+    @Test("bad durations are usage errors", arguments: ["", "5", "m", "-5m", "0s", "1.5h", "5 m", "10w", "+5m", "1e3s", "٣m", "0x10s"])
     func badDurations(text: String) {
         #expect(throws: UsageError.self) { try ValueParsers.duration(text) }
+    }
+
+    /// Durations are added to instants (retention, --older-than, an --as-of or --since "ago"):
+    /// past a century the instant could not be written, so longer ones are refused by name.
+    @Test("durations longer than 100 years are refused, saying so; 36500d is the longest", arguments: [
+        "36501d", "876001h", "1000000d", "106751991167d", "99999999999999999999d", "3153600001s",
+    ])
+    func tooLong(text: String) throws {
+        #expect(throws: UsageError("'\(text)' is too long: at most 36500d (100 years)")) { try ValueParsers.duration(text) }
+        #expect(throws: UsageError("'\(text)' is too long: at most 36500d (100 years)")) {
+            try ValueParsers.instant(text, now: UTCInstant(secondsSince1970: 1_800_000_000), zone: .utc)
+        }
+        #expect(try ValueParsers.duration("36500d") == 36_500 * 86_400)
     }
 }
 

@@ -12,16 +12,23 @@ enum ValueParsers {
     /// - Throws: ``UsageError`` saying what is accepted, or why zero is not.
     static func duration(_ text: String, zero: String = "a duration must be longer than zero") throws -> Int64 {
         let units: [Character: Int64] = ["s": 1, "m": 60, "h": 3600, "d": 86_400]
-        guard let unit = text.last, let factor = units[unit], let count = Int64(text.dropLast()), count >= 0,
-              count <= Int64.max / factor / 1000
+        guard let unit = text.last, let factor = units[unit], text.dropLast().allSatisfy({ $0.isASCII && $0.isNumber }), !text.dropLast().isEmpty
         else {
             throw UsageError("'\(text)' is not a duration (a whole number followed by s, m, h or d: 90s, 15m, 2h, 7d)")
+        }
+        // A duration ends up added to or taken from an instant: past a century the instant
+        // could not be written as an RFC 3339 time.
+        guard let count = Int64(text.dropLast()), count <= maxDurationSeconds / factor else {
+            throw UsageError("'\(text)' is too long: at most \(maxDurationSeconds / 86_400)d (100 years)")
         }
         guard count > 0 else {
             throw UsageError("'\(text)' is not allowed: \(zero); give a positive duration such as 90s or 15m")
         }
         return count * factor
     }
+
+    /// The longest duration ``duration(_:zero:)`` accepts: 36,500 days.
+    static let maxDurationSeconds: Int64 = 36_500 * 86_400
 
     /// Formats seconds the way ``duration(_:)`` reads them (largest exact unit).
     static func durationText(_ seconds: Int64) -> String {
@@ -121,7 +128,9 @@ extension ValueParsers {
     /// and local times are read in `zone` (`--tz`, default UTC), with the offset in force then.
     static func instant(_ text: String, now: UTCInstant, zone: DisplayZone) throws -> UTCInstant {
         if let instant = UTCInstant(rfc3339: text) { return instant }
-        if let ago = try? duration(text) { return now.adding(seconds: -ago) }
+        if let unit = text.last, "smhd".contains(unit), !text.dropLast().isEmpty, text.dropLast().allSatisfy({ $0.isASCII && $0.isNumber }) {
+            return now.adding(seconds: -(try duration(text)))  // a duration ago; one too long says so
+        }
         let normalized: String
         switch text.count {
         case 10: normalized = text + " 00:00:00"

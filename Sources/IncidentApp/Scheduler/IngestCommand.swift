@@ -35,7 +35,13 @@ enum IngestCommand {
         let filePath = try arguments.required(file, "the saved response")
         let logger = try arguments.logger(context)
         let zone = try arguments.timeZone()
-        let givenObservedAt = try arguments.value(asOf) { try ValueParsers.instant($0, now: context.clock.now(), zone: zone) }
+        let now = context.clock.now()
+        let givenObservedAt = try arguments.value(asOf) { try ValueParsers.instant($0, now: now, zone: zone) }
+        // A response fetched after now would make every later poll of the source look older
+        // than what it stored, so nothing would update or clear until then.
+        if let givenObservedAt, givenObservedAt > now.adding(seconds: 60) {
+            throw UsageError("--as-of \(givenObservedAt.rfc3339) is in the future: give the time the response was fetched (now is \(now.rfc3339))")
+        }
         let configuration = try arguments.value(CommonOptions.config) == nil ? nil
             : try SchedulerTool.loadConfiguration(arguments, context, requireKeys: false)
         let definition: SourceDefinition
@@ -52,7 +58,7 @@ enum IngestCommand {
               FileManager.default.isReadableFile(atPath: filePath) else {
             throw InputFileMissing(path: filePath)
         }
-        let observedAt = givenObservedAt ?? modificationTime(of: filePath) ?? context.clock.now()
+        let observedAt = givenObservedAt ?? modificationTime(of: filePath).map { min($0, now) } ?? now
         let dryRun = arguments[dryRun]
         let path = try context.databasePath(arguments, configured: configuration?.database)
         try await SchedulerTool.withStore(path: path, context: context) { store in

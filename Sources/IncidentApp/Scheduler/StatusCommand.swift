@@ -8,7 +8,7 @@ enum StatusCommand {
     static let staleAfter = ValueOption<Int>(
         "stale-after", placeholder: "intervals",
         help: "A source is stale when its last success is older than this many of its intervals (or it never succeeded).",
-        default: "3", what: "a whole number of at least 1") { Int($0).flatMap { $0 >= 1 ? $0 : nil } }
+        default: "3", what: "a whole number from 1 to 10000") { Int($0).flatMap { (1...10_000).contains($0) ? $0 : nil } }
 
     static func command(_ context: Context) -> Command {
         Command(
