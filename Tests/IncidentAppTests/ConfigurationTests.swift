@@ -132,6 +132,25 @@ struct ConfigurationTests {
         #expect(strict.utf8.count == json5.utf8.count)
     }
 
+    /// A device or a huge file named by mistake is refused after a bounded read, never read
+    /// to the end (`/dev/zero` filled 24 GB before).
+    @Test("a configuration or key file that is endless, too large or not UTF-8 is refused after a bounded read")
+    func boundedReads() throws {
+        func message(_ url: URL) -> String {
+            do { _ = try Configuration.load(from: url, environment: [:]); return "no error" } catch { return "\(error)" }
+        }
+        #expect(message(URL(fileURLWithPath: "/dev/zero")).contains("the configuration file /dev/zero is larger than 1 MB; it must be a JSON text file in UTF-8"))
+        let directory = try TestPaths.temporaryDirectory("config")
+        let big = directory.appendingPathComponent("big.json")
+        try Data(repeating: 0x20, count: (1 << 20) + 1).write(to: big)
+        #expect(message(big).contains("is larger than 1 MB"))
+        let latin1 = directory.appendingPathComponent("latin1.json")
+        try Data([0x7B, 0x22, 0xE9, 0x22, 0x3A, 0x31, 0x7D]).write(to: latin1)
+        #expect(message(latin1).contains("latin1.json is not UTF-8 text; it must be a JSON text file in UTF-8"))
+        #expect(self.message(#"{"sources": [{"name": "g", "provider": "gits", "keyFile": "/dev/zero"}]}"#)?
+                    .contains("the key file /dev/zero (keyFile) is larger than 64 KB; it must hold just the API key on one line") == true)
+    }
+
     @Test("concurrency is read from the file")
     func concurrency() throws {
         let c = try load(#"{"concurrency": 2, "sources": [{"name": "g", "provider": "gits", "keyEnv": "K"}]}"#)

@@ -95,13 +95,15 @@ struct Configuration: Sendable {
     }
 
     private static func read(_ url: URL) throws -> ConfigObject {
-        switch FileText.read(url.path) {
+        switch FileText.read(url.path, limit: 1 << 20) {
         case .text(let text):
             return try ConfigObject.parse(Data(text.utf8), file: url.path)
         case .missing:
             throw ConfigurationError("the configuration file \(url.path) does not exist; check --config (an example: README.md, \"Configure a key and the sources\")")
         case .unreadable(let reason):
             throw ConfigurationError("cannot read the configuration file \(url.path): \(reason); make it a file this user may read")
+        case .notText(let reason):
+            throw ConfigurationError("the configuration file \(url.path) \(reason); it must be a JSON text file in UTF-8 (check --config)")
         }
     }
 
@@ -207,12 +209,14 @@ struct Configuration: Sendable {
         case (nil, let path?):
             let file = URL(fileURLWithPath: path, relativeTo: baseDirectory).path
             let text: String
-            switch FileText.read(file) {
+            switch FileText.read(file, limit: 64 << 10) {
             case .text(let read): text = read
             case .missing:
                 throw problem(.missing, "the key file \(file) (keyFile) does not exist; create it with the API key on one line")
             case .unreadable(let reason):
                 throw problem(.unreadable, "cannot read the key file \(file) (keyFile): \(reason); make it a file this user may read")
+            case .notText(let reason):
+                throw problem(.invalid, "the key file \(file) (keyFile) \(reason); it must hold just the API key on one line")
             }
             guard !text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
                 throw problem(.missing, "the key file \(file) (keyFile) is empty; put the API key in it on one line")
@@ -305,11 +309,16 @@ enum FileText {
         /// No such file (`ENOENT`), or a directory on its path is missing (`ENOTDIR`).
         case missing
         /// Exists but cannot be read: `strerror(3)`'s text (`Permission denied`, `Is a
-        /// directory`), or that it is not UTF-8.
+        /// directory`).
         case unreadable(String)
+        /// Read, but not what the caller reads: larger than its limit (`/dev/zero`, a log
+        /// named by mistake) or not UTF-8: `is larger than 1 MiB`, `is not UTF-8 text`.
+        case notText(String)
     }
 
-    static func read(_ path: String) -> Outcome {
+    /// Reads the UTF-8 text of the file at `path`, at most `limit` bytes (one byte more is
+    /// read to tell a larger file, so a device or a huge file never fills the memory).
+    static func read(_ path: String, limit: Int) -> Outcome {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else {
             return errno == ENOENT || errno == ENOTDIR ? .missing : .unreadable(String(cString: strerror(errno)))
@@ -318,13 +327,16 @@ enum FileText {
         // open(2) succeeds on a directory; read(2) would fail with EISDIR.
         var status = stat()
         if fstat(descriptor, &status) == 0 && (status.st_mode & S_IFMT) == S_IFDIR { return .unreadable(String(cString: strerror(EISDIR))) }
-        let data: Data
+        var data = Data()
         do {
-            data = try handle.readToEnd() ?? Data()
+            while data.count <= limit, let chunk = try handle.read(upToCount: limit + 1 - data.count), !chunk.isEmpty {
+                data.append(chunk)
+            }
         } catch {
             return .unreadable((error as NSError).localizedDescription)
         }
-        guard let text = String(data: data, encoding: .utf8) else { return .unreadable("not UTF-8 text") }
+        if data.count > limit { return .notText("is larger than \(ByteCountFormatter.string(fromByteCount: Int64(limit), countStyle: .binary))") }
+        guard let text = String(data: data, encoding: .utf8) else { return .notText("is not UTF-8 text") }
         return .text(text)
     }
 }
