@@ -65,10 +65,22 @@ enum Stores {
     static func checkSetting(_ database: String) throws {
         guard isPostgreSQL(database) else { return }
         for password in PostgresLocation.passwords(in: database) { Redaction.register(secret: password) }
+        // What libpq would not read as a password must not be echoed either: `PASSWORD=` or
+        // `?PassWord=` in any case (redacted as `name=value` wherever it appears), and the part
+        // after a colon of a URI's user name written percent-encoded (`u%3Asecret@host`).
+        for name in ["password", "sslpassword"] { Redaction.register(keyParameterName: name) }
+        if let url = URL(string: database), let user = URLComponents(url: url, resolvingAgainstBaseURL: false)?.user,
+           let colon = user.firstIndex(of: ":") {
+            Redaction.register(secret: String(user[user.index(after: colon)...]))
+        }
         do {
             _ = try PostgresLocation(database)
         } catch {
-            throw ConfigurationError("database \(Redaction.redact(database)): \(error)")
+            // It was refused for a password libpq read (then shown redacted), or libpq cannot
+            // read it: then it is not shown at all, as where it put a password is unknown.
+            let shown = PostgresLocation.passwords(in: database).isEmpty
+                ? "(not shown: libpq cannot read it, so it may hold a password anywhere)" : Redaction.redact(database)
+            throw ConfigurationError("database \(shown): \(Redaction.redact("\(error)"))")
         }
     }
 

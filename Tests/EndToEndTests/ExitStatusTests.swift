@@ -210,6 +210,19 @@ struct ExitStatusTests {
         #expect(!result.stdout.contains("s3cret") && !result.stderr.contains("s3cret"), "\(result.stdout)\n\(result.stderr)")
     }
 
+    /// Passwords libpq would not read as passwords (another case, spaces and quotes, a colon
+    /// percent-encoded in the user name) are not echoed either.
+    @Test("a password in a connection string libpq cannot read, or in its user name, is never shown", arguments: [
+        ("list", "host=127.0.0.1 port=1 PASSWORD=PGs3cret9 dbname=x", 78), ("stats", "postgresql://u@127.0.0.1:1/db?PassWord=PGs3cret8", 78),
+        ("runs", "host=127.0.0.1 Password = 'PG s3cret7' dbname=x", 78), ("list", "host=127.0.0.1 sslPassword=PGs3cret5", 78),
+        ("list", "postgresql://u%3APGs3cret6@127.0.0.1:1/db", 1),
+    ])
+    func unreadablePasswords(command: String, database: String, status: Int32) async throws {
+        let result = try await run("incidents", [command, "--database", database])
+        #expect(result.status == status, "\(result.stderr)")
+        #expect(!result.stdout.contains("s3cret") && !result.stderr.contains("s3cret"), "\(result.stdout)\n\(result.stderr)")
+    }
+
     @Test("a key written into a baseURL's query is a configuration error that names the parameter and never shows the key", arguments: [
         ("gits", "https://openapigits.gg.go.kr/api/rest/?serviceKey=K3y-in-url"),
         ("wzdx", "https://example.org/wzdx?format=geojson&access_token=K3y-in-url"),
