@@ -51,11 +51,13 @@ struct LoopEndToEndTests {
         // A source never overlaps itself: on the server's clock, polls are about an interval
         // apart. The interval runs from the start of a turn, and each request follows the
         // turn's lease claim (a database write), whose time varies on a busy machine, so a gap
-        // seen by the server may be that much shorter.
+        // seen by the server may be that much shorter; the first turn also opens the database
+        // and the HTTP client between claim and request (0.3 s more seen on a loaded machine),
+        // so the first gap may be shorter still. Two polls at once would be milliseconds apart.
         for path in ["/gits/getIncidentInfo", "/its/eventInfo"] {
             let times = try await server.requests(path: path).map(\.time)
             let gaps = zip(times.dropFirst(), times).map { $0 - $1 }
-            #expect(gaps.allSatisfy { $0 >= 0.8 }, "\(path): gaps \(gaps)")
+            #expect(gaps.enumerated().allSatisfy { $1 >= ($0 == 0 ? 0.2 : 0.8) }, "\(path): gaps \(gaps)")
         }
 
         let stopping = Date()
