@@ -111,6 +111,33 @@ struct ConfigurationTests {
         #expect(!text.contains("DecodingError"), "\(text)")
     }
 
+    /// Foundation's decoder keeps the first of two equal keys without a word; a setting
+    /// written twice is an error that names the key and where the second one is, at any depth.
+    @Test("a key given twice in one object is an error naming it and its place; the same key in two objects is not", arguments: [
+        (#"{"database": "/tmp/a.sqlite", "sources": [{"name": "g", "provider": "gits", "keyEnv": "K"}], "database": "/tmp/b.sqlite"}"#,
+         #"line 1, column 94: "database" is given twice in one object; keep one"#),
+        ("{\"sources\": [\n  {\"name\": \"경기\", \"provider\": \"gits\", \"keyEnv\": \"K\", \"name\": \"h\"}]}",
+         #"line 2, column 53: "name" is given twice in one object; keep one"#),
+        (#"{"sources": [{"name": "g", "provider": "gits", "keyEnv": "K", "retry": {"maxRetries": 1, /* "maxRetries": 3, */ "maxRetries": 2}}]}"#,
+         #"line 1, column 113: "maxRetries" is given twice in one object; keep one"#),
+    ])
+    func duplicateKeys(json: String, expected: String) {
+        let text = message(json) ?? "no error"
+        #expect(text.hasSuffix("config.json: " + expected), "\(text)")
+    }
+
+    @Test("the same keys in different objects, in strings and in comments are not duplicates")
+    func notDuplicates() throws {
+        let c = try load(#"""
+            {"sources": [{"name": "g", "provider": "gits", "keyEnv": "K", "baseURL": "http://x/?name=a&name=b"},
+                         {"name": "h", "provider": "gits", "keyEnv": "K"}], // "sources": []
+             "deadline": "1m"}
+            """#)
+        #expect(c.sources.map(\.name) == ["g", "h"])
+        #expect(message(#"{"database": " ", "sources": [{"name": "g", "provider": "gits", "keyEnv": "K"}]}"#)?
+                    .hasSuffix("config.json: database: is empty; give the SQLite file or the PostgreSQL connection string, or remove the field for the default") == true)
+    }
+
     @Test("strictJSON blanks comments and trailing commas only, keeping every byte's offset")
     func strictJSON() {
         // Slashes, stars, commas and brackets inside strings (an escaped quote and backslash

@@ -35,7 +35,46 @@ struct ConfigObject {
             throw ConfigurationError("\(file) is not valid JSON\(syntaxError(data, decoding: error)) (comments, // and /* */, and trailing commas are allowed)")
         }
         guard case .object(let fields) = value else { throw ConfigurationError("\(file): the top level must be an object") }
+        // The decoder keeps the first of two equal keys without a word: a setting written twice
+        // (a copied source block, a forgotten line) would silently be half ignored.
+        if let duplicate = duplicateKey(in: strictJSON(data)) {
+            throw ConfigurationError("\(file): line \(duplicate.line), column \(duplicate.column): \"\(duplicate.key)\" is given twice in one object; keep one")
+        }
         return ConfigObject(fields: fields, place: file)
+    }
+
+    /// The first key that occurs twice in one object of `json` (strict JSON, as
+    /// ``strictJSON(_:)`` makes it), with the line and column (in characters) of its second
+    /// occurrence; keys compared as written.
+    static func duplicateKey(in json: [UInt8]) -> (key: String, line: Int, column: Int)? {
+        var objects: [(keys: Set<ArraySlice<UInt8>>, expectingKey: Bool)?] = []  // nil: an array
+        var line = 1, lineStart = 0, i = 0
+        while i < json.count {
+            switch json[i] {
+            case UInt8(ascii: "{"): objects.append((keys: [], expectingKey: true))
+            case UInt8(ascii: "["): objects.append(nil)
+            case UInt8(ascii: "}"), UInt8(ascii: "]"): _ = objects.popLast()
+            case UInt8(ascii: ","): if objects.last??.expectingKey == false { objects[objects.count - 1]?.expectingKey = true }
+            case UInt8(ascii: "\n"): line += 1; lineStart = i + 1
+            case UInt8(ascii: "\""):
+                let start = i
+                i += 1
+                while i < json.count, json[i] != UInt8(ascii: "\"") { i += json[i] == UInt8(ascii: "\\") ? 2 : 1 }
+                let key = json[(start + 1)..<min(i, json.count)]
+                if var object = objects.last ?? nil, object.expectingKey {
+                    if object.keys.contains(key) {
+                        let column = String(decoding: json[lineStart..<start], as: UTF8.self).count + 1
+                        return (String(decoding: key, as: UTF8.self), line, column)
+                    }
+                    object.keys.insert(key)
+                    object.expectingKey = false
+                    objects[objects.count - 1] = object
+                }
+            default: break
+            }
+            i += 1
+        }
+        return nil
     }
 
     /// Where and why `data` is not JSON: `: line 3, column 41: invalid value`. Foundation's JSON5

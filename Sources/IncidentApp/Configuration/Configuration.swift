@@ -69,7 +69,11 @@ struct Configuration: Sendable {
             sources.append(try definition(of: named, environment: environment, baseDirectory: url.deletingLastPathComponent(),
                                           requireKeys: requireKeys, keyProblems: &keyProblems))
         }
-        var configuration = Configuration(database: try file.text("database"), sources: sources)
+        let database = try file.text("database")
+        if let database, database.trimmingCharacters(in: .whitespaces).isEmpty {
+            throw file.problem("database", "is empty; give the SQLite file or the PostgreSQL connection string, or remove the field for the default")
+        }
+        var configuration = Configuration(database: database, sources: sources)
         configuration.keyProblems = keyProblems
         configuration.deadlineSeconds = try file.duration("deadline") ?? 900
         configuration.retentionSeconds = try file.duration("retention")
