@@ -36,6 +36,10 @@ public enum Redaction {
         var secrets: [[UInt8]] = []
         /// Key parameter names, lower-cased ASCII bytes, longest first.
         var names: [[UInt8]] = []
+        /// Per registered secret, its longest run of unreserved characters, which every form
+        /// of it contains (percent-encoding and `+` as a space leave those alone); empty when
+        /// it has none, and then text must always be searched.
+        var anchors: [[UInt8]] = []
     }
 
     private static let registry = Locked(Registry())
@@ -48,11 +52,13 @@ public enum Redaction {
         let raw = secret.trimmingCharacters(in: .whitespacesAndNewlines)
         guard raw.count >= minimumSecretLength else { return }
         let forms = encodedForms(of: raw).map { Array($0.utf8) }
+        let anchor = raw.utf8.split { !PercentEncoding.isUnreserved($0) }.max { $0.count < $1.count }.map(Array.init) ?? []
         registry.withLock { registry in
             var set = Set(registry.secrets)
             let known = set.count
             set.formUnion(forms)
             guard set.count > known else { return }
+            registry.anchors.append(anchor.count >= 2 ? anchor : [])
             // Longest first, so a longer form is replaced before a shorter one inside it.
             registry.secrets = set.sorted { $0.count != $1.count ? $0.count > $1.count : $0.lexicographicallyPrecedes($1) }
         }
@@ -109,6 +115,28 @@ public enum Redaction {
         return String(decoding: bytes, as: UTF8.self)
     }
 
+    /// A function that replaces the secrets registered now (pass 1 of ``redact(_:)`` only) in
+    /// text that a response may carry into the database (an incident's description: a server
+    /// may echo the key it was sent). Text holding none of the secrets' anchors is returned as
+    /// is after one byte search per secret, so a poll of many records stays fast; with no
+    /// secret registered the function is the identity.
+    public static func secretsRedactor() -> @Sendable (String) -> String {
+        let registry = registry.withLock { $0 }
+        guard !registry.secrets.isEmpty else { return { $0 } }
+        let anchors = registry.anchors
+        let secrets = registry.secrets
+        return { text in
+            var text = text
+            let mayHold = text.withUTF8 { bytes in
+                anchors.contains { anchor in anchor.isEmpty || contains(anchor, in: bytes) }
+            }
+            guard mayHold else { return text }
+            var bytes = Array(text.utf8)
+            for secret in secrets { bytes = replacing(secret, in: bytes) }
+            return String(decoding: bytes, as: UTF8.self)
+        }
+    }
+
     /// Returns the URL's absolute string, redacted as `redact(_:)` does.
     public static func redact(_ url: URL) -> String {
         redact(url.absoluteString)
@@ -153,6 +181,18 @@ public enum Redaction {
     /// Replaces every occurrence of `needle` in `haystack` by the placeholder. Byte-wise over
     /// UTF-8 (secrets are matched exactly, without Unicode normalization); returns the input
     /// unchanged, without copying, when the needle does not occur.
+    /// Whether `haystack` contains `needle` (not empty).
+    private static func contains(_ needle: [UInt8], in haystack: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard let first = needle.first, needle.count <= haystack.count else { return false }
+        var index = 0
+        let last = haystack.count - needle.count
+        while index <= last {
+            if haystack[index] == first, haystack[index..<(index + needle.count)].elementsEqual(needle) { return true }
+            index += 1
+        }
+        return false
+    }
+
     private static func replacing(_ needle: [UInt8], in haystack: [UInt8]) -> [UInt8] {
         guard let first = needle.first, needle.count <= haystack.count else { return haystack }
         var out: [UInt8] = []

@@ -55,6 +55,29 @@ struct FaultsEndToEndTests {
         }
     }
 
+    /// A server that echoes the key it was sent (in a description, a location, a road name, raw,
+    /// percent-encoded in either hex case, or with + read as a space): the incidents are stored
+    /// with the key replaced; the database never holds it.
+    @Test("a key the server echoes inside incidents is redacted before it is stored")
+    func echoedKeyIsNotStored() async throws {
+        let s = try await Setup(key: Self.rawKey)
+        let forms = [Self.rawKey, Self.encodedKey, "FAULT%2bsecret%2fKey%3d%3d",
+                     Self.rawKey.replacingOccurrences(of: "+", with: " ")]
+        let records = forms.enumerated().map { index, form in
+            "<itemList><regSeq>90\(index)</regSeq><inciDesc>echo \(form) here</inciDesc><inciPlace1>\(form)</inciPlace1>"
+                + "<inciPlace2>road of \(form)</inciPlace2><startDate>2023-03-21 14:13:00</startDate></itemList>"
+        }.joined()
+        let body = "<ServiceResult><msgHeader><headerCd>0</headerCd><itemCount>\(forms.count)</itemCount></msgHeader><msgBody>\(records)</msgBody></ServiceResult>"
+        try await s.server.script("/api/rest/getIncidentInfo", [ResponseSpec(body: body)])
+        let result = try await s.runOnce(Self.rawKey)
+        #expect(result.status == 0, "\(result.stderr)")
+        let listed = try await s.ws.listJSON()
+        let echoed = listed.filter { ($0.text("external_id") ?? "").hasPrefix("90") }
+        #expect(echoed.count == forms.count)
+        #expect(echoed.allSatisfy { ($0.text("description") ?? "") == "echo REDACTED here" }, "\(echoed.map { $0.text("description") ?? "" })")
+        expectNoKey(Self.rawKey, in: [result.stdout, result.stderr] + listed.map { "\($0)" }, database: s.ws.databaseBytes())
+    }
+
     @Test("503, 503, 200: success after two retries, three attempts logged", arguments: [rawKey, encodedKey])
     func retriesThenSuccess(key: String) async throws {
         let s = try await Setup(key: key)

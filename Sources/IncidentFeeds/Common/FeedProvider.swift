@@ -239,9 +239,18 @@ struct ProviderStream: IncidentStream {
     /// The last page links to a next page that was not fetched (a saved page replayed).
     var unreadPages = false
 
+    /// Reads every page; each incident's text passes through the secrets redactor first, so
+    /// that a key a server echoes (in a description, a location) never reaches the database.
     func read(_ body: (FeedRecord) throws -> Void) throws -> ResponseVerdict {
+        let redact = Redaction.secretsRedactor()
         var verdict = ResponseVerdict.combining(try pages.map {
-            try provider.read(file: $0.file, contentType: $0.contentType, definition: definition, body)
+            try provider.read(file: $0.file, contentType: $0.contentType, definition: definition) { record in
+                guard case .incident(var incident) = record else { return try body(record) }
+                for field in [\Incident.providerCategory, \.description, \.road, \.roadRef, \.location, \.direction, \.restriction] {
+                    incident[keyPath: field] = incident[keyPath: field].map(redact)
+                }
+                try body(.incident(incident))
+            }
         })
         if unreadPages {
             verdict.incompleteBecause.append("the response links to a next page that was not read (a saved page of a paged answer), so it does not list every active incident")
