@@ -294,6 +294,18 @@ struct ITSTests {
         #expect(result.verdict.warnings == ["1 character(s) could not be read as sent (illegal in XML or JSON text, or an HTML entity) and were replaced"])
     }
 
+    /// The id is linkId, startDate and the event type: a record set aside for a bad coordinate
+    /// keeps it (its incident is then neither cleared nor counted as unidentified).
+    @Test("a record set aside for a bad coordinate keeps its id; the response stays complete", arguments: ["true", "null", "\"x\"", "1e999", "\"500\""])
+    func badCoordinateKeepsTheID(coordX: String) throws {
+        let body = "{\"header\":{\"resultCode\":0},\"body\":{\"totalCount\":1,\"items\":["
+            + "{\"startDate\":\"20240101000000\",\"linkId\":\"7\",\"eventType\":\"공사\",\"coordX\":\(coordX),\"coordY\":\"37.5\"}]}}"
+        let result = try read(ITSProvider.self, try temporaryFile(body))
+        #expect(result.incidents.isEmpty)
+        #expect(result.rejected.map(\.externalID) == ["7:20240101000000:공사"], "\(result.rejected)")
+        #expect(result.verdict.incompleteBecause.isEmpty, "\(result.verdict)")
+    }
+
     @Test("city-road messages packed as 종류::도로::시작::끝::차로::[태그] 본문 give road, section and lanes")
     func packedMessage() throws {
         let dto = EventInfoDTO(type: "도시부", eventType: "공사", startDate: "20240301090000", coordX: "127.08", coordY: "37.52",

@@ -20,14 +20,18 @@ import IncidentCore
 public enum ITSMapper {
     public static func record(from dto: EventInfoDTO, source: String) -> FeedRecord {
         guard dto.problems.isEmpty else { return rejected(dto, id: nil, dto.problems.joined(separator: "; ")) }
+        // The id, once its parts are read: a record set aside for a later field (a coordinate)
+        // keeps it, so that its stored incident is not cleared and the poll stays complete.
+        var knownID: String?
         do throws(RecordProblem) {
             guard let startText = dto.startDate else { throw RecordProblem(text: "has no startDate") }
             let start = try WireValues.koreaTime(startText, layout: .compact, field: "startDate")
+            let kind = dto.eventDetailType ?? dto.eventType ?? "-"
+            knownID = dto.linkId.map { "\($0):\(idStart(startText, start)):\(kind)" }
             let coordinate = try WireValues.coordinate(x: dto.coordX, y: dto.coordY, names: ("coordX", "coordY"))
             guard let place = dto.linkId ?? coordinate.map({ "\(ITSRouter.degrees($0.longitude)),\(ITSRouter.degrees($0.latitude))" }) else {
                 throw RecordProblem(text: "has neither linkId nor coordinates to identify it")
             }
-            let kind = dto.eventDetailType ?? dto.eventType ?? "-"
             let label: String? = switch (dto.eventType, dto.eventDetailType) {
             case let (type?, detail?) where type != detail: "\(type)/\(detail)"
             case let (type, detail): type ?? detail
@@ -44,7 +48,7 @@ public enum ITSMapper {
                 coordinate: coordinate, linkID: dto.linkId, startedAt: start,
                 endedAt: try WireValues.koreaTime(dto.endDate, layout: .compact, field: "endDate")))
         } catch {
-            return rejected(dto, id: nil, error.text)
+            return rejected(dto, id: knownID, error.text)
         }
     }
 
