@@ -181,6 +181,8 @@ struct OperatorEndToEndTests {
         ("unreadable file", #""keyFile": "secret.key""#, "cannot read the key file $DIR/secret.key (keyFile): Permission denied; make it a file this user may read"),
         ("a directory", #""keyFile": "keys""#, "cannot read the key file $DIR/keys (keyFile): Is a directory; make it a file this user may read"),
         ("no key field", "", "no keyEnv or keyFile: name the environment variable (keyEnv) or the file (keyFile) that holds the API key"),
+        ("empty keyEnv", #""keyEnv": """#, "keyEnv is empty; give the name of the environment variable that holds the API key"),
+        ("an endless key file", #""keyFile": "/dev/zero""#, "the key file /dev/zero (keyFile) is larger than 64 KB; it must hold just the API key on one line"),
     ]
 
     @Test("check-config names each key problem exactly as run does, and exits 78", arguments: keyCases)

@@ -119,6 +119,17 @@ struct CommandLineTests {
         #expect(throws: UsageError.self) { try ValueParsers.duration(text) }
     }
 
+    /// Swift's Double reads hexadecimal ("0x10" is 16), "nan" and "inf": coordinates are decimal.
+    @Test("--near and --bbox take decimal numbers only", arguments: ["0x10,127", "37.5,0x7F", "nan,127", "37,inf", "1e1,127", " 37.5 , 127 "])
+    func decimalCoordinates(text: String) throws {
+        if text.contains("x") || text.contains("n") {
+            #expect(throws: UsageError("'\(text)' is not LAT,LON (e.g. 37.2636,127.0286)")) { try ValueParsers.point(text) }
+        } else {
+            #expect(try ValueParsers.point(text).latitude == Double(text.split(separator: ",")[0].trimmingCharacters(in: .whitespaces)))
+        }
+        #expect(throws: UsageError.self) { try ValueParsers.boundingBox("0x1,2,3,4") }
+    }
+
     /// Durations are added to instants (retention, --older-than, an --as-of or --since "ago"):
     /// past a century the instant could not be written, so longer ones are refused by name.
     @Test("durations longer than 100 years are refused, saying so; 36500d is the longest", arguments: [

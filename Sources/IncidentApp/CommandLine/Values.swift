@@ -146,8 +146,11 @@ extension ValueParsers {
 
     /// `a,b,...` as exactly `count` decimal numbers.
     static func numbers(_ text: String, count: Int, what: String) throws -> [Double] {
-        let parts = text.split(separator: ",", omittingEmptySubsequences: false).map {
-            Double($0.trimmingCharacters(in: .whitespaces))
+        // Decimal only: Double("0x10") is 16 and Double("nan") is NaN, neither a coordinate.
+        let decimal = Set("0123456789.-+eE")
+        let parts = text.split(separator: ",", omittingEmptySubsequences: false).map { part -> Double? in
+            let trimmed = part.trimmingCharacters(in: .whitespaces)
+            return trimmed.allSatisfy(decimal.contains) ? Double(trimmed) : nil
         }
         guard parts.count == count, parts.allSatisfy({ $0?.isFinite == true }) else {
             throw UsageError("'\(text)' is not \(what)")

@@ -203,6 +203,9 @@ struct Configuration: Sendable {
         }
         switch (try source.text("keyEnv"), try source.text("keyFile")) {
         case (let variable?, nil):
+            guard !variable.isEmpty else {
+                throw problem(.missing, "keyEnv is empty; give the name of the environment variable that holds the API key")
+            }
             guard let value = environment[variable] else {
                 throw problem(.missing, "the environment variable \(variable) (keyEnv) is not set; export it with the API key")
             }
