@@ -47,6 +47,13 @@ public struct SQLiteError: Error, Equatable, Sendable, CustomStringConvertible {
             text += "; the file is damaged or not an incidents database: restore it from a backup or start a new one"
         } else if code.primary == .full {
             text += "; the disk is full: free space and run again"
+        } else if code.primary == .readOnly {
+            text += "; this user may not write the database file or its directory (SQLite writes the -wal and -shm files beside it): "
+                + "run as the owner, or fix the permissions"
+        } else if code.primary == .cantOpen {
+            text += "; check that the path names a file (not a directory) and that this user may read it and its directory"
+        } else if code.primary == .ioError {
+            text += "; check the path (a directory, a file this user may not read or write) and the disk"
         }
         return text
     }

@@ -97,3 +97,20 @@ struct FailureTests {
         #expect(offenders.isEmpty, "\(offenders)")
     }
 }
+
+/// The database errors an operator can fix say what to check (the attack trial: a read-only
+/// file, a directory as the database, said only "SQLite error 8" or "disk I/O error").
+@Suite("SQLite errors with advice")
+struct SQLiteAdviceTests {
+    @Test("each fixable SQLite error says what to check", arguments: [
+        (SQLiteError.Code.readOnly, "this user may not write the database file or its directory"),
+        (SQLiteError.Code(rawValue: 1544), "this user may not write the database file or its directory"),  // SQLITE_READONLY_DBMOVED
+        (SQLiteError.Code.cantOpen, "check that the path names a file (not a directory)"),
+        (SQLiteError.Code(rawValue: 266), "check the path (a directory, a file this user may not read or write) and the disk"),  // SQLITE_IOERR_READ
+        (SQLiteError.Code.full, "the disk is full: free space and run again"),
+        (SQLiteError.Code.busy, "another process holds the database: retry later"),
+    ])
+    func advice(code: SQLiteError.Code, advice: String) {
+        #expect(SQLiteError(code: code, message: "m").description.contains("; " + advice), "\(SQLiteError(code: code, message: "m"))")
+    }
+}
