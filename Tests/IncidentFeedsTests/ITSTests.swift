@@ -306,6 +306,21 @@ struct ITSTests {
         #expect(result.verdict.incompleteBecause.isEmpty, "\(result.verdict)")
     }
 
+    /// A JSON response in CP949 (Korean APIs' legacy encoding) is read with U+FFFD where its
+    /// bytes are not UTF-8; ids built from its Korean text would be garbled, so it never clears.
+    @Test("a JSON response whose bytes are not UTF-8 is stored but cannot clear")
+    func notUTF8CannotClear() throws {
+        let url = try TestPaths.temporaryDirectory("feed").appendingPathComponent("cp949.json")
+        // {"header":{"resultCode":"0"},"body":{"totalCount":1,"items":[{"startDate":"20240101000000","linkId":"1","eventType":"공사"}]}}
+        // with 공사 in CP949 (B0 F8 BB E7).
+        var bytes = Array(#"{"header":{"resultCode":"0"},"body":{"totalCount":1,"items":[{"startDate":"20240101000000","linkId":"1","eventType":""#.utf8)
+        bytes += [0xB0, 0xF8, 0xBB, 0xE7] + Array(#""}]}}"#.utf8)
+        try Data(bytes).write(to: url)
+        let result = try read(ITSProvider.self, url)
+        #expect(result.incidents.count == 1)
+        #expect(result.verdict.incompleteBecause == ["4 byte sequence(s) were not UTF-8 (is the response in another encoding, such as CP949?), so ids may be garbled and nothing is cleared"], "\(result.verdict)")
+    }
+
     @Test("city-road messages packed as 종류::도로::시작::끝::차로::[태그] 본문 give road, section and lanes")
     func packedMessage() throws {
         let dto = EventInfoDTO(type: "도시부", eventType: "공사", startDate: "20240301090000", coordX: "127.08", coordY: "37.52",

@@ -38,6 +38,11 @@ struct JSONFeedFormat<DTO: Sendable>: Sendable {
             parse: { onRecord in try JSONRecordReader(schema: schema, onRecord: onRecord).parse(contentsOf: file) },
             map: map, body: body)
         tally.repairs = summary.repairs.total
+        if summary.repairs.invalidUTF8 > 0 {
+            // Bytes that are not UTF-8 (a response in CP949, say) may sit in ids: records are
+            // kept with U+FFFD in their place, but such a response cannot say what is active.
+            tally.incompleteBecause.append("\(summary.repairs.invalidUTF8) byte sequence(s) were not UTF-8 (is the response in another encoding, such as CP949?), so ids may be garbled and nothing is cleared")
+        }
         tally.incompleteBecause += summary.envelope.problems
         try inspect(summary.envelope, &tally)
         try inspectRecordLists?(summary, &tally)
