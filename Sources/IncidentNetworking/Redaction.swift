@@ -178,9 +178,6 @@ public enum Redaction {
 
     // MARK: - Secrets
 
-    /// Replaces every occurrence of `needle` in `haystack` by the placeholder. Byte-wise over
-    /// UTF-8 (secrets are matched exactly, without Unicode normalization); returns the input
-    /// unchanged, without copying, when the needle does not occur.
     /// Whether `haystack` contains `needle` (not empty).
     private static func contains(_ needle: [UInt8], in haystack: UnsafeBufferPointer<UInt8>) -> Bool {
         guard let first = needle.first, needle.count <= haystack.count else { return false }
@@ -193,6 +190,9 @@ public enum Redaction {
         return false
     }
 
+    /// Replaces every occurrence of `needle` in `haystack` by the placeholder. Byte-wise over
+    /// UTF-8 (secrets are matched exactly, without Unicode normalization); returns the input
+    /// unchanged, without copying, when the needle does not occur.
     private static func replacing(_ needle: [UInt8], in haystack: [UInt8]) -> [UInt8] {
         guard let first = needle.first, needle.count <= haystack.count else { return haystack }
         var out: [UInt8] = []
