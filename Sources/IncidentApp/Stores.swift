@@ -64,7 +64,8 @@ enum Stores {
     ///   read it.
     static func checkSetting(_ database: String) throws {
         guard isPostgreSQL(database) else { return }
-        for password in PostgresLocation.passwords(in: database) { Redaction.register(secret: password) }
+        let passwords = PostgresLocation.passwords(in: database)
+        for password in passwords { Redaction.register(secret: password) }
         // What libpq would not read as a password must not be echoed either: `PASSWORD=` or
         // `?PassWord=` in any case (redacted as `name=value` wherever it appears), and the part
         // after a colon of a URI's user name written percent-encoded (`u%3Asecret@host`).
@@ -78,7 +79,7 @@ enum Stores {
         } catch {
             // It was refused for a password libpq read (then shown redacted), or libpq cannot
             // read it: then it is not shown at all, as where it put a password is unknown.
-            let shown = PostgresLocation.passwords(in: database).isEmpty
+            let shown = passwords.isEmpty
                 ? "(not shown: libpq cannot read it, so it may hold a password anywhere)" : Redaction.redact(database)
             throw ConfigurationError("database \(shown): \(Redaction.redact("\(error)"))")
         }

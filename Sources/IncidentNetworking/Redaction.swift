@@ -118,11 +118,11 @@ public enum Redaction {
     /// A function that replaces the secrets registered now (pass 1 of ``redact(_:)`` only) in
     /// text that a response may carry into the database (an incident's description: a server
     /// may echo the key it was sent). Text holding none of the secrets' anchors is returned as
-    /// is after one byte search per secret, so a poll of many records stays fast; with no
-    /// secret registered the function is the identity.
-    public static func secretsRedactor() -> @Sendable (String) -> String {
+    /// is after one byte search per secret, so a poll of many records stays fast; nil when no
+    /// secret is registered (a replayed file without a configuration): nothing to do.
+    public static func secretsRedactor() -> (@Sendable (String) -> String)? {
         let registry = registry.withLock { $0 }
-        guard !registry.secrets.isEmpty else { return { $0 } }
+        guard !registry.secrets.isEmpty else { return nil }
         let anchors = registry.anchors
         let secrets = registry.secrets
         return { text in

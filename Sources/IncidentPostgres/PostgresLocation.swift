@@ -32,18 +32,12 @@ public struct PostgresLocation: Sendable, Equatable, CustomStringConvertible {
     /// - Throws: ``PostgresConfigurationError`` when libpq cannot parse it (libpq's reason, which
     ///   never repeats a password) or when it holds a password.
     public init(_ connectionString: String) throws {
-        var message: UnsafeMutablePointer<CChar>?
-        guard let options = PQconninfoParse(connectionString, &message) else {
-            let reason = message.map { String(cString: $0).trimmingSuffix("\n") } ?? "out of memory"
-            PQfreemem(message)
-            throw PostgresConfigurationError("the database setting is not a PostgreSQL connection string libpq can read: \(reason)")
-        }
-        defer { PQconninfoFree(options) }
-        var values: [String: String] = [:]
-        var option = options
-        while let keyword = option.pointee.keyword {
-            if let value = option.pointee.val { values[String(cString: keyword)] = String(cString: value) }
-            option += 1
+        let values: [String: String]
+        switch Self.parse(connectionString) {
+        case .failure(let reason):
+            throw PostgresConfigurationError("the database setting is not a PostgreSQL connection string libpq can read: \(reason.message)")
+        case .success(let parsed):
+            values = parsed
         }
         for secret in ["password", "sslpassword"] where values[secret].map({ !$0.isEmpty }) ?? false {
             throw PostgresConfigurationError("""
@@ -64,22 +58,27 @@ public struct PostgresLocation: Sendable, Equatable, CustomStringConvertible {
     /// as libpq reads them, so that they can be hidden from every message; empty when libpq
     /// cannot parse it or it holds none.
     public static func passwords(in connectionString: String) -> [String] {
+        guard case .success(let values) = parse(connectionString) else { return [] }
+        return ["password", "sslpassword"].compactMap { values[$0] }.filter { !$0.isEmpty }
+    }
+
+    /// The options libpq reads from `connectionString` (`PQconninfoParse`), by keyword, or
+    /// libpq's reason when it cannot (which never repeats a value).
+    private static func parse(_ connectionString: String) -> Swift.Result<[String: String], PostgresConfigurationError> {
         var message: UnsafeMutablePointer<CChar>?
         guard let options = PQconninfoParse(connectionString, &message) else {
+            let reason = message.map { String(cString: $0).trimmingSuffix("\n") } ?? "out of memory"
             PQfreemem(message)
-            return []
+            return .failure(PostgresConfigurationError(reason))
         }
         defer { PQconninfoFree(options) }
-        var found: [String] = []
+        var values: [String: String] = [:]
         var option = options
         while let keyword = option.pointee.keyword {
-            if ["password", "sslpassword"].contains(String(cString: keyword)), let value = option.pointee.val {
-                let text = String(cString: value)
-                if !text.isEmpty { found.append(text) }
-            }
+            if let value = option.pointee.val { values[String(cString: keyword)] = String(cString: value) }
             option += 1
         }
-        return found
+        return .success(values)
     }
 
     /// libpq's connection keywords (`PQconndefaults`), for ``recognizes(_:)``.

@@ -11,20 +11,29 @@ enum ValueParsers {
     ///   time would cancel every source before it starts"); said when the number is 0.
     /// - Throws: ``UsageError`` saying what is accepted, or why zero is not.
     static func duration(_ text: String, zero: String = "a duration must be longer than zero") throws -> Int64 {
-        let units: [Character: Int64] = ["s": 1, "m": 60, "h": 3600, "d": 86_400]
-        guard let unit = text.last, let factor = units[unit], text.dropLast().allSatisfy({ $0.isASCII && $0.isNumber }), !text.dropLast().isEmpty
-        else {
+        guard let (digits, factor) = durationParts(text) else {
             throw UsageError("'\(text)' is not a duration (a whole number followed by s, m, h or d: 90s, 15m, 2h, 7d)")
         }
         // A duration ends up added to or taken from an instant: past a century the instant
         // could not be written as an RFC 3339 time.
-        guard let count = Int64(text.dropLast()), count <= maxDurationSeconds / factor else {
+        guard let count = Int64(digits), count <= maxDurationSeconds / factor else {
             throw UsageError("'\(text)' is too long: at most \(maxDurationSeconds / 86_400)d (100 years)")
         }
         guard count > 0 else {
             throw UsageError("'\(text)' is not allowed: \(zero); give a positive duration such as 90s or 15m")
         }
         return count * factor
+    }
+
+    /// `text` as a duration is written: ASCII digits, then `s`, `m`, `h` or `d` (the unit's
+    /// seconds); nil for anything else.
+    private static func durationParts(_ text: String) -> (digits: Substring, factor: Int64)? {
+        let units: [Character: Int64] = ["s": 1, "m": 60, "h": 3600, "d": 86_400]
+        let digits = text.dropLast()
+        guard let unit = text.last, let factor = units[unit], !digits.isEmpty, digits.allSatisfy({ $0.isASCII && $0.isNumber }) else {
+            return nil
+        }
+        return (digits, factor)
     }
 
     /// The longest duration ``duration(_:zero:)`` accepts: 36,500 days.
@@ -128,7 +137,7 @@ extension ValueParsers {
     /// and local times are read in `zone` (`--tz`, default UTC), with the offset in force then.
     static func instant(_ text: String, now: UTCInstant, zone: DisplayZone) throws -> UTCInstant {
         if let instant = UTCInstant(rfc3339: text) { return instant }
-        if let unit = text.last, "smhd".contains(unit), !text.dropLast().isEmpty, text.dropLast().allSatisfy({ $0.isASCII && $0.isNumber }) {
+        if durationParts(text) != nil {
             return now.adding(seconds: -(try duration(text)))  // a duration ago; one too long says so
         }
         let normalized: String

@@ -40,11 +40,11 @@ struct Configuration: Sendable {
         self.sources = sources
     }
 
-    /// The fields of the file's top level.
     /// Query parameter names that carry credentials by convention, besides the providers' own
     /// key parameters: refused in a `baseURL`.
     static let credentialParameterNames = ["apikey", "api_key", "key", "servicekey", "token", "access_token", "password", "secret"]
 
+    /// The fields of the file's top level.
     static let fields = ["database", "deadline", "retention", "concurrency", "sources"]
     /// The fields every source may have, whatever its provider.
     static let sourceFields = ["name", "provider", "keyEnv", "keyFile", "baseURL", "interval", "timeout", "attemptTimeout", "retry"]

@@ -236,6 +236,10 @@ struct ProviderStream: IncidentStream {
     var provider: any FeedProvider.Type
     var pages: [(file: URL, contentType: String?)]
     var definition: SourceDefinition
+    /// The text an incident takes from the response, where a server may echo the key (key paths
+    /// are immutable values; Swift 6.3 does not mark them Sendable).
+    nonisolated(unsafe) static let textFields: [WritableKeyPath<Incident, String?>] = [\.providerCategory, \.description, \.road, \.roadRef, \.location, \.direction, \.restriction]
+
     /// The last page links to a next page that was not fetched (a saved page replayed).
     var unreadPages = false
 
@@ -245,10 +249,8 @@ struct ProviderStream: IncidentStream {
         let redact = Redaction.secretsRedactor()
         var verdict = ResponseVerdict.combining(try pages.map {
             try provider.read(file: $0.file, contentType: $0.contentType, definition: definition) { record in
-                guard case .incident(var incident) = record else { return try body(record) }
-                for field in [\Incident.providerCategory, \.description, \.road, \.roadRef, \.location, \.direction, \.restriction] {
-                    incident[keyPath: field] = incident[keyPath: field].map(redact)
-                }
+                guard let redact, case .incident(var incident) = record else { return try body(record) }
+                for field in Self.textFields { incident[keyPath: field] = incident[keyPath: field].map(redact) }
                 try body(.incident(incident))
             }
         })
