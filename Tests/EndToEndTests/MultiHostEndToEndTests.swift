@@ -86,55 +86,79 @@ struct MultiHostEndToEndTests {
             #expect(try await server.requests(path: Self.path("slow")).count == 1)
             fleet.kill(victim)
             let killed = Date()
-            let heldAtKill = Set(try await database.query("SELECT source FROM source_leases WHERE holder_host = '\(victim)' AND expires_at > now()").map { $0[0] })
-            #expect(heldAtKill.contains("slow"), "the killed host's leases: \(heldAtKill)")
-            // When the slow source's lease runs out, on the server's clock: its time left, read
-            // from the database now (the dead holder renews nothing any more), added to a time
-            // taken before the query, so never later than the real end.
+            // Every lease the killed host held (the slow source's, and any fast source's it was
+            // polling at that moment) and when each runs out, on the server's clock: its time
+            // left, read from the database now (the dead holder renews nothing any more), added
+            // to a time taken before the query, so never later than the real end. Each such
+            // source is taken over only when its own lease runs out, which may be after the slow
+            // source's (a fast source claimed a moment later).
             let asked = monotonicNow()
-            let left = try #require(Double(try await database.query(
-                "SELECT extract(epoch FROM expires_at - now()) FROM source_leases WHERE source = 'slow'").first?.first ?? ""))
-            let leaseEnds = asked + left
+            let leaseEnds = Dictionary(uniqueKeysWithValues: try await database.query("""
+                SELECT source, extract(epoch FROM expires_at - now()) FROM source_leases WHERE holder_host = '\(victim)' AND expires_at > now()
+                """).map { ($0[0], asked + (Double($0[1]) ?? 0)) })
+            let heldAtKill = Set(leaseEnds.keys)
+            // Whether the killed poll of each held source got as far as its request: until the
+            // lease runs out no other host polls the source, so its requests and runs now differ
+            // by that request alone.
+            var requestedAtKill: [String: Bool] = [:]
+            for name in heldAtKill {
+                let recorded = Int(try await database.query("SELECT count(*) FROM ingest_runs WHERE source = '\(name)'").first?.first ?? "")
+                requestedAtKill[name] = try await server.requests(path: Self.path(name)).count == recorded.map { $0 + 1 }
+            }
+            #expect(heldAtKill.contains("slow"), "the killed host's leases: \(heldAtKill)")
 
             // Nothing of the killed poll: no run row (not even a 'running' one), no incident.
             #expect(try await database.query("SELECT count(*) FROM ingest_runs WHERE source = 'slow'") == [["0"]])
             #expect(try await database.query("SELECT count(*) FROM incidents WHERE source = 'slow'") == [["0"]])
 
+            // Watched until every source the dead host held was polled again after its lease
+            // ran out (the server saw the request), and the slow source's run was recorded.
             let takenOver = try await eventually(timeout: Self.leaseSeconds + 15) {
-                try await database.query("SELECT count(*) FROM ingest_runs WHERE source = 'slow' AND status <> 'running'") == [["1"]]
+                for (name, end) in leaseEnds where try await !server.requests(path: Self.path(name)).contains(where: { $0.time >= end }) {
+                    return false
+                }
+                return try await database.query("SELECT count(*) FROM ingest_runs WHERE source = 'slow' AND status <> 'running'") == [["1"]]
             }
-            #expect(takenOver, "the slow source was not polled again within \(Self.leaseSeconds + 15) s of the kill")
-            print("slow source taken over \(String(format: "%.1f", Date().timeIntervalSince(killed))) s after the kill")
+            #expect(takenOver, "the killed host's sources \(heldAtKill.sorted()) were not polled again within \(Self.leaseSeconds + 15) s of the kill")
+            print("sources \(heldAtKill.sorted()) taken over \(String(format: "%.1f", Date().timeIntervalSince(killed))) s after the kill")
             await fleet.stopCleanly()
 
             let requests = try await server.requests()
             let runs = try await Self.runs(database)
             for name in names {
                 let times = requests.filter { $0.path == Self.path(name) }.map(\.time)
-                // The killed poll of a source the victim held left a request but no run.
-                let ofSource = Self.runs(runs, of: name, requests: times.count - (heldAtKill.contains(name) ? 1 : 0))
-                if heldAtKill.contains(name) {
-                    // The lease holds the source for the dead host until it runs out (measured
-                    // from its claim, which came before the request, so the gap seen by the
-                    // server may be shorter than the lease), then one interval (with its jitter)
-                    // brings the next turn of a living host.
-                    let gaps = zip(times.dropFirst(), times).map { $0 - $1 }
-                    let long = try #require(gaps.firstIndex { $0 > interval * 1.1 + 1 }, "\(name): gaps \(gaps)")
-                    let afterLease = times[long + 1] - leaseEnds
+                if let leaseEnd = leaseEnds[name] {
+                    // The lease holds the source for the dead host until it runs out, then one
+                    // interval (with its jitter) brings the next turn of a living host. The killed
+                    // poll left a request (when it got that far) but no run.
+                    // `next`: the first request after the lease ran out; `long`: the one before it
+                    // (-1 when the dead host's claim was the source's first).
+                    let next = try #require(times.firstIndex { $0 >= leaseEnd }, "\(name): not polled after its lease ran out: \(times)")
+                    let long = next - 1
+                    let afterLease = times[next] - leaseEnd
                     #expect(afterLease >= 0 && afterLease <= interval * 1.1 + 2,
-                            "\(name): polled again \(afterLease) s after the lease ran out; gaps \(gaps)")
-                    #expect(gaps[long] >= Self.leaseSeconds - 10, "\(name): gaps \(gaps)")
-                    // The killed poll (request `long`) left no run; every other one did.
-                    #expect(ofSource.count == times.count - 1, "\(name): \(times.count) requests, \(ofSource.count) runs: \(ofSource.map { $0.text("status") ?? "" })")
-                    guard ofSource.count == times.count - 1 else { continue }
-                    let hosts = ofSource.map { $0.text("host") ?? "" }
-                    Self.expectOncePerInterval(zip(times[...long], hosts[..<long] + [victim]).map { ($0, $1) }, interval: interval, source: name)
-                    Self.expectOncePerInterval(zip(times[(long + 1)...], hosts[long...]).map { ($0, $1) }, interval: interval, source: name)
+                            "\(name): polled again \(afterLease) s after the lease ran out; requests \(times)")
+                    // The dead host claimed the lease a lease's length before it ran out (it was
+                    // killed before renewing it), at or after its last request (the killed one,
+                    // or the one before it).
+                    #expect(long < 0 || times[next] - times[long] >= Self.leaseSeconds - 10, "\(name): requests \(times)")
+                    let requested = requestedAtKill[name] ?? true
+                    let living = Self.runs(runs, of: name, requests: times.count - (requested ? 1 : 0))
+                    #expect(living.count == times.count - (requested ? 1 : 0),
+                            "\(name): \(times.count) requests, \(living.count) runs: \(living.map { $0.text("status") ?? "" })")
+                    guard living.count == times.count - (requested ? 1 : 0) else { continue }
+                    let hosts = living.map { $0.text("host") ?? "" }
+                    let before = requested ? Array(hosts[..<long]) + [victim] : Array(hosts[..<next])
+                    Self.expectOncePerInterval(zip(times[..<next], before).map { ($0, $1) }, interval: interval, source: name)
+                    Self.expectOncePerInterval(zip(times[next...], hosts[(requested ? long : next)...]).map { ($0, $1) },
+                                               interval: interval, source: name)
+                    #expect(!living.contains { $0.text("host") == victim && $0.text("status") == "running" })
                 } else {
+                    let ofSource = Self.runs(runs, of: name, requests: times.count)
                     #expect(ofSource.count == times.count, "\(name): \(times.count) requests, \(ofSource.count) runs: \(ofSource.map { $0.text("status") ?? "" })")
                     Self.expectOncePerInterval(Self.polls(times, ofSource), interval: interval, source: name, died: victim)
+                    #expect(!ofSource.contains { $0.text("host") == victim && $0.text("status") == "running" })
                 }
-                #expect(!ofSource.contains { $0.text("host") == victim && $0.text("status") == "running" })
             }
             // The poll after the takeover found nothing of the killed one: all three incidents new.
             let slowRuns = runs.filter { $0.text("source") == "slow" }
