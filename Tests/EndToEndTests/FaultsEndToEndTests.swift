@@ -173,10 +173,11 @@ struct FaultsEndToEndTests {
         expectNoKey(Self.rawKey, in: [first.stderr, second.stderr], database: s.ws.databaseBytes())
     }
 
-    @Test("a daily quota envelope (gateway 22) skips the source until the next midnight in Korea")
-    func dailyQuota() async throws {
+    @Test("a daily quota envelope (gateway 22, or its error name without a code) skips the source until the next midnight in Korea",
+          arguments: ["datagokr/gateway_error_22_quota.xml", "datagokr/gateway_error_quota_without_code.xml"])
+    func dailyQuota(fixture: String) async throws {
         let s = try await Setup(key: Self.rawKey)
-        try await s.server.script("/api/rest/getIncidentInfo", [ResponseSpec(bodyFile: TestPaths.fixture("datagokr/gateway_error_22_quota.xml").path)])
+        try await s.server.script("/api/rest/getIncidentInfo", [ResponseSpec(bodyFile: TestPaths.fixture(fixture).path)])
         #expect(try await s.runOnce(Self.rawKey).status == 1)
         let skipped = try await s.runOnce(Self.rawKey)
         #expect(skipped.status == 3)

@@ -213,7 +213,7 @@ struct ITSTests {
         #expect(result.verdict.incompleteBecause == ["the response does not say it succeeded (no resultCode), so it may not list every active incident"])
     }
 
-    @Test("a response that does not positively say success is an error, never 'no incidents'", arguments: [
+    @Test("a response that does not positively say success is an error, never 'no incidents' (an error named without its code is that error)", arguments: [
         "<response><header><resultCode></resultCode><resultMsg>SERVICE ACCESS DENIED ERROR.</resultMsg></header></response>",
         "<response><header><resultMsg>SERVICE ACCESS DENIED ERROR.</resultMsg></header></response>",
         "<response/>",
@@ -224,9 +224,16 @@ struct ITSTests {
     ])
     func noSuccessCode(body: String) throws {
         let (error, delivered) = feedError(ITSProvider.self, try temporaryFile(body))
-        #expect(error?.kind == .unexpectedResponse, "\(String(describing: error))")
-        #expect(error?.message.contains("no resultCode and no records") == true)
-        if body.contains("DENIED") { #expect(error?.message.contains("SERVICE ACCESS DENIED ERROR.") == true) }
+        if body.contains("DENIED") {
+            // The error's name, without its code, still names the error (data.go.kr 20).
+            #expect(error?.kind == .invalidKey, "\(String(describing: error))")
+            #expect(error?.code == "20")
+            #expect(error?.message.contains("no resultCode but the error name SERVICE_ACCESS_DENIED_ERROR, that is resultCode 20 (SERVICE ACCESS DENIED ERROR.)") == true,
+                    "\(String(describing: error))")
+        } else {
+            #expect(error?.kind == .unexpectedResponse, "\(String(describing: error))")
+            #expect(error?.message.contains("no resultCode and no records") == true)
+        }
         #expect(delivered == 0)
     }
 
@@ -272,6 +279,38 @@ struct ITSTests {
         let (error, _) = feedError(ITSProvider.self, try temporaryFile(body))
         #expect(error?.kind == kind)
         #expect(error?.code == code)
+    }
+
+    /// The gateway's quota envelope without its `returnReasonCode`: the error name (in
+    /// `returnAuthMsg` or `errMsg`, in either syntax, spelled with spaces or in lower case) is
+    /// code 22, so the source pauses as for code 22. A name the table does not hold (the
+    /// per-second rate limit) is a gateway error, polled again next time.
+    @Test("a gateway envelope with the quota's error name but no returnReasonCode is the quota (22), in XML and JSON", arguments: [
+        ("<OpenAPI_ServiceResponse><cmmMsgHeader><errMsg>SERVICE ERROR</errMsg><returnAuthMsg>LIMITED_NUMBER_OF_SERVICE_REQUESTS_EXCEEDS_ERROR</returnAuthMsg></cmmMsgHeader></OpenAPI_ServiceResponse>",
+         FeedError.Kind.quotaExceeded, "22"),
+        ("<OpenAPI_ServiceResponse><cmmMsgHeader><errMsg>SERVICE ERROR</errMsg><returnAuthMsg>LIMITED_NUMBER_OF_SERVICE_REQUESTS_EXCEEDS_ERROR</returnAuthMsg><returnReasonCode/></cmmMsgHeader></OpenAPI_ServiceResponse>",
+         .quotaExceeded, "22"),
+        (#"{"OpenAPI_ServiceResponse":{"cmmMsgHeader":{"errMsg":"LIMITED_NUMBER_OF_SERVICE_REQUESTS_EXCEEDS_ERROR","returnAuthMsg":"서비스 요청제한횟수 초과"}}}"#,
+         .quotaExceeded, "22"),
+        (#"{"OpenAPI_ServiceResponse":{"cmmMsgHeader":{"errMsg":"SERVICE ERROR","returnAuthMsg":"Limited number of service requests exceeds error.","returnReasonCode":""}}}"#,
+         .quotaExceeded, "22"),
+        (#"{"OpenAPI_ServiceResponse":{"cmmMsgHeader":{"errMsg":"SERVICE ERROR","returnAuthMsg":"DEADLINE_HAS_EXPIRED_ERROR"}}}"#, .invalidKey, "31"),
+        (#"{"OpenAPI_ServiceResponse":{"cmmMsgHeader":{"errMsg":"SERVICE ERROR","returnAuthMsg":"LIMITED_NUMBER_OF_SERVICE_REQUESTS_PER_SECOND_EXCEEDS_ERROR"}}}"#,
+         .gatewayError, nil),
+        ("<OpenAPI_ServiceResponse><cmmMsgHeader><errMsg>SERVICE ERROR</errMsg></cmmMsgHeader></OpenAPI_ServiceResponse>", .gatewayError, nil),
+    ] as [(String, FeedError.Kind, String?)])
+    func gatewayNameWithoutCode(body: String, kind: FeedError.Kind, code: String?) throws {
+        for provider in [ITSProvider.self, GITSProvider.self] as [any FeedProvider.Type] where provider == ITSProvider.self || body.hasPrefix("<") {
+            let (error, delivered) = feedError(provider, try temporaryFile(body))
+            #expect(error?.kind == kind, "\(provider): \(String(describing: error))")
+            #expect(error?.code == code)
+            #expect(delivered == 0)
+            if kind == .quotaExceeded {
+                #expect(error?.message.contains("no returnReasonCode but the error name LIMITED_NUMBER_OF_SERVICE_REQUESTS_EXCEEDS_ERROR, that is returnReasonCode 22") == true,
+                        "\(String(describing: error))")
+                #expect(error?.quotaResumesAt(failedAt: try #require(UTCInstant(rfc3339: "2024-01-01T03:00:00Z")))?.rfc3339 == "2024-01-01T15:00:00Z")
+            }
+        }
     }
 
     @Test("the real data.go.kr gateway JSON (HTTP 403 body) is an invalid key, code 30, with its message")

@@ -40,9 +40,17 @@ enum KoreanAPIEnvelope {
     ///   cannot clear; no records and no code is an error).
     /// - Throws: ``FeedError`` `quotaExceeded`, `invalidKey`, `gatewayError` or `apiError`, with the
     ///   code, the provider's message and what it means.
-    static func check(code: String?, message: String?, list: CodeList, field: String, provider: String,
-                      speaker: String = "the API") throws -> Bool {
-        guard let text = code?.trimmingCharacters(in: .whitespaces), !text.isEmpty else { return false }
+    ///   Without a code, a data.go.kr error name in `message` (or in `alsoIn`) stands in for its
+    ///   code (``reasonCode(named:)``) when that code is an error; a success is never read from text.
+    static func check(code: String?, message: String?, alsoIn otherMessages: [String?] = [], list: CodeList, field: String,
+                      provider: String, speaker: String = "the API") throws -> Bool {
+        guard let text = code?.trimmingCharacters(in: .whitespaces), !text.isEmpty else {
+            guard list == .dataGoKr, let named = reasonCode(named: [message] + otherMessages), !["00", "03"].contains(named.code) else {
+                return false
+            }
+            return try check(code: named.code, message: message, list: list,
+                             field: "no \(field) but the error name \(named.name), that is \(field)", provider: provider, speaker: speaker)
+        }
         let said = "\(speaker) answered \(field) \(text) (\(message ?? "no message"))"
         guard let number = Int(text) else {
             throw FeedError(.apiError, provider: provider, code: text, message: "\(said), which is not a result code")
@@ -75,11 +83,43 @@ enum KoreanAPIEnvelope {
         }
     }
 
+    /// The data.go.kr gateway's error names (the "OpenAPI 에러 코드" table of the OpenAPI guide:
+    /// each reason code has one fixed upper-case name, which the gateway sends in `returnAuthMsg`
+    /// or `errMsg`) and their reason codes. Identifiers, not prose: they stand in for a
+    /// `returnReasonCode` the envelope does not carry.
+    static let gatewayErrorNames: [(name: String, code: String)] = [
+        ("APPLICATION_ERROR", "01"), ("DB_ERROR", "02"), ("NODATA_ERROR", "03"), ("HTTP_ERROR", "04"),
+        ("SERVICETIME_OUT", "05"), ("SERVICE_TIMEOUT_ERROR", "05"), ("INVALID_REQUEST_PARAMETER_ERROR", "10"),
+        ("NO_MANDATORY_REQUEST_PARAMETERS_ERROR", "11"), ("NO_OPENAPI_SERVICE_ERROR", "12"), ("SERVICE_ACCESS_DENIED_ERROR", "20"),
+        ("TEMPORARILY_DISABLE_THE_SERVICEKEY_ERROR", "21"), ("LIMITED_NUMBER_OF_SERVICE_REQUESTS_EXCEEDS_ERROR", "22"),
+        ("SERVICE_KEY_IS_NOT_REGISTERED_ERROR", "30"), ("DEADLINE_HAS_EXPIRED_ERROR", "31"), ("UNREGISTERED_IP_ERROR", "32"),
+        ("UNSIGNED_CALL_ERROR", "33"), ("UNKNOWN_ERROR", "99"),
+    ]
+
+    /// The reason code whose error name (``gatewayErrorNames``) one of `messages` carries as a
+    /// whole word, in any case and with spaces or hyphens for underscores
+    /// (`Limited number of service requests exceeds error.`); nil when none does.
+    /// `LIMITED_NUMBER_OF_SERVICE_REQUESTS_PER_SECOND_EXCEEDS_ERROR`, a rate limit rather than the
+    /// daily quota, names none.
+    static func reasonCode(named messages: [String?]) -> (code: String, name: String)? {
+        for message in messages.compactMap({ $0 }) {
+            let words = "_" + String(message.uppercased().unicodeScalars.map {
+                ("A"..."Z").contains($0) || ("0"..."9").contains($0) ? Character($0) : "_"
+            }) + "_"
+            if let known = gatewayErrorNames.first(where: { words.contains("_" + $0.name + "_") }) { return (known.code, known.name) }
+        }
+        return nil
+    }
+
     /// The error for a data.go.kr gateway document (`OpenAPI_ServiceResponse`), whatever its code.
-    static func gatewayError(code: String?, message: String?, provider: String) -> FeedError {
+    /// Without a `returnReasonCode`, the error name in `returnAuthMsg` or `errMsg` gives the code
+    /// (``check(code:message:alsoIn:list:field:provider:speaker:)``): a quota message without a
+    /// code is a used-up quota all the same.
+    static func gatewayError(code: String?, authMessage: String?, errorMessage: String?, provider: String) -> FeedError {
+        let message = authMessage ?? errorMessage
         do {
-            _ = try check(code: code, message: message, list: .dataGoKr, field: "returnReasonCode", provider: provider,
-                          speaker: "the data.go.kr gateway")
+            _ = try check(code: code, message: message, alsoIn: [errorMessage], list: .dataGoKr, field: "returnReasonCode",
+                          provider: provider, speaker: "the data.go.kr gateway")
         } catch let error as FeedError {
             return error
         } catch {}

@@ -40,7 +40,7 @@ public enum GITSRecordReader {
             tally.emptyAnswerNeeds = "itemCount"
             tally.codeSaysNoData = KoreanAPIEnvelope.saysNoData(value("headerCd"), list: .gits)
         case KoreanAPIEnvelope.gatewayRoot:
-            throw KoreanAPIEnvelope.gatewayError(code: value("returnReasonCode"), message: value("returnAuthMsg") ?? value("errMsg"),
+            throw KoreanAPIEnvelope.gatewayError(code: value("returnReasonCode"), authMessage: value("returnAuthMsg"), errorMessage: value("errMsg"),
                                                  provider: provider)
         case "response":
             // The data.go.kr standard envelope: an error for this route whatever it says.

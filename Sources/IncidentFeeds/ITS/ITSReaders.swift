@@ -77,7 +77,8 @@ enum ITSReaders {
             return EventInfoDTO(values: values, position: "items[\(record.position)]", problems: record.problems)
         },
         inspect: { envelope, tally in
-            let gateway = jsonEnvelope.indices.contains { jsonEnvelope[$0].name == "returnReasonCode" && envelope[$0] != nil }
+            // Any of the gateway's fields makes the document the gateway's (its code may be missing).
+            let gateway = jsonEnvelope.indices.contains { jsonEnvelope[$0].path.steps.first == .key(KoreanAPIEnvelope.gatewayRoot) && envelope[$0] != nil }
             try inspect(value: { name in
                 jsonEnvelope.indices.lazy.filter { jsonEnvelope[$0].name == name }.compactMap { envelope[$0]?.scalarText?.nonEmptyTrimmed }.first
             }, gateway: gateway, &tally)
@@ -90,10 +91,14 @@ enum ITSReaders {
     static func inspect(value: (String) -> String?, gateway: Bool, _ tally: inout ResponseTally) throws {
         let provider = ITSProvider.name
         if gateway {
-            throw KoreanAPIEnvelope.gatewayError(code: value("returnReasonCode"), message: value("returnAuthMsg") ?? value("errMsg"),
+            throw KoreanAPIEnvelope.gatewayError(code: value("returnReasonCode"), authMessage: value("returnAuthMsg"), errorMessage: value("errMsg"),
                                                  provider: provider)
         }
         tally.envelopeMessage = value("resultMsg")
+        if value("resultCode") == nil {
+            // No code: an error named in the message is that error (never a success).
+            _ = try KoreanAPIEnvelope.check(code: nil, message: value("resultMsg"), list: .dataGoKr, field: "resultCode", provider: provider)
+        }
         if value("resultCode") != nil {
             tally.confirmedSuccess = try KoreanAPIEnvelope.check(code: value("resultCode"), message: value("resultMsg"),
                                                                  list: .dataGoKr, field: "resultCode", provider: provider)
