@@ -25,6 +25,14 @@ enum Stores {
         return try SQLiteStore(path: database, clock: clock)
     }
 
+    /// Checks that an existing SQLite database is one this binary may write, touching nothing
+    /// (``SQLiteStore/checkAccepted(_:migrator:busyTimeout:)``); opening for writing checks it
+    /// too, this is for what comes before the store is opened (a lock file beside it).
+    static func checkAccepted(_ database: String) throws {
+        guard !isPostgreSQL(database) else { return }
+        try SQLiteStore.checkAccepted(database, migrator: try Migrator.bundled())
+    }
+
     /// Opens an existing store for queries only; never creates or migrates it. A PostgreSQL
     /// session is read-only, so a role with SELECT rights suffices.
     /// - Throws: ``StoreMissing`` when there is no SQLite database; the store's errors otherwise

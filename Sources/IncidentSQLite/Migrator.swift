@@ -70,6 +70,14 @@ public struct Migrator: Sendable {
         if !pending.isEmpty { throw MigrationError.pending(names: pending) }
     }
 
+    /// Checks, without writing, that this binary may open `db` at all: its schema is not newer
+    /// and no applied migration was edited (pending migrations are fine: they can be applied).
+    /// - Throws: ``MigrationError/newerSchema(databaseVersion:knownVersion:)``,
+    ///   ``MigrationError/checksumMismatch(name:recorded:current:)``, ``SQLiteError`` (not a database).
+    public func verifyAccepted(_ db: Database) throws {
+        try verify(try recordedMigrations(db))
+    }
+
     /// Every known migration with its application time in `db`.
     public func status(_ db: Database) throws -> [Status] {
         let recorded = try recordedMigrations(db)

@@ -23,6 +23,7 @@ public final class SQLiteStore: @unchecked Sendable {  // all state is behind `l
     public init(path: String, clock: UTCClock, busyTimeout: Double = 10,
                 fields: [IncidentField] = IncidentField.content, migrator: Migrator? = nil) throws {
         let migrator = try migrator ?? Migrator.bundled()
+        try Self.checkAccepted(path, migrator: migrator, busyTimeout: busyTimeout)
         // The migration lock is taken before the file is created, so a reader that finds the
         // file also finds the lock while the schema is being made.
         db = try MigrationLock.whileMigrating(path) {
@@ -58,10 +59,24 @@ public final class SQLiteStore: @unchecked Sendable {  // all state is behind `l
     /// migrations (``StoreAdministration/migrationStates()`` reads, ``StoreAdministration/migrate()``
     /// applies). `create` makes the file when missing; otherwise it is opened read-only.
     public init(inspecting path: String, clock: UTCClock, create: Bool, busyTimeout: Double = 10) throws {
+        if create { try Self.checkAccepted(path, migrator: try Migrator.bundled(), busyTimeout: busyTimeout) }
         db = try Database(path: path, mode: create ? .readWriteCreate : .readOnly, busyTimeout: busyTimeout)
         self.clock = clock
         self.columns = ContentColumns()
         self.migrator = try Migrator.bundled()
+    }
+
+    /// Checks, through a read-only connection, that an existing database at `path` is one this
+    /// binary may write (``Migrator/verifyAccepted(_:)``) before anything opens it for writing:
+    /// opening for writing switches the file to WAL mode and a migration takes its
+    /// `.migrating` lock file, so a database that is then refused (a newer schema, an edited
+    /// migration, not a database) would not be left byte for byte as it was. Nothing to check
+    /// when there is no file yet (or `:memory:`).
+    /// - Throws: ``MigrationError``, ``SQLiteError``.
+    public static func checkAccepted(_ path: String, migrator: Migrator, busyTimeout: Double = 10) throws {
+        guard path != ":memory:", !path.isEmpty, FileManager.default.fileExists(atPath: path) else { return }
+        let db = try Database(path: path, mode: .readOnly, busyTimeout: busyTimeout)
+        try migrator.verifyAccepted(db)
     }
 
     /// Runs `body` with exclusive use of the connection.

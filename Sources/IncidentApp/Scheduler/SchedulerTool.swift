@@ -54,6 +54,12 @@ public enum SchedulerTool {
         }
         var lock: (any HeldLock)?
         if scheduler, let locks = Stores.schedulingLocks(path) {
+            // A database this binary refuses gets no lock file beside it either.
+            do {
+                try Stores.checkAccepted(path)
+            } catch {
+                throw DatabaseFailure(database: path, cause: error)
+            }
             do {
                 guard let taken = try locks.tryLock("scheduler") else {
                     throw SchedulerLocked(database: path, holder: locks.holder(of: "scheduler"))
