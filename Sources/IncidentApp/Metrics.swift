@@ -63,7 +63,7 @@ enum Metrics {
         family("trafficincidents_quota_paused_until_timestamp_seconds",
                "Unix time until which the source's exhausted request quota pauses it; 0 if it was never paused.",
                configured.map { (label($0.source), unixTime($0.quotaExhaustedUntil)) })
-        family("trafficincidents_active_incidents", "Incidents of the source not cleared and not ended by the provider.",
+        family("trafficincidents_active_incidents", "Incidents of the source active now: not cleared, started, not suspended, not ended by the provider.",
                sources.map { (label($0), String(activeIncidents[$0] ?? 0)) })
         return out
     }

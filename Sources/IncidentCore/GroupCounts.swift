@@ -6,7 +6,7 @@ public enum IncidentGrouping: String, CaseIterable, Sendable {
     /// The provider's own label (`provider_category`).
     case providerCategory = "provider-category"
     case restriction
-    /// ``IncidentStatus`` at the query's `now`: active, ended or cleared.
+    /// ``IncidentStatus`` at the query's `now`: active, planned, suspended, ended or cleared.
     case status
     /// Local hour of the day of `started_at`, `00`…`23`.
     case hour

@@ -15,6 +15,15 @@ public enum IncidentCategory: String, CaseIterable, Sendable, Codable {
     case other
 }
 
+/// What a provider says about an incident it lists but that is not in force now.
+public enum IncidentValidity: String, CaseIterable, Sendable {
+    /// Planned for later (DATEX II `validityStatus` `planned`): in force from its start time.
+    case planned
+    /// Suspended for now (DATEX II `validityStatus` `suspended`): in force again only when the
+    /// provider says so.
+    case suspended
+}
+
 /// A position in WGS84 decimal degrees (EPSG:4326).
 public struct Coordinate: Hashable, Sendable {
     /// Degrees north, -90...90.
@@ -70,6 +79,10 @@ public struct Incident: Hashable, Sendable {
     /// The provider's own end time, when it publishes one. Distinct from the store's
     /// `cleared_at`, which records when the incident disappeared from the feed.
     public var endedAt: UTCInstant?
+    /// The provider's word that the incident is listed but not in force now (DATEX II
+    /// `validityStatus` `planned` or `suspended`); nil when it says nothing of the kind. A start
+    /// in the future needs no such word: ``StoredIncident/status(at:)`` reads ``startedAt``.
+    public var validity: IncidentValidity?
 
     public init(source: String, externalID: String, category: IncidentCategory,
                 providerCategory: String? = nil, description: String? = nil, road: String? = nil,

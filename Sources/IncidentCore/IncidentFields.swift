@@ -99,6 +99,12 @@ extension IncidentField {
                       assign: { incident, value in
                           if case .geometry(let geometry) = value { incident.geometry = geometry } else { incident.geometry = nil }
                       }),
+        // Added by migration 0008 (PostgreSQL 0004).
+        IncidentField(columns: ["validity"], storage: .text, hashesAbsence: false,
+                      value: { $0.validity.map { .text($0.rawValue) } ?? .null },
+                      assign: { incident, value in
+                          if case .text(let text) = value { incident.validity = IncidentValidity(rawValue: text) } else { incident.validity = nil }
+                      }),
     ]
 }
 

@@ -1,9 +1,17 @@
-/// Where a stored incident stands at an instant. The three states are disjoint and cover every
-/// incident, so `active + ended + cleared = total` (`incidents stats`); `list` shows the state in
-/// its STATUS column. Derived from the one definition of active, ``StoredIncident/isActive(at:)``.
+/// Where a stored incident stands at an instant. The five states are disjoint and cover every
+/// incident, so `active + planned + suspended + ended + cleared = total` (`incidents stats`);
+/// `list` shows the state in its STATUS column and `--status` selects by it. Computed at the
+/// query's `now`, never stored: a planned incident is active from its start time on, without a
+/// poll. Each store computes it in SQL as this does (``StoredIncident/status(at:)``).
 public enum IncidentStatus: String, CaseIterable, Sendable {
-    /// Still listed by its source and not ended by the provider.
+    /// Listed by its source, started, not ended, not suspended: in force now.
     case active
+    /// Listed by its source, but its start time (`started_at`) is after `now`; or the provider
+    /// calls it planned (DATEX II `validityStatus` `planned`) and gives no start time.
+    case planned
+    /// Listed by its source, but the provider says it is suspended (DATEX II `validityStatus`
+    /// `suspended`), whatever its times say.
+    case suspended
     /// Still listed by its source (`cleared_at` empty), but the provider's own end time
     /// (`ended_at`) has passed.
     case ended
@@ -12,16 +20,21 @@ public enum IncidentStatus: String, CaseIterable, Sendable {
 }
 
 extension StoredIncident {
-    /// The incident's state at `now`: ``IncidentStatus/active`` exactly when
-    /// ``isActive(at:)``; otherwise cleared when the store cleared it, else ended by the provider.
+    /// The incident's state at `now`, the first that holds of: cleared (the store cleared
+    /// it), ended (the provider's end time is not after `now`), suspended (the provider says
+    /// so), planned (its start is after `now`, or the provider says planned and gives no start),
+    /// else active.
     public func status(at now: UTCInstant) -> IncidentStatus {
-        if isActive(at: now) { return .active }
-        return clearedAt == nil ? .ended : .cleared
+        if clearedAt != nil { return .cleared }
+        if let ended = incident.endedAt, ended <= now { return .ended }
+        if incident.validity == .suspended { return .suspended }
+        if incident.startedAt.map({ $0 > now }) ?? (incident.validity == .planned) { return .planned }
+        return .active
     }
 }
 
 extension IncidentStatistics {
     /// Incidents still listed whose provider end time has passed (``IncidentStatus/ended``):
-    /// what is neither active nor cleared, as the three states are disjoint.
-    public var ended: Int { total - active - cleared }
+    /// what is in no other state, as the five states are disjoint.
+    public var ended: Int { total - active - planned - suspended - cleared }
 }

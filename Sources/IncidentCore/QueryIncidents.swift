@@ -24,11 +24,11 @@ public struct StoredIncident: Hashable, Sendable {
         self.revision = revision
     }
 
-    /// Active means not cleared by the store and not ended by the provider at `now`. This is
-    /// the one definition of "active": each store's `--active` filter and its statistics are
-    /// tested against it.
+    /// Active means in force at `now`: not cleared by the store, not ended by the provider,
+    /// not suspended, and started (``status(at:)``). This is the one definition of "active":
+    /// each store's `--active` filter and its statistics are tested against it.
     public func isActive(at now: UTCInstant) -> Bool {
-        clearedAt == nil && (incident.endedAt.map { $0 > now } ?? true)
+        status(at: now) == .active
     }
 }
 
@@ -111,8 +111,13 @@ extension Coordinate {
 
 /// Filters for listing incidents. Every filter that is set must match (logical AND).
 public struct IncidentQuery: Sendable {
-    /// Only incidents active at `now` (see ``StoredIncident/isActive(at:)``).
-    public var activeOnly = false
+    /// Only incidents active at `now` (see ``StoredIncident/isActive(at:)``): ``statuses`` `[.active]`.
+    public var activeOnly: Bool {
+        get { statuses == [.active] }
+        set { statuses = newValue ? [.active] : [] }
+    }
+    /// Only incidents in one of these states at `now` (``StoredIncident/status(at:)``); empty means all.
+    public var statuses: [IncidentStatus] = []
     /// The instant "active" is judged at.
     public var now: UTCInstant
     /// Any of these sources; empty means all.
@@ -171,6 +176,10 @@ public struct IncidentRevision: Hashable, Sendable {
 public struct IncidentStatistics: Equatable, Sendable {
     public var total = 0
     public var active = 0
+    /// ``IncidentStatus/planned`` at the query's `now`.
+    public var planned = 0
+    /// ``IncidentStatus/suspended``.
+    public var suspended = 0
     public var cleared = 0
     /// `(key, count)` pairs, largest count first.
     public var bySource: [(String, Int)] = []
@@ -187,7 +196,8 @@ public struct IncidentStatistics: Equatable, Sendable {
 
     public static func == (a: IncidentStatistics, b: IncidentStatistics) -> Bool {
         func same(_ x: [(String, Int)], _ y: [(String, Int)]) -> Bool { x.map(\.0) == y.map(\.0) && x.map(\.1) == y.map(\.1) }
-        return a.total == b.total && a.active == b.active && a.cleared == b.cleared && a.distinctRoads == b.distinctRoads
+        return a.total == b.total && a.active == b.active && a.planned == b.planned && a.suspended == b.suspended
+            && a.cleared == b.cleared && a.distinctRoads == b.distinctRoads
             && same(a.bySource, b.bySource)
             && same(a.byCategory, b.byCategory) && same(a.byRoad, b.byRoad) && same(a.byHour, b.byHour)
     }

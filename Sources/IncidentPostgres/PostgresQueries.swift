@@ -52,9 +52,11 @@ extension PostgresStore: IncidentReader {
             func list(_ values: [String]) -> String {
                 "(" + values.map { bind(.text($0)) }.joined(separator: ", ") + ")"
             }
-            if query.activeOnly {
-                // StoredIncident.isActive(at:), in SQL.
-                conditions.append("cleared_at IS NULL AND (ended_at IS NULL OR ended_at > \(bind(.instant(query.now))))")
+            if !query.statuses.isEmpty {
+                // StoredIncident.status(at:), in SQL; the states of incidents still listed also
+                // say `cleared_at IS NULL`, for the partial indexes of the active set.
+                let condition = Self.status(now: bind(.instant(query.now))) + " IN " + list(query.statuses.map(\.rawValue))
+                conditions.append(query.statuses.contains(.cleared) ? condition : "cleared_at IS NULL AND " + condition)
             }
             if !query.sources.isEmpty {
                 conditions.append("source IN " + list(query.sources))
@@ -108,6 +110,14 @@ extension PostgresStore: IncidentReader {
                 }
             }
             clause = conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")
+        }
+
+        /// ``StoredIncident/status(at:)`` in SQL, at the instant parameter `now` (`$n`), as
+        /// SQLite's `Selection.status`.
+        static func status(now: String) -> String {
+            "CASE WHEN cleared_at IS NOT NULL THEN 'cleared' WHEN ended_at <= \(now) THEN 'ended' "
+                + "WHEN validity = 'suspended' THEN 'suspended' "
+                + "WHEN started_at > \(now) OR (started_at IS NULL AND validity = 'planned') THEN 'planned' ELSE 'active' END"
         }
 
         /// The expression of the GiST index `incidents_by_extent` (migration 0003).
@@ -190,10 +200,11 @@ extension PostgresStore: IncidentReader {
         let offset = filter.bind(.integer(Int64(utcOffsetSeconds)))
         let sql = """
             SELECT GROUPING(source, category, road, hour), source, category, road, hour, count(*),
-                   count(*) FILTER (WHERE active), count(*) FILTER (WHERE cleared)
+                   count(*) FILTER (WHERE status = 'active'), count(*) FILTER (WHERE status = 'cleared'),
+                   count(*) FILTER (WHERE status = 'planned'), count(*) FILTER (WHERE status = 'suspended')
             FROM (SELECT source, category, coalesce(road, '-') AS road,
                          coalesce(to_char((started_at AT TIME ZONE 'UTC') + make_interval(secs => \(offset)), 'HH24'), '-') AS hour,
-                         cleared_at IS NULL AND (ended_at IS NULL OR ended_at > \(now)) AS active, cleared_at IS NOT NULL AS cleared
+                         \(Filter.status(now: now)) AS status
                   FROM incidents\(filter.clause)) AS matching
             GROUP BY GROUPING SETS ((), (source), (category), (road), (hour))
             """
@@ -207,6 +218,7 @@ extension PostgresStore: IncidentReader {
             switch grouping {
             case 15:
                 (stats.total, stats.active, stats.cleared) = (count, result.int(row, 6) ?? 0, result.int(row, 7) ?? 0)
+                (stats.planned, stats.suspended) = (result.int(row, 8) ?? 0, result.int(row, 9) ?? 0)
             case 7, 11, 13, 14:
                 let column = Int32([7: 1, 11: 2, 13: 3, 14: 4][grouping] ?? 1)
                 groups[grouping, default: []].append((result.string(row, column) ?? "-", count))

@@ -22,10 +22,8 @@ extension SQLiteStore {
                 case .providerCategory: key = "coalesce(provider_category, '-')"
                 case .restriction: key = "coalesce(restriction, '-')"
                 case .status:
-                    // StoredIncident.status(at:), in SQL.
-                    key = "CASE WHEN cleared_at IS NOT NULL THEN 'cleared' WHEN ended_at IS NOT NULL AND ended_at <= :status_now "
-                        + "THEN 'ended' ELSE 'active' END"
-                    arguments["status_now"] = .text(query.now.rfc3339)
+                    key = Selection.status
+                    arguments["now"] = .text(query.now.rfc3339)
                 case .hour: key = local("%H")
                 case .day: key = local("%Y-%m-%d")
                 }

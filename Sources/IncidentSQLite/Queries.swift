@@ -83,9 +83,9 @@ extension SQLiteStore: IncidentReader {
                         groups[row.string(at: 0) ?? "", default: [:]][row.string(at: 1) ?? ""] = row.int(at: 2) ?? 0
                     }
                     stats.total = groups["source", default: [:]].values.reduce(0, +)
-                    try db.query(Self.activeCount, ["now": .text(query.now.rfc3339)]) { row in
+                    try db.query(Self.listedCounts, ["now": .text(query.now.rfc3339)]) { row in
                         stats.cleared = stats.total - (row.int(at: 0) ?? 0)
-                        stats.active = row.int(at: 1) ?? 0
+                        (stats.active, stats.planned, stats.suspended) = (row.int(at: 1) ?? 0, row.int(at: 2) ?? 0, row.int(at: 3) ?? 0)
                     }
                 } else {
                     let keys = DerivedIndexes.countedKeys
@@ -93,7 +93,9 @@ extension SQLiteStore: IncidentReader {
                         let count = row.int(at: Int32(keys.count)) ?? 0
                         stats.total += count
                         stats.active += row.int(at: Int32(keys.count + 1)) ?? 0
-                        stats.cleared += row.int(at: Int32(keys.count + 2)) ?? 0
+                        stats.planned += row.int(at: Int32(keys.count + 2)) ?? 0
+                        stats.suspended += row.int(at: Int32(keys.count + 3)) ?? 0
+                        stats.cleared += row.int(at: Int32(keys.count + 4)) ?? 0
                         for (index, key) in keys.enumerated() {
                             groups[key.dimension, default: [:]][row.string(at: Int32(index)) ?? "", default: 0] += count
                         }
@@ -117,21 +119,22 @@ extension SQLiteStore: IncidentReader {
         }
     }
 
-    /// The incidents no complete poll cleared, and how many of them are active at `:now`, from
-    /// the active-set index alone.
-    static let activeCount = """
-        SELECT count(*), coalesce(sum(ended_at IS NULL OR ended_at > :now), 0)
-        FROM incidents INDEXED BY incidents_active WHERE cleared_at IS NULL
+    /// The incidents no complete poll cleared, and how many of them are active, planned and
+    /// suspended at `:now` (``Selection/status``), from the active-set index alone.
+    static let listedCounts = """
+        SELECT count(*), coalesce(sum(status = 'active'), 0), coalesce(sum(status = 'planned'), 0), coalesce(sum(status = 'suspended'), 0)
+        FROM (SELECT \(Selection.status) AS status FROM incidents INDEXED BY incidents_active WHERE cleared_at IS NULL)
         """
 
     /// One pass over the selected rows, grouped on every counted key at once: the keys, then
-    /// the count, the active and the cleared among them.
+    /// the count, the active, planned, suspended and cleared among them.
     static func groupedCounts(_ selection: Selection) -> String {
         let keys = DerivedIndexes.countedKeys
         return """
-            SELECT \(keys.map(\.key).joined(separator: ", ")), count(*),
-                   sum(cleared_at IS NULL AND (ended_at IS NULL OR ended_at > :now)), sum(cleared_at IS NOT NULL)
-            FROM \(selection.from)\(selection.whereClause) GROUP BY \(keys.indices.map { String($0 + 1) }.joined(separator: ", "))
+            SELECT \(keys.map(\.key).joined(separator: ", ")), count(*), sum(status = 'active'), sum(status = 'planned'),
+                   sum(status = 'suspended'), sum(status = 'cleared')
+            FROM (SELECT *, \(Selection.status) AS status FROM \(selection.from)\(selection.whereClause))
+            GROUP BY \(keys.indices.map { String($0 + 1) }.joined(separator: ", "))
             """
     }
 
@@ -220,10 +223,10 @@ extension SQLiteStore: IncidentReader {
     public func activeIncidentCounts(at now: UTCInstant) throws -> [String: Int] {
         try withDatabase { db in
             var counts: [String: Int] = [:]
-            // StoredIncident.isActive(at:), in SQL, as in whereClause.
+            // StoredIncident.isActive(at:), in SQL, as in Selection.
             try db.query("""
                 SELECT source, count(*) FROM incidents
-                WHERE cleared_at IS NULL AND (ended_at IS NULL OR ended_at > :now) GROUP BY source
+                WHERE cleared_at IS NULL AND \(Selection.status) = 'active' GROUP BY source
                 """, ["now": .text(now.rfc3339)]) { row in
                 if let source = row.string(at: 0) { counts[source] = row.int(at: 1) ?? 0 }
             }

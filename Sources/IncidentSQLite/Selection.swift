@@ -40,6 +40,14 @@ struct Selection {
         var arguments: [String: SQLiteValue] = [:]
     }
 
+    /// ``StoredIncident/status(at:)`` in SQL, at `:now`: `'active'`, `'planned'`, `'suspended'`,
+    /// `'ended'` or `'cleared'` (RFC 3339 UTC text compares in time order).
+    static let status = """
+        CASE WHEN cleared_at IS NOT NULL THEN 'cleared' WHEN ended_at <= :now THEN 'ended' \
+        WHEN validity = 'suspended' THEN 'suspended' \
+        WHEN started_at > :now OR (started_at IS NULL AND validity = 'planned') THEN 'planned' ELSE 'active' END
+        """
+
     /// The great-circle distance in meters from a position to the `--near` point (`:near_lat`,
     /// `:near_lon`): the haversine formula of ``Coordinate/distance(to:)``, in
     /// SQLite's math functions (<https://www.sqlite.org/lang_mathfunc.html>).
@@ -97,10 +105,15 @@ struct Selection {
             candidates.append(Candidate(index: index, from: "incidents INDEXED BY \(index)", condition: nil,
                                         matches: "SELECT 1 FROM incidents INDEXED BY \(index) WHERE \(condition)"))
         }
-        if query.activeOnly {
-            // StoredIncident.isActive(at:), in SQL.
+        if !query.statuses.isEmpty {
+            // StoredIncident.status(at:), in SQL; the states of incidents still listed read the active set.
             arguments["now"] = .text(query.now.rfc3339)
-            indexed("incidents_active", "cleared_at IS NULL AND (ended_at IS NULL OR ended_at > :now)")
+            let condition = "\(Self.status) IN " + list("status", query.statuses.map(\.rawValue))
+            if query.statuses.contains(.cleared) {
+                conditions.append(condition)
+            } else {
+                indexed("incidents_active", "cleared_at IS NULL AND " + condition)
+            }
         }
         if !query.sources.isEmpty {
             indexed("sqlite_autoindex_incidents_1", "source IN " + list("source", query.sources))

@@ -55,8 +55,8 @@ struct MigrationTests {
         do {
             let db = try Database(path: path)
             try Migrator(migrations: Array(all.migrations.prefix(4))).migrate(db, now: now)
-            // The content columns as they were at 0004 (road_ref and geometry came with 0006).
-            let columns = ContentColumns(IncidentField.content.filter { !["road_ref", "geometry"].contains($0.columns[0]) })
+            // The content columns as they were at 0004 (road_ref and geometry came with 0006, validity with 0008).
+            let columns = ContentColumns(IncidentField.content.filter { !["road_ref", "geometry", "validity"].contains($0.columns[0]) })
             for (index, text) in ["[사고] 잠실대교 추돌", "[공사] 방음벽 보수", "[사고] 서해대교 다중추돌", "[기상] 강풍"].enumerated() {
                 var stored = incident("E\(index)", description: text)
                 stored.road = index == 3 ? nil : "경부고속도로"

@@ -117,7 +117,7 @@ struct QueryPlanTests {
     func statistics() throws {
         let store = try Self.store.get()
         try store.withDatabase { (db: Database) throws in
-            #expect(try db.queryPlan(SQLiteStore.activeCount, ["now": .text(QueryFixture.now.rfc3339)])
+            #expect(try db.queryPlan(SQLiteStore.listedCounts, ["now": .text(QueryFixture.now.rfc3339)])
                     == ["SCAN incidents USING COVERING INDEX incidents_active"])
             func plan(_ query: IncidentQuery) throws -> [String] {
                 let selection = try Selection(query, reading: .unordered, db: db)

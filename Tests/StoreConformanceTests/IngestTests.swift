@@ -368,6 +368,101 @@ struct PollOutcomeTests {
     }
 }
 
+/// Issue 19, point 4: what is listed but not in force now (planned for later, suspended) has a
+/// status of its own, computed at the query's time, in every store's filter and statistics.
+@Suite("Planned and suspended incidents (every store)")
+struct NotInForceTests {
+    /// At t0 and at t2 (after a start at t1 and an end at t1): each incident's expected status.
+    static let expected: [(id: String, atT0: IncidentStatus, atT2: IncidentStatus)] = [
+        ("open", .active, .active),
+        ("starts-at-t1", .planned, .active),
+        ("suspended", .suspended, .suspended),
+        ("planned-no-start", .planned, .planned),
+        ("planned-started", .active, .active),
+        ("suspended-ends-at-t1", .suspended, .ended),
+        ("gone", .cleared, .cleared),
+    ]
+
+    static func records(without gone: Bool = false) -> [FeedRecord] {
+        var records: [Incident] = []
+        records.append(incident("open"))
+        var later = incident("starts-at-t1")
+        later.startedAt = t1
+        records.append(later)
+        var suspended = incident("suspended")
+        suspended.validity = .suspended
+        records.append(suspended)
+        var plannedNoStart = incident("planned-no-start")
+        (plannedNoStart.validity, plannedNoStart.startedAt) = (.planned, nil)
+        records.append(plannedNoStart)
+        var plannedStarted = incident("planned-started")
+        plannedStarted.validity = .planned
+        records.append(plannedStarted)
+        var suspendedEnding = incident("suspended-ends-at-t1", ended: t1)
+        suspendedEnding.validity = .suspended
+        records.append(suspendedEnding)
+        if !gone { records.append(incident("gone")) }
+        return records.map { .incident($0) }
+    }
+
+    @Test("--status, --active, stats and stats --by status agree with StoredIncident.status at each query time; a planned incident is active from its start without a poll",
+          arguments: StoreKind.allCases)
+    func statusAtQueryTime(kind: StoreKind) throws {
+        try withStore(kind) { store in
+            try poll(store, Self.records(), at: t0.adding(seconds: -60))
+            try poll(store, Self.records(without: true), at: t0)  // clears "gone"
+            for (now, late) in [(t0, false), (t2, true)] {
+                func expected(_ entry: (id: String, atT0: IncidentStatus, atT2: IncidentStatus)) -> IncidentStatus { late ? entry.atT2 : entry.atT0 }
+                for status in IncidentStatus.allCases {
+                    var query = IncidentQuery(now: now, order: .source)
+                    query.statuses = [status]
+                    let ids = try list(store, query).map(\.incident.externalID)
+                    #expect(ids == Self.expected.filter { expected($0) == status }.map(\.id).sorted(), "\(status) at \(now.rfc3339)")
+                }
+                let all = try list(store, IncidentQuery(now: now, order: .source))
+                #expect(all.map { $0.status(at: now) } == all.compactMap { row in Self.expected.first { $0.id == row.incident.externalID }.map(expected) })
+                #expect(all.count == Self.expected.count)
+                let active = try list(store, IncidentQuery(now: now, activeOnly: true, order: .source))
+                #expect(active.map(\.incident.externalID) == all.filter { $0.isActive(at: now) }.map(\.incident.externalID))
+                var twoStates = IncidentQuery(now: now, order: .source)
+                twoStates.statuses = [.planned, .cleared]
+                #expect(try list(store, twoStates).map(\.incident.externalID)
+                        == Self.expected.filter { [.planned, .cleared].contains(expected($0)) }.map(\.id).sorted())
+                // Statistics without a filter (SQLite: the counts table and the active set) and
+                // with one (the rows grouped): the same five counts.
+                func count(_ status: IncidentStatus) -> Int { Self.expected.filter { expected($0) == status }.count }
+                for query in [IncidentQuery(now: now), IncidentQuery(now: now, sources: ["gits"])] {
+                    let stats = try store.statistics(matching: query, utcOffsetSeconds: 0)
+                    #expect([stats.total, stats.active, stats.planned, stats.suspended, stats.ended, stats.cleared]
+                            == [Self.expected.count, count(.active), count(.planned), count(.suspended), count(.ended), count(.cleared)],
+                            "at \(now.rfc3339), \(query.sources)")
+                    let groups = try store.groupCounts(matching: query, by: .status, per: nil, utcOffsetSeconds: 0)
+                    #expect(Dictionary(uniqueKeysWithValues: groups.map { ($0.key, $0.count) })
+                            == Dictionary(uniqueKeysWithValues: IncidentStatus.allCases.filter { count($0) > 0 }.map { ($0.rawValue, count($0)) }))
+                }
+                #expect(try store.activeIncidentCounts(at: now) == ["gits": count(.active)])
+            }
+        }
+    }
+
+    @Test("the provider's word (validity) is content: a suspended incident listed again as in force is a revision, active again",
+          arguments: StoreKind.allCases)
+    func validityIsContent(kind: StoreKind) throws {
+        try withStore(kind) { store in
+            var suspended = incident("A")
+            suspended.validity = .suspended
+            try poll(store, [.incident(suspended)], at: t0)
+            let resumed = try poll(store, live("A"), at: t1)
+            #expect(resumed.counts.updated == 1)
+            let id = try #require(try allRows(store).first?.id)
+            let history = try #require(try store.history(ofIncident: id))
+            #expect(history.current.incident.validity == nil)
+            #expect(history.current.status(at: t1) == .active)
+            #expect(history.revisions.map(\.incident.validity) == [.suspended])
+        }
+    }
+}
+
 @Suite("Unicode normalization of stored text and query terms (every store)")
 struct NormalizationTests {
     static let nfdRoad = "경부고속도로".decomposedStringWithCanonicalMapping

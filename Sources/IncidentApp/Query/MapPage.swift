@@ -5,8 +5,9 @@ import IncidentJSON
 /// The self-contained HTML page of `incidents map`: Leaflet and Leaflet.markercluster inlined
 /// (read at run time from Debian's `libjs-leaflet` and `libjs-leaflet.markercluster`), the
 /// incidents as a JSON data block written row by row, and a small script that draws them:
-/// circle markers coloured by category in clusters, the incident's own geometry when it is
-/// not a point, popups, a legend. Only the basemap tiles come from the network; without them
+/// circle markers coloured by category in clusters (hollow and dashed when the incident is not
+/// active: planned, suspended, ended or cleared), the incident's own geometry when it is not a
+/// point, popups, a legend with a line per state that is not active. Only the basemap tiles come from the network; without them
 /// the markers show over a plain background.
 ///
 /// Feed text is hostile: it reaches the page only inside the JSON data block, with `<`, `>`,
@@ -124,7 +125,7 @@ enum MapPage {
         """
     }
 
-    /// The data of one incident with a position: `{"id", "category", "lat", "lon",
+    /// The data of one incident with a position: `{"id", "status", "category", "lat", "lon",
     /// "geometry" (GeoJSON or null), "popup": [[label, text], …]}`, times in `zone`.
     static func incidentJSON(_ row: ListedIncident, position: Coordinate, zone: DisplayZone) -> String {
         let stored = row.stored, i = row.stored.incident
@@ -138,7 +139,7 @@ enum MapPage {
         ]
         if let meters = row.distanceMeters { popup.insert(("distance", IncidentOutput.distanceText(meters)), at: 1) }
         let pairs = popup.compactMap { label, value in value.map { "[\(JSONString.quoted(label)), \(JSONString.quoted($0))]" } }
-        return scriptSafe("{\"id\": \(stored.id), \"category\": \"\(i.category.rawValue)\", \"lat\": \(position.latitude), "
+        return scriptSafe("{\"id\": \(stored.id), \"status\": \"\(row.status.rawValue)\", \"category\": \"\(i.category.rawValue)\", \"lat\": \(position.latitude), "
             + "\"lon\": \(position.longitude), \"geometry\": \(i.geometry?.geoJSON ?? "null"), \"popup\": ["
             + pairs.joined(separator: ", ") + "]}")
     }
@@ -160,7 +161,8 @@ enum MapPage {
     }
 
     /// Draws the map from the data blocks. When done, `<body>` carries `data-markers` (markers
-    /// added), `data-shapes` (geometries drawn) and `data-ready="true"`; `#incident-ID` in the
+    /// added), `data-shapes` (geometries drawn), `data-ready="true"` and `data-not-active` (the
+    /// markers of each state other than active: `planned 2, suspended 1`); `#incident-ID` in the
     /// address opens that incident's popup.
     static let script = #"""
     (function () {
@@ -185,18 +187,20 @@ enum MapPage {
       }
       var cluster = L.markerClusterGroup({ maxClusterRadius: 40, disableClusteringAtZoom: 17 });
       var shapes = L.featureGroup();
-      var byId = {}, counts = {}, shapeCount = 0;
+      var byId = {}, counts = {}, shapeCount = 0, notActive = {};
       incidents.forEach(function (incident) {
-        var color = colorOf(incident.category);
+        var color = colorOf(incident.category), active = incident.status === "active";
+        // What is not in force now (planned, suspended, ended, cleared): hollow, dashed.
+        if (!active) { notActive[incident.status] = (notActive[incident.status] || 0) + 1; }
         var marker = L.circleMarker([incident.lat, incident.lon],
-          { radius: 8, color: "#222222", weight: 1, fillColor: color, fillOpacity: 1 });
+          { radius: 8, color: "#222222", weight: 1, fillColor: color, fillOpacity: active ? 1 : 0.25, dashArray: active ? null : "3 3" });
         marker.bindPopup(function () { return popup(incident); });
         cluster.addLayer(marker);
         byId[incident.id] = incident;
         counts[incident.category] = (counts[incident.category] || 0) + 1;
         if (incident.geometry && incident.geometry.type !== "Point") {
           L.geoJSON(incident.geometry, {
-            style: { color: color, weight: 5, opacity: 0.8 },
+            style: { color: color, weight: 5, opacity: 0.8, dashArray: active ? null : "8 8" },
             pointToLayer: function (feature, latlng) {
               return L.circleMarker(latlng, { radius: 5, color: color, weight: 2, fillColor: color, fillOpacity: 0.6 });
             }
@@ -222,6 +226,13 @@ enum MapPage {
           line.appendChild(document.createTextNode(category + " " + counts[category]));
           box.appendChild(line);
         });
+        Object.keys(notActive).sort().forEach(function (status) {
+          var line = document.createElement("div"), swatch = document.createElement("span");
+          swatch.style.borderStyle = "dashed";
+          line.appendChild(swatch);
+          line.appendChild(document.createTextNode(status + " " + notActive[status]));
+          box.appendChild(line);
+        });
         return box;
       };
       legend.addTo(map);
@@ -238,6 +249,7 @@ enum MapPage {
       document.body.dataset.markers = String(incidents.length);
       document.body.dataset.shapes = String(shapeCount);
       document.body.dataset.ready = "true";
+      document.body.dataset.notActive = Object.keys(notActive).sort().map(function (status) { return status + " " + notActive[status]; }).join(", ");
     })();
     """#
 }

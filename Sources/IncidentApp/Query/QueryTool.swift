@@ -24,7 +24,11 @@ public enum QueryTool {
 
     // MARK: Filters shared by list and stats
 
-    static let active = Flag("active", help: "Only incidents still listed by their source and not ended by the provider.")
+    static let active = Flag("active", help: "Only incidents in force now: listed by their source, started, not suspended, not ended (--status active).")
+    static let status = RepeatingOption<IncidentStatus>(
+        "status", placeholder: IncidentStatus.allCases.map(\.rawValue).joined(separator: "|"),
+        help: "Only incidents in this state now (repeatable).",
+        what: "one of \(IncidentStatus.allCases.map(\.rawValue).joined(separator: ", "))") { IncidentStatus(rawValue: $0) }
     static let source = RepeatingOption<String>("source", placeholder: "name", help: "Only this source (repeatable).",
                                                 what: "a source name") { $0.nonEmptyTrimmed?.nfc }
     static let category = RepeatingOption<IncidentCategory>(
@@ -47,7 +51,7 @@ public enum QueryTool {
                                             help: "Every word occurs in the description or location (full-text).",
                                             what: "a text") { $0.nonEmptyTrimmed?.nfc }
 
-    static let filterOptions: [any OptionDeclaration] = [active, source, category, since, until, seenSince, road, bbox, near, radius, search]
+    static let filterOptions: [any OptionDeclaration] = [active, status, source, category, since, until, seenSince, road, bbox, near, radius, search]
 
     /// Parses the shared filters (the validate step: nothing is opened before this succeeds).
     static func query(_ arguments: ParsedArguments, _ context: Context) throws -> (IncidentQuery, zone: DisplayZone) {
@@ -57,6 +61,11 @@ public enum QueryTool {
             try arguments.value(option) { try ValueParsers.instant($0, now: now, zone: zone) }
         }
         var query = IncidentQuery(now: now, activeOnly: arguments[active], sources: try arguments.values(source))
+        let statuses = try arguments.values(status)
+        if !statuses.isEmpty {
+            guard !arguments[active] else { throw UsageError("--active is --status active; give one or the other") }
+            query.statuses = statuses
+        }
         query.categories = try arguments.values(category)
         query.startedSince = try instant(since)
         query.startedUntil = try instant(until)

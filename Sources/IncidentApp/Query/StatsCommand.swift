@@ -39,7 +39,8 @@ enum StatsCommand {
             if zone.fixedOffsetSeconds == nil { stats.byHour = try counts(store, query, by: .hour, per: nil, zone).map { ($0.key, $0.count) } }
             return (stats, try field.map { try counts(store, query, by: $0, per: bucket, zone) })
         }
-        let totals = "total \(stats.total)   active \(stats.active)   ended \(stats.ended)   cleared \(stats.cleared)\n"
+        let totals = "total \(stats.total)   active \(stats.active)   planned \(stats.planned)   suspended \(stats.suspended)   "
+            + "ended \(stats.ended)   cleared \(stats.cleared)\n"
         if let field, let groups {
             let keyTitle = title(field.rawValue, time: field.isTime, zone)
             let bucketTitle = bucket.map { title($0.rawValue, time: true, zone) }
@@ -61,8 +62,7 @@ enum StatsCommand {
             func object(_ pairs: [(String, Int)]) -> String {
                 "{" + pairs.map { "\(JSONString.quoted($0.0)): \($0.1)" }.joined(separator: ", ") + "}"
             }
-            return context.output("{\"total\": \(stats.total), \"active\": \(stats.active), \"ended\": \(stats.ended), "
-                                  + "\"cleared\": \(stats.cleared), \"distinct_roads\": \(stats.distinctRoads), "
+            return context.output("{" + Self.totalsJSON(stats) + ", \"distinct_roads\": \(stats.distinctRoads), "
                                   + sections.map { "\"by_\($0.0)\": \(object($0.1))" }.joined(separator: ", ") + "}\n")
         }
         var out = totals
@@ -114,13 +114,18 @@ enum StatsCommand {
         return keys.map { GroupCount(key: $0, count: $0 == "-" ? noStart ?? 0 : counts[$0] ?? 0) }
     }
 
+    /// `"total": N, "active": N, "planned": N, "suspended": N, "ended": N, "cleared": N`.
+    static func totalsJSON(_ stats: IncidentStatistics) -> String {
+        "\"total\": \(stats.total), \"active\": \(stats.active), \"planned\": \(stats.planned), \"suspended\": \(stats.suspended), "
+            + "\"ended\": \(stats.ended), \"cleared\": \(stats.cleared)"
+    }
+
     static func groupsJSON(_ stats: IncidentStatistics, field: IncidentGrouping, bucket: TimeBucket?, _ groups: [GroupCount]) -> String {
         let rows = groups.map { group in
             "{" + (bucket.map { "\"\($0.rawValue)\": \(JSONString.quoted(group.bucket ?? "-")), " } ?? "")
                 + "\(JSONString.quoted(field.rawValue)): \(JSONString.quoted(group.key)), \"count\": \(group.count)}"
         }
-        return "{\"total\": \(stats.total), \"active\": \(stats.active), \"ended\": \(stats.ended), \"cleared\": \(stats.cleared), "
-            + "\"by\": \(JSONString.quoted(field.rawValue)), \"per\": \(bucket.map { JSONString.quoted($0.rawValue) } ?? "null"), "
+        return "{" + totalsJSON(stats) + ", \"by\": \(JSONString.quoted(field.rawValue)), \"per\": \(bucket.map { JSONString.quoted($0.rawValue) } ?? "null"), "
             + "\"groups\": " + JSONText.array(rows).dropLast() + "}\n"
     }
 }

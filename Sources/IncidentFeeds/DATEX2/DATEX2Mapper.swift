@@ -18,6 +18,8 @@ import IncidentCore
 ///   else the record's version time), or `validityStatus` is `definedByValidityTimeSpec` and
 ///   `overallEndTime` is not after the publication time (the time specification itself says it
 ///   has ended). `active`, `suspended` and `planned` records only expect their end.
+/// - Validity: `validityStatus` `planned` or `suspended` → `validity` (the incident's status is
+///   then planned until its `overallStartTime`, or suspended; see `IncidentStatus`).
 /// - Description: the `generalPublicComment` texts. A comment in one language is its text;
 ///   a comment in several gives one `lang: text` paragraph per language, the source's
 ///   `language` first when it is one of them, the others in document order. Comments are
@@ -88,6 +90,7 @@ public enum DATEX2Mapper {
             } else {
                 incident.expectedEndAt = end
             }
+            incident.validity = record.validityStatus.flatMap { IncidentValidity(rawValue: $0) }
             incident.setGeometry(try geometry(record.locations))
             return .incident(incident)
         } catch {
