@@ -20,7 +20,7 @@ public enum IncidentStatus: String, CaseIterable, Sendable {
 }
 
 extension StoredIncident {
-    /// The incident's state at `now`, the first that holds of: cleared (the store cleared
+    /// The incident's state at `now`, the first of these that holds: cleared (the store cleared
     /// it), ended (the provider's end time is not after `now`), suspended (the provider says
     /// so), planned (its start is after `now`, or the provider says planned and gives no start),
     /// else active.

@@ -7,8 +7,8 @@ import IncidentJSON
 /// incidents as a JSON data block written row by row, and a small script that draws them:
 /// circle markers coloured by category in clusters (hollow and dashed when the incident is not
 /// active: planned, suspended, ended or cleared), the incident's own geometry when it is not a
-/// point, popups, a legend with a line per state that is not active. Only the basemap tiles come from the network; without them
-/// the markers show over a plain background.
+/// point, popups, a legend with a line per state that is not active. Only the basemap tiles
+/// come from the network; without them the markers show over a plain background.
 ///
 /// Feed text is hostile: it reaches the page only inside the JSON data block, with `<`, `>`,
 /// `&`, U+2028 and U+2029 escaped as `\uXXXX` (so no `</script>` can end the block and no

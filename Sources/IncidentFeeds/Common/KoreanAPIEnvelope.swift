@@ -35,13 +35,14 @@ enum KoreanAPIEnvelope {
 
     /// Whether `code` says success, or the typed error it means.
     ///
+    /// Without a code, a data.go.kr error name in `message` (or in `alsoIn`) stands in for its
+    /// code (``reasonCode(named:)``) when that code is an error; a success is never read from text.
+    ///
     /// - Returns: true for success (including "no data": an empty, complete answer); false when
     ///   there is no code at all (the caller decides: records without a code are stored but
     ///   cannot clear; no records and no code is an error).
     /// - Throws: ``FeedError`` `quotaExceeded`, `invalidKey`, `gatewayError` or `apiError`, with the
     ///   code, the provider's message and what it means.
-    ///   Without a code, a data.go.kr error name in `message` (or in `alsoIn`) stands in for its
-    ///   code (``reasonCode(named:)``) when that code is an error; a success is never read from text.
     static func check(code: String?, message: String?, alsoIn otherMessages: [String?] = [], list: CodeList, field: String,
                       provider: String, speaker: String = "the API") throws -> Bool {
         guard let text = code?.trimmingCharacters(in: .whitespaces), !text.isEmpty else {
@@ -89,7 +90,7 @@ enum KoreanAPIEnvelope {
     /// `returnReasonCode` the envelope does not carry.
     static let gatewayErrorNames: [(name: String, code: String)] = [
         ("APPLICATION_ERROR", "01"), ("DB_ERROR", "02"), ("NODATA_ERROR", "03"), ("HTTP_ERROR", "04"),
-        ("SERVICETIME_OUT", "05"), ("SERVICE_TIMEOUT_ERROR", "05"), ("INVALID_REQUEST_PARAMETER_ERROR", "10"),
+        ("SERVICETIME_OUT", "05"), ("INVALID_REQUEST_PARAMETER_ERROR", "10"),
         ("NO_MANDATORY_REQUEST_PARAMETERS_ERROR", "11"), ("NO_OPENAPI_SERVICE_ERROR", "12"), ("SERVICE_ACCESS_DENIED_ERROR", "20"),
         ("TEMPORARILY_DISABLE_THE_SERVICEKEY_ERROR", "21"), ("LIMITED_NUMBER_OF_SERVICE_REQUESTS_EXCEEDS_ERROR", "22"),
         ("SERVICE_KEY_IS_NOT_REGISTERED_ERROR", "30"), ("DEADLINE_HAS_EXPIRED_ERROR", "31"), ("UNREGISTERED_IP_ERROR", "32"),

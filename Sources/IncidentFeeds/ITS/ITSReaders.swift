@@ -95,13 +95,11 @@ enum ITSReaders {
                                                  provider: provider)
         }
         tally.envelopeMessage = value("resultMsg")
-        if value("resultCode") == nil {
-            // No code: an error named in the message is that error (never a success).
-            _ = try KoreanAPIEnvelope.check(code: nil, message: value("resultMsg"), list: .dataGoKr, field: "resultCode", provider: provider)
-        }
+        // Without a code, an error named in the message is still that error (never a success).
+        let succeeded = try KoreanAPIEnvelope.check(code: value("resultCode"), message: value("resultMsg"),
+                                                    list: .dataGoKr, field: "resultCode", provider: provider)
         if value("resultCode") != nil {
-            tally.confirmedSuccess = try KoreanAPIEnvelope.check(code: value("resultCode"), message: value("resultMsg"),
-                                                                 list: .dataGoKr, field: "resultCode", provider: provider)
+            tally.confirmedSuccess = succeeded
             tally.declare(value("totalCount"), field: "totalCount")
             tally.emptyAnswerNeeds = "totalCount"
             tally.codeSaysNoData = KoreanAPIEnvelope.saysNoData(value("resultCode"), list: .dataGoKr)
