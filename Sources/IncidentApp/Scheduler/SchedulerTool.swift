@@ -45,6 +45,13 @@ public enum SchedulerTool {
     ///   `body` throws.
     static func withStore<Result>(path: String, context: Context, scheduler: Bool = false,
                                   _ body: (Stores.Writable) async throws -> Result) async throws -> Result {
+        try await withStore(path: path, context: context, scheduler: scheduler) { store, _ in try await body(store) }
+    }
+
+    /// ``withStore(path:context:scheduler:_:)``, giving `body` the scheduling lock too (nil
+    /// without `scheduler`, or for PostgreSQL).
+    static func withStore<Result>(path: String, context: Context, scheduler: Bool,
+                                  _ body: (Stores.Writable, (any HeldLock)?) async throws -> Result) async throws -> Result {
         if !Stores.isPostgreSQL(path) {
             do {
                 try createParentDirectory(of: path)
@@ -72,7 +79,7 @@ public enum SchedulerTool {
         } catch {
             throw DatabaseFailure(database: path, cause: error)
         }
-        return try await body(store)
+        return try await body(store, lock)
     }
 
     static func createParentDirectory(of path: String) throws {
