@@ -52,12 +52,10 @@ public enum SchedulerTool {
     /// without `scheduler`, or for PostgreSQL).
     static func withStore<Result>(path: String, context: Context, scheduler: Bool,
                                   _ body: (Stores.Writable, (any HeldLock)?) async throws -> Result) async throws -> Result {
-        if !Stores.isPostgreSQL(path) {
-            do {
-                try createParentDirectory(of: path)
-            } catch {
-                throw DatabaseFailure(database: path, cause: error)
-            }
+        do {
+            try createParentDirectory(of: path)
+        } catch {
+            throw DatabaseFailure(database: path, cause: error)
         }
         var lock: (any HeldLock)?
         if scheduler, let locks = Stores.schedulingLocks(path) {
@@ -82,8 +80,11 @@ public enum SchedulerTool {
         return try await body(store, lock)
     }
 
+    /// Makes the directory an SQLite database at `path` goes in; nothing for `:memory:` or a
+    /// PostgreSQL connection string (`migrate --database postgresql://…` made directories named
+    /// after the URI).
     static func createParentDirectory(of path: String) throws {
-        guard path != ":memory:" else { return }
+        guard path != ":memory:", !Stores.isPostgreSQL(path) else { return }
         let directory = URL(fileURLWithPath: path).deletingLastPathComponent()
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
     }
