@@ -42,8 +42,8 @@ public struct IngestIncidents: Sendable {
                         // Cheap atomic load; lets SIGTERM stop a long read promptly.
                         if Task.isCancelled { throw CancellationError() }
                         switch record {
-                        case .incident(let incident): try sink.upsert(incident.normalizedToNFC())
-                        case .rejected(let rejected): try sink.reject(rejected)
+                        case .incident(let incident): try sink.upsert(incident.normalizedForStorage())
+                        case .rejected(let rejected): try sink.reject(rejected.normalizedForStorage)
                         }
                     }
                 }
