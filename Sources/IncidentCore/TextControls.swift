@@ -51,19 +51,27 @@ public struct SearchTerms: Sendable, Equatable {
     public let terms: [String]
 
     /// - Throws: ``QueryError`` when the text has no words, is longer than ``maxCodePoints``,
-    ///   or holds a control character other than whitespace (stored text holds none of C0's,
-    ///   and SQLite's text functions end at U+0000, PostgreSQL's parameters cannot carry it).
+    ///   or holds a control character other than whitespace (``printable(_:what:)``).
     public init(_ text: String) throws {
-        let text = text.nfc
-        if let control = text.unicodeScalars.first(where: { $0.properties.generalCategory == .control && !$0.properties.isWhitespace }) {
-            let hex = String(control.value, radix: 16, uppercase: true)
-            throw QueryError("the search text contains the control character U+\(String(repeating: "0", count: max(0, 4 - hex.count)) + hex); search for printable text")
-        }
+        let text = try Self.printable(text, what: "search")
         let length = text.unicodeScalars.count
         guard length <= Self.maxCodePoints else {
             throw QueryError("the search text is \(length) characters long; search for at most \(Self.maxCodePoints)")
         }
         terms = text.split(whereSeparator: \.isWhitespace).map(String.init)
         guard !terms.isEmpty else { throw QueryError("the search text has no words; give at least one") }
+    }
+
+    /// Query text (`--search`, `--road`) in NFC, checked by the stores' one rule.
+    /// - Throws: ``QueryError`` naming the first control character other than whitespace (C0,
+    ///   DEL, C1): stored text holds no C0 control but TAB, LF and CR, SQLite's text functions
+    ///   end at U+0000 and PostgreSQL's parameters cannot carry it.
+    public static func printable(_ text: String, what: String) throws -> String {
+        let text = text.nfc
+        if let control = text.unicodeScalars.first(where: { $0.properties.generalCategory == .control && !$0.properties.isWhitespace }) {
+            let hex = String(control.value, radix: 16, uppercase: true)
+            throw QueryError("the \(what) text contains the control character U+\(String(repeating: "0", count: max(0, 4 - hex.count)) + hex); use printable text")
+        }
+        return text
     }
 }

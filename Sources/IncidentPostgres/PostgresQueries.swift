@@ -76,7 +76,7 @@ extension PostgresStore: IncidentReader {
                 // A substring of the provider's road name or of the canonical name, or the
                 // canonical road the text names; case-sensitive (SQLite: instr). LIKE reads the
                 // trigram index.
-                let pattern = bind(.text("%" + Self.escapeLike(road.nfc) + "%"))
+                let pattern = bind(.text("%" + Self.escapeLike(try SearchTerms.printable(road, what: "road")) + "%"))
                 var condition = "road LIKE \(pattern) OR road_ref LIKE \(pattern)"
                 if let reference = query.roadReference { condition += " OR road_ref = " + bind(.text(reference)) }
                 conditions.append("(\(condition))")

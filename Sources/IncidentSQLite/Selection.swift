@@ -119,7 +119,7 @@ struct Selection {
                 WHERE (dimension = 'road' AND key <> '' AND instr(key, :road) > 0)
                    OR (dimension = 'road_ref' AND key <> '' AND (instr(key, :road) > 0 OR key = :road_reference))
                 ORDER BY dimension, key
-                """, ["road": .text(road.nfc), "road_reference": .optional(query.roadReference)]) { row in
+                """, ["road": .text(try SearchTerms.printable(road, what: "road")), "road_reference": .optional(query.roadReference)]) { row in
                 if row.string(at: 0) == "road" { names.append(row.string(at: 1) ?? "") } else { references.append(row.string(at: 1) ?? "") }
             }
             if references.isEmpty {

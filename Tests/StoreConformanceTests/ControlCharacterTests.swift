@@ -29,14 +29,14 @@ struct ControlCharacterTests {
         }
     }
 
-    @Test("a control character in search text is the same error on both stores; whitespace controls separate words", arguments: StoreKind.allCases)
+    @Test("a control character in search or road text is the same error on both stores; whitespace controls separate words", arguments: StoreKind.allCases)
     func search(kind: StoreKind) throws {
         try withStore(kind) { store in
             try poll(store, [.incident(incident("A", description: "[사고] 잠실대교 후속 처리").normalizedForStorage())], at: t0)
             for (text, code) in [("\u{0}", "0000"), ("잠실\u{0}", "0000"), ("a\u{1B}[31m", "001B"), ("\u{7F}", "007F"), ("후속\u{9B}", "009B")] {
                 var query = IncidentQuery(now: t1)
                 query.search = text
-                #expect(throws: QueryError("the search text contains the control character U+\(code); search for printable text")) {
+                #expect(throws: QueryError("the search text contains the control character U+\(code); use printable text")) {
                     try list(store, query)
                 }
             }
@@ -44,6 +44,13 @@ struct ControlCharacterTests {
                 var query = IncidentQuery(now: t1)
                 query.search = text
                 #expect(try list(store, query).count == 1, "\(text.debugDescription)")
+            }
+            for (road, code) in [("경부\u{0}", "0000"), ("\u{1B}[31m경부", "001B")] {
+                var query = IncidentQuery(now: t1)
+                query.roadContains = road
+                #expect(throws: QueryError("the road text contains the control character U+\(code); use printable text")) {
+                    try list(store, query)
+                }
             }
             var query = IncidentQuery(now: t1)
             query.search = String(repeating: "가", count: SearchTerms.maxCodePoints + 1)
