@@ -13,6 +13,8 @@ public final class SQLiteStore: StoreFile, @unchecked Sendable {  // all state i
     let columns: ContentColumns
     let migrator: Migrator
     private let busyTimeout: Double
+    /// The -wal file SQLite opened with the database (``reopen()``); nil without one.
+    private var logIdentity: FileIdentity?
 
     /// Opens the database for ingestion, creating it and applying pending migrations.
     ///
@@ -31,6 +33,7 @@ public final class SQLiteStore: StoreFile, @unchecked Sendable {  // all state i
         self.columns = ContentColumns(fields)
         self.migrator = migrator
         self.busyTimeout = busyTimeout
+        self.logIdentity = path == ":memory:" ? nil : FileIdentity(path: path + "-wal")
     }
 
     /// Opens the file at `path` and applies pending migrations.
@@ -102,14 +105,30 @@ public final class SQLiteStore: StoreFile, @unchecked Sendable {  // all state i
     /// applying pending migrations, as ``init(path:clock:busyTimeout:fields:migrator:)`` does
     /// but without creating a file. The old connection is closed first: SQLite's -wal and -shm
     /// files are found by path, and one process must not have two database files open over them.
+    ///
+    /// The old file's log must not be read into the new one (SQLite would: "mispairing",
+    /// <https://www.sqlite.org/howtocorrupt.html>, 1.4). SQLite does not checkpoint a moved file
+    /// when it closes it (pager.c, `databaseIsUnchanged`), so the log is checkpointed into it
+    /// first, waiting up to the busy timeout for readers; when a reader (another process) still
+    /// keeps it, the -wal and -shm files of the old file (the -wal SQLite opened with it) are
+    /// unlinked: that process keeps them open, the new file starts with none. A -wal that came
+    /// with the new file is its own, and kept.
     /// - Throws: ``SQLiteError``, ``MigrationError``; the store then refuses every statement
     ///   (it is open on nothing) until it is reopened.
     public func reopen() throws {
         lock.lock()
         defer { lock.unlock() }
         let path = db.path
+        let log = path + "-wal"
+        try? db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         db = try Database(path: ":memory:", mode: .readOnly)  // closes the old connection
+        if let oldLog = logIdentity, FileIdentity(path: log) == oldLog,
+           ((try? FileManager.default.attributesOfItem(atPath: log))?[.size] as? Int ?? 0) > 0 {
+            unlink(log)
+            unlink(path + "-shm")
+        }
         db = try Self.openMigrated(path, mode: .readWrite, busyTimeout: busyTimeout, migrator: migrator, clock: clock)
+        logIdentity = FileIdentity(path: log)
     }
 }
 
