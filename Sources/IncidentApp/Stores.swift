@@ -58,10 +58,11 @@ enum Stores {
         isPostgreSQL(database) ? nil : SQLiteSchedulingLocks(databasePath: database)
     }
 
-    /// Checks a PostgreSQL `database` setting before anything uses it: any password in it is
-    /// registered for redaction first, so no message repeats it.
-    /// - Throws: ``ConfigurationError`` (exit 78) when it holds a password or libpq cannot
-    ///   read it.
+    /// Checks a `database` setting before anything uses it: a URI that is not PostgreSQL's is
+    /// refused (never made into a path); in a PostgreSQL one, any password is registered for
+    /// redaction first, so no message repeats it.
+    /// - Throws: ``ConfigurationError`` (exit 78) for another URI, or when a PostgreSQL setting
+    ///   holds a password or libpq cannot read it.
     static func checkSetting(_ database: String) throws {
         guard isPostgreSQL(database) else {
             if let scheme = uriScheme(database) {
