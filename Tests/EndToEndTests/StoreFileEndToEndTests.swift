@@ -8,8 +8,9 @@ import Testing
 /// path prefix, and the runs are read from the file at the database's path afterwards.
 @Suite("End to end: the database file under a running loop", .serialized)
 struct StoreFileEndToEndTests {
-    /// Every 2 s: a file changed right after a poll's log line is checked before the next poll.
-    static let interval = "2s"
+    /// Every 3 s: a file changed right after a poll's log line is checked before the next poll,
+    /// with room for a loaded machine (a poll's own time shortens the wait).
+    static let interval = "3s"
 
     static func server() async throws -> LoopbackServer {
         let body = [ResponseSpec(bodyFile: TestPaths.fixture("gits/incidents_3.xml").path)]
@@ -88,6 +89,22 @@ struct StoreFileEndToEndTests {
         let runs = try await Self.runs(ws.database)
         #expect(runs.filter { $0 == "succeeded" }.count == (try await Self.requests(server, "b")), "\(runs)")
         #expect(runs.allSatisfy { ["succeeded", "cancelled"].contains($0) }, "\(runs)")
+    }
+
+    @Test("the lock file alone deleted: the loop locks the new one before its next poll (scheduler.lock_retaken) and a second loop is refused (75)")
+    func lockDeleted() async throws {
+        let server = try await Self.server()
+        let ws = try Workspace()
+        let loop = try Self.loop(try Self.config(ws, server, prefix: "a"), ws.database)
+        #expect(try await Self.finishedPolls(loop, atLeast: 1), "\(loop.stderrSoFar)")
+        try FileManager.default.removeItem(atPath: ws.database + ".lock")
+        #expect(try await Self.finishedPolls(loop, atLeast: 2), "\(loop.stderrSoFar)")
+        #expect(loop.stderrSoFar.contains("event=scheduler.lock_retaken"), "\(loop.stderrSoFar)")
+        let second = await (try Self.loop(try Self.config(ws, server, prefix: "b"), ws.database)).finished(timeout: 30)
+        #expect(second.status == 75, "\(second.stderr)")
+        #expect(try await Self.requests(server, "b") == 0)
+        loop.send(SIGTERM)
+        #expect(await loop.finished(timeout: 30).status == 0)
     }
 
     @Test("a backup moved over the database: reopened before the next poll (database.reopened), every later poll is stored in it")
