@@ -29,6 +29,22 @@ struct ControlCharacterTests {
         }
     }
 
+    /// Bidirectional controls are text (Arabic and Hebrew need them): both stores keep them as
+    /// sent; only terminal output neutralizes them (EndToEndTests: TerminalSafetyTests).
+    @Test("bidirectional controls are stored as sent and searched as text on both stores", arguments: StoreKind.allCases)
+    func bidi(kind: StoreKind) throws {
+        try withStore(kind) { store in
+            let text = "[사고] \u{202E}교대실잠\u{202C} 후속 \u{2066}x\u{2069}"
+            try poll(store, [.incident(incident("A", description: text).normalizedForStorage())], at: t0)
+            #expect(try allRows(store).first?.incident.description == text)
+            for (term, found) in [("\u{202E}교대실잠", 1), ("교대실잠", 1), ("잠실대교", 0), ("\u{2066}x", 1)] {
+                var query = IncidentQuery(now: t1)
+                query.search = term
+                #expect(try list(store, query).count == found, "\(term.debugDescription)")
+            }
+        }
+    }
+
     @Test("a control character in search or road text is the same error on both stores; whitespace controls separate words", arguments: StoreKind.allCases)
     func search(kind: StoreKind) throws {
         try withStore(kind) { store in
