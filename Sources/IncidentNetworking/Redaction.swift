@@ -126,9 +126,10 @@ public enum Redaction {
         let secrets = registry.secrets
         return { text in
             var text = text
-            // A character reference may spell any part of a secret, its anchor too.
+            // A named reference stands for punctuation only, which no anchor holds; a numeric one
+            // (`&#83;`) may spell an anchor's characters too.
             let mayHold = text.withUTF8 { bytes in
-                bytes.contains(0x26) || anchors.contains { anchor in anchor.isEmpty || contains(anchor, in: bytes) }
+                anchors.contains { anchor in anchor.isEmpty || contains(anchor, in: bytes) } || contains(numericReference, in: bytes)
             }
             guard mayHold else { return text }
             return String(decoding: replacingSecrets(secrets, in: Array(text.utf8)), as: UTF8.self)
@@ -175,6 +176,9 @@ public enum Redaction {
     }
 
     // MARK: - Secrets
+
+    /// The start of a numeric character reference, `&#`.
+    private static let numericReference: [UInt8] = [0x26, 0x23]
 
     /// Whether `haystack` contains `needle` (not empty).
     private static func contains(_ needle: [UInt8], in haystack: UnsafeBufferPointer<UInt8>) -> Bool {
