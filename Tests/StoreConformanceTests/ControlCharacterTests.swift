@@ -29,6 +29,17 @@ struct ControlCharacterTests {
         }
     }
 
+    @Test("a run's error quoting a provider's NUL is recorded whole, the NUL a space, on both stores", arguments: StoreKind.allCases)
+    func runError(kind: StoreKind) throws {
+        try withStore(kind) { store in
+            let ingest = IngestIncidents(store: store, clock: .fixed(t0), describe: { "\($0)" })
+            let run = ingest.skip(source: "gits", status: .failed, reason: "the API answered: bad\u{0}key\u{1B}[0m (code 30)")
+            #expect(run.error == "the API answered: bad key [0m (code 30)")
+            let recorded = try runLog(store).map(\.error)
+            #expect(recorded == ["the API answered: bad key [0m (code 30)"])
+        }
+    }
+
     /// Bidirectional controls are text (Arabic and Hebrew need them): both stores keep them as
     /// sent; only terminal output neutralizes them (EndToEndTests: TerminalSafetyTests).
     @Test("bidirectional controls are stored as sent and searched as text on both stores", arguments: StoreKind.allCases)
