@@ -7,7 +7,7 @@ import IncidentCore
 /// One instance owns one connection; calls are serialized by a lock, so the store may be shared
 /// between tasks. Processes are serialized by SQLite's file locks and the busy timeout.
 public final class SQLiteStore: StoreFile, @unchecked Sendable {  // all state is behind `lock`
-    private var db: Database
+    private(set) var db: Database
     private let lock = NSLock()
     let clock: UTCClock
     let columns: ContentColumns
