@@ -41,7 +41,7 @@ extension ExitStatus {
         (notFresh, "run --once: nothing failed, but a source was skipped (its quota is exhausted) or its response was incomplete; status: a source is stale."),
         (usage, "Bad command line, or a query the database cannot run as given."),
         (dataError, "ingest --file: the file is not a good answer (malformed, another document, a provider error envelope)."),
-        (noInput, "The input file or the database does not exist."),
+        (noInput, "The input file or the database does not exist (run: it was deleted while the scheduler ran)."),
         (locked, "Another incident-scheduler is working on this database; this run did nothing."),
         (configuration, "The configuration file is missing, unreadable or invalid, or a key variable or file is missing, unreadable or wrong."),
         (interrupted, "Stopped by SIGINT; the poll under way was rolled back and recorded as cancelled."),
@@ -102,6 +102,12 @@ struct Failure: Equatable, Sendable {
             self.init(status: Self.status(ofFailedIngest: error.cause), event: "ingest.failed", message: nil)
         case is CancellationError:
             self.init(status: ExitStatus.interrupted, level: .warning, event: "cancelled", message: nil)
+        case let error as StoreFileLost:
+            switch error {
+            case .deleted: self.init(status: ExitStatus.noInput, event: "database.deleted", message: error.description)
+            case .lockTaken: self.init(status: ExitStatus.locked, event: "scheduler.lock_lost", message: error.description)
+            case .unusable: self.init(status: ExitStatus.failure, event: "database.unavailable", message: error.description)
+            }
         case let error as DatabaseFailure:
             self.init(status: ExitStatus.failure, event: "database.unavailable", message: error.description)
         default:

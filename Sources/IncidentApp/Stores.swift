@@ -66,12 +66,21 @@ enum Stores {
         isPostgreSQL(database) ? nil : SQLiteSchedulingLocks(databasePath: database)
     }
 
-    /// Checks a PostgreSQL `database` setting before anything uses it: any password in it is
-    /// registered for redaction first, so no message repeats it.
-    /// - Throws: ``ConfigurationError`` (exit 78) when it holds a password or libpq cannot
-    ///   read it.
+    /// Checks a `database` setting before anything uses it: a URI that is not PostgreSQL's is
+    /// refused (never made into a path); in a PostgreSQL one, any password is registered for
+    /// redaction first, so no message repeats it.
+    /// - Throws: ``ConfigurationError`` (exit 78) for another URI, or when a PostgreSQL setting
+    ///   holds a password or libpq cannot read it.
     static func checkSetting(_ database: String) throws {
-        guard isPostgreSQL(database) else { return }
+        guard isPostgreSQL(database) else {
+            if let scheme = uriScheme(database) {
+                // `mysql://…`, `sqlite:///x`, `file:///x`, `postgresq://…`: made into a path, it would
+                // become directories named after the URI.
+                throw ConfigurationError("database \(Redaction.redact(database)): a \(scheme): URI is no database this program can open; "
+                    + "give a postgresql:// (or postgres://) URI for PostgreSQL, or the path of an SQLite file")
+            }
+            return
+        }
         let passwords = PostgresLocation.passwords(in: database)
         for password in passwords { Redaction.register(secret: password) }
         // What libpq would not read as a password must not be echoed either: `PASSWORD=` or
@@ -95,6 +104,26 @@ enum Stores {
 
     /// Whether `database` names a PostgreSQL database rather than an SQLite file.
     static func isPostgreSQL(_ database: String) -> Bool { PostgresLocation.recognizes(database) }
+
+    /// The scheme of `text` when it is written as a URI with an authority (`scheme://…`,
+    /// RFC 3986 §3.1: a letter, then letters, digits, `+`, `-` or `.`), which is never meant as
+    /// a file path; nil otherwise (`./a:b.sqlite`, `:memory:`).
+    static func uriScheme(_ text: String) -> String? {
+        guard let range = text.range(of: "://") else { return nil }
+        let scheme = text[..<range.lowerBound]
+        guard let first = scheme.first, first.isASCII, first.isLetter,
+              scheme.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "+-.".contains($0)) }) else { return nil }
+        return String(scheme)
+    }
+
+    /// Refuses a connection string or other URI where an SQLite file's path is required
+    /// (`copy --from`).
+    /// - Throws: ``UsageError`` naming `option`.
+    static func requireSQLitePath(_ path: String, option: String) throws {
+        if isPostgreSQL(path) || uriScheme(path) != nil {
+            throw UsageError("\(option): '\(isPostgreSQL(path) ? displayName(path) : Redaction.redact(path))' is not a path; it takes the path of an SQLite database file")
+        }
+    }
 
     /// Whether there may be a store at `database`: an SQLite file that exists (or `:memory:`);
     /// a PostgreSQL database always may (only its server can say, when it is opened).

@@ -73,15 +73,17 @@ enum TextTable {
         return line + "\n"
     }
 
-    /// Control characters (C0, DEL, C1: newlines, tabs, escape sequences) become spaces, so one
-    /// record stays on one line and feed data cannot drive the terminal.
+    /// Control characters (C0, DEL, C1: newlines, tabs, escape sequences) and the Unicode
+    /// bidirectional controls (U+061C, U+200E, U+200F, U+202A–U+202E, U+2066–U+2069, which
+    /// reorder what the terminal shows: "Trojan Source", CVE-2021-42574) become spaces, so one
+    /// record stays on one line and feed data cannot drive the terminal or disguise a row.
     static func singleLine(_ text: String) -> String {
         guard text.unicodeScalars.contains(where: isControl) else { return text }
         return String(String.UnicodeScalarView(text.unicodeScalars.map { isControl($0) ? " " : $0 }))
     }
 
     static func isControl(_ scalar: Unicode.Scalar) -> Bool {
-        scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
+        scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) || (scalar.value >= 0x61C && scalar.properties.isBidiControl)
     }
 
     /// Terminal columns `text` occupies.

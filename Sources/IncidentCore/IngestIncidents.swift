@@ -42,8 +42,8 @@ public struct IngestIncidents: Sendable {
                         // Cheap atomic load; lets SIGTERM stop a long read promptly.
                         if Task.isCancelled { throw CancellationError() }
                         switch record {
-                        case .incident(let incident): try sink.upsert(incident.normalizedToNFC())
-                        case .rejected(let rejected): try sink.reject(rejected)
+                        case .incident(let incident): try sink.upsert(incident.normalizedForStorage())
+                        case .rejected(let rejected): try sink.reject(rejected.normalizedForStorage)
                         }
                     }
                 }
@@ -64,9 +64,11 @@ public struct IngestIncidents: Sendable {
         return record(run(PollContext(source: source, startedAt: now, host: host), status: status, error: reason), dryRun: dryRun)
     }
 
+    /// A run that stored nothing; its error (which may quote the provider) as both stores keep
+    /// text (``Swift/String/replacingStrayControls``).
     private func run(_ poll: PollContext, status: RunStatus, error: String, resumesAt: UTCInstant? = nil) -> IngestRun {
         IngestRun(source: poll.source, startedAt: poll.startedAt, finishedAt: clock.now(), status: status, origin: poll.origin,
-                  observedAt: poll.observedAt, error: error, resumesAt: resumesAt, host: poll.host)
+                  observedAt: poll.observedAt, error: error.replacingStrayControls, resumesAt: resumesAt, host: poll.host)
     }
 
     /// Records a run that stored nothing; a failure to record it is added to its error.

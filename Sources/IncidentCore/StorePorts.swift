@@ -203,6 +203,46 @@ public protocol StoreAdministration: Sendable {
 public protocol HeldLock: AnyObject, Sendable {
     /// Releases the lock; also done when the value is deinitialized.
     func release()
+    /// Whether the lock still guards what it was taken for; a lock file deleted or replaced
+    /// under a running process no longer does (another process can take the file now at the
+    /// path): the lock on that file is taken when it is free. Default: ``HeldLockState/held``.
+    func verify() -> HeldLockState
+}
+
+extension HeldLock {
+    public func verify() -> HeldLockState { .held }
+}
+
+/// What ``HeldLock/verify()`` found.
+public enum HeldLockState: Sendable, Equatable {
+    /// The lock is held as it was taken.
+    case held
+    /// Its file had been deleted or replaced; the file at its path now is locked instead.
+    case retaken
+    /// Its file had been deleted or replaced, and another process holds the file at its path
+    /// now (`holder`: e.g. `pid 1234`, when known).
+    case lost(holder: String?)
+}
+
+/// A store kept in one file that a long-running process holds open (SQLite): the file can be
+/// deleted, or replaced by another (a backup restored with `mv`), under it.
+public protocol StoreFile: Sendable {
+    /// Whether the store's path still names the file it has open.
+    func fileState() -> StoreFileState
+    /// Closes the file and opens the one its path names now, applying pending migrations;
+    /// never creates one.
+    /// - Throws: the store's errors; the store is then unusable.
+    func reopen() throws
+}
+
+/// What ``StoreFile/fileState()`` found.
+public enum StoreFileState: Sendable, Equatable {
+    /// The path names the open file.
+    case same
+    /// Nothing is at the path any more (the file was deleted or moved away).
+    case deleted
+    /// Another file is at the path (e.g. a backup moved over it).
+    case replaced
 }
 
 /// Keeps two schedulers from polling the same source at the same time.

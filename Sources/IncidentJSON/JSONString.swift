@@ -10,16 +10,33 @@ public enum JSONString {
         /// U+0008 and U+000C as `\b` and `\f`; U+007F (DEL) as it is. ``JSONValue``'s compact
         /// text (extension fields are stored in it).
         case compact
-        /// U+0008, U+000C and U+007F (DEL) as `\u0008`, `\u000c`, `\u007f`: nothing a terminal
-        /// acts on is left raw. Log lines and command output.
+        /// U+0008, U+000C and U+007F (DEL) as `\u0008`, `\u000c`, `\u007f`, and the Unicode
+        /// bidirectional controls (Bidi_Control: U+061C, U+200E, U+200F, U+202A–U+202E,
+        /// U+2066–U+2069), which reorder what a terminal shows ("Trojan Source",
+        /// CVE-2021-42574): nothing a terminal acts on is left raw. Log lines and command output.
         case printable
     }
 
-    /// Whether a character (its Unicode scalar value; a UTF-8 byte of 0x80 or more is part of a
-    /// character that never is) is written escaped in `style`.
+    /// Whether a character (its Unicode scalar value) is written escaped in `style`.
     @inlinable
     public static func escapes(_ value: UInt32, style: Style = .printable) -> Bool {
-        value < 0x20 || value == 0x22 || value == 0x5C || (value == 0x7F && style == .printable)
+        value < 0x20 || value == 0x22 || value == 0x5C
+            || (style == .printable && (value == 0x7F || (value >= 0x61C && isBidiControl(value))))
+    }
+
+    /// Whether a UTF-8 byte may belong to a character that ``escapes(_:style:)`` escapes in the
+    /// printable style: one that is such a character, or the lead byte of a bidirectional
+    /// control (0xD8 for U+061C, 0xE2 for U+200E–U+2069). Text without such a byte is copied as
+    /// it is.
+    @inlinable
+    public static func mayEscape(utf8 byte: UInt8) -> Bool {
+        escapes(UInt32(byte)) || byte == 0xD8 || byte == 0xE2
+    }
+
+    /// Unicode's Bidi_Control property (PropList.txt).
+    @usableFromInline
+    static func isBidiControl(_ value: UInt32) -> Bool {
+        Unicode.Scalar(value)?.properties.isBidiControl ?? false
     }
 
     /// `text` as a quoted JSON string, e.g. `"a\"b\u0001"`.

@@ -9,7 +9,9 @@ import FoundationNetworking
 /// 1. **Registered secrets**: every string given to `register(secret:)` (API keys, URL
 ///    passwords) is replaced, in any of its encodings (raw, percent-encoded with upper- or
 ///    lower-case hex and with any mix of its special characters encoded, double-encoded
-///    `%252B`, and `+` read as a space), wherever it appears: bodies, error messages, JSON.
+///    `%252B`, and `+` read as a space), also written with XML/HTML character references
+///    (`&#43;`, `&#x2B;`, `&plus;`, `&amp;`: a server echoing the key in an HTML page),
+///    wherever it appears: bodies, error messages, JSON.
 /// 2. **URL user-info**: in any URL in the text, `scheme://user:password@host` keeps the user
 ///    and loses the password (`http://user:REDACTED@host`), also when the URL is itself
 ///    percent-encoded inside another (`http%3A%2F%2Fuser%3Asecret%40host`) or JSON-escaped
@@ -106,10 +108,7 @@ public enum Redaction {
     /// by `REDACTED`.
     public static func redact(_ text: String) -> String {
         let registry = registry.withLock { $0 }
-        var bytes = Array(text.utf8)
-        for secret in registry.secrets {
-            bytes = replacing(secret, in: bytes)
-        }
+        var bytes = replacingSecrets(registry.secrets, in: Array(text.utf8))
         bytes = URLText.redactingUserInfo(bytes)
         bytes = URLText.redactingKeyParameters(bytes, names: registry.names)
         return String(decoding: bytes, as: UTF8.self)
@@ -127,13 +126,13 @@ public enum Redaction {
         let secrets = registry.secrets
         return { text in
             var text = text
+            // A named reference stands for punctuation only, which no anchor holds; a numeric one
+            // (`&#83;`) may spell an anchor's characters too.
             let mayHold = text.withUTF8 { bytes in
-                anchors.contains { anchor in anchor.isEmpty || contains(anchor, in: bytes) }
+                anchors.contains { anchor in anchor.isEmpty || contains(anchor, in: bytes) } || contains(numericReference, in: bytes)
             }
             guard mayHold else { return text }
-            var bytes = Array(text.utf8)
-            for secret in secrets { bytes = replacing(secret, in: bytes) }
-            return String(decoding: bytes, as: UTF8.self)
+            return String(decoding: replacingSecrets(secrets, in: Array(text.utf8)), as: UTF8.self)
         }
     }
 
@@ -178,6 +177,9 @@ public enum Redaction {
 
     // MARK: - Secrets
 
+    /// The start of a numeric character reference, `&#`.
+    private static let numericReference: [UInt8] = [0x26, 0x23]
+
     /// Whether `haystack` contains `needle` (not empty).
     private static func contains(_ needle: [UInt8], in haystack: UnsafeBufferPointer<UInt8>) -> Bool {
         guard let first = needle.first, needle.count <= haystack.count else { return false }
@@ -188,6 +190,45 @@ public enum Redaction {
             index += 1
         }
         return false
+    }
+
+    /// Replaces every form of every secret (longest first) in `text` by the placeholder, also
+    /// where character references spell it (`abc&#43;def`, `&#x2F;`, `&sol;`, `&amp;`, any
+    /// mix; ``CharacterReferences``): the whole escaped span is replaced.
+    private static func replacingSecrets(_ secrets: [[UInt8]], in text: [UInt8]) -> [UInt8] {
+        var bytes = text
+        for secret in secrets { bytes = replacing(secret, in: bytes) }
+        guard let decoded = CharacterReferences.decoded(bytes) else { return bytes }
+        // Spans of `bytes` that spell a secret, found longest secret first, none overlapping.
+        var spans: [Range<Int>] = []
+        for secret in secrets {
+            var index = 0
+            while let match = firstRange(of: secret, in: decoded.bytes, from: index) {
+                let span = decoded.spans[match.lowerBound].lowerBound..<decoded.spans[match.upperBound - 1].upperBound
+                if !spans.contains(where: { $0.overlaps(span) }) { spans.append(span) }
+                index = match.upperBound
+            }
+        }
+        guard !spans.isEmpty else { return bytes }
+        var out: [UInt8] = []
+        var copiedUpTo = 0
+        for span in spans.sorted(by: { $0.lowerBound < $1.lowerBound }) {
+            out.append(contentsOf: bytes[copiedUpTo..<span.lowerBound])
+            out.append(contentsOf: placeholder.utf8)
+            copiedUpTo = span.upperBound
+        }
+        out.append(contentsOf: bytes[copiedUpTo...])
+        return out
+    }
+
+    /// The first occurrence of `needle` (not empty) in `haystack` at or after `start`.
+    private static func firstRange(of needle: [UInt8], in haystack: [UInt8], from start: Int) -> Range<Int>? {
+        guard let first = needle.first, start + needle.count <= haystack.count else { return nil }
+        for index in start...(haystack.count - needle.count)
+        where haystack[index] == first && haystack[index..<(index + needle.count)].elementsEqual(needle) {
+            return index..<(index + needle.count)
+        }
+        return nil
     }
 
     /// Replaces every occurrence of `needle` in `haystack` by the placeholder. Byte-wise over

@@ -7,7 +7,7 @@ extension PostgresStore: IncidentReader {
     /// line or points of a geometry) then keeps those within the radius, the nearest first for
     /// ``IncidentOrder/distance`` (ties by id), and the limit applies after both.
     public func forEachIncident(matching query: IncidentQuery, _ row: (StoredIncident) throws -> Void) throws {
-        var filter = Filter(query)
+        var filter = try Filter(query)
         var sql = "SELECT \(StoredIncidentDecoder.lifecycleColumns), \(columns.list()) FROM incidents\(filter.clause) ORDER BY "
             + Self.orderClause(query.order)
         if let limit = query.limit, query.near == nil { sql += " LIMIT " + filter.bind(.integer(Int64(limit))) }
@@ -47,7 +47,8 @@ extension PostgresStore: IncidentReader {
             return "$\(arguments.count)"
         }
 
-        init(_ query: IncidentQuery) {
+        /// - Throws: ``QueryError`` for a search text ``SearchTerms`` refuses.
+        init(_ query: IncidentQuery) throws {
             var conditions: [String] = []
             func list(_ values: [String]) -> String {
                 "(" + values.map { bind(.text($0)) }.joined(separator: ", ") + ")"
@@ -77,7 +78,7 @@ extension PostgresStore: IncidentReader {
                 // A substring of the provider's road name or of the canonical name, or the
                 // canonical road the text names; case-sensitive (SQLite: instr). LIKE reads the
                 // trigram index.
-                let pattern = bind(.text("%" + Self.escapeLike(road.nfc) + "%"))
+                let pattern = bind(.text("%" + Self.escapeLike(try SearchTerms.printable(road, what: "road")) + "%"))
                 var condition = "road LIKE \(pattern) OR road_ref LIKE \(pattern)"
                 if let reference = query.roadReference { condition += " OR road_ref = " + bind(.text(reference)) }
                 conditions.append("(\(condition))")
@@ -94,7 +95,7 @@ extension PostgresStore: IncidentReader {
                     + " AND coalesce(min_longitude, longitude) <= \(maxLon) AND coalesce(max_longitude, longitude) >= \(minLon)")
             }
             if let search = query.search {
-                for term in search.nfc.split(whereSeparator: \.isWhitespace).map(String.init) {
+                for term in try SearchTerms(search).terms {
                     // Each term occurs in the description or the location, ASCII letters in
                     // either case (SQLite's LIKE). ILIKE, which the trigram indexes answer,
                     // finds a superset; the ASCII-only fold keeps exactly SQLite's matches.
@@ -195,7 +196,7 @@ extension PostgresStore: IncidentReader {
     /// (`GROUPING SETS`). Groups are ordered as SQLite orders them: largest count first, then
     /// the key's UTF-8 bytes (hours by key).
     public func statistics(matching query: IncidentQuery, utcOffsetSeconds: Int) throws -> IncidentStatistics {
-        var filter = Filter(query)
+        var filter = try Filter(query)
         let now = filter.bind(.instant(query.now))
         let offset = filter.bind(.integer(Int64(utcOffsetSeconds)))
         let sql = """

@@ -14,6 +14,13 @@ final class FileLock: HeldLock, @unchecked Sendable {  // the descriptor is clos
     /// - Returns: nil when another process holds it (exclusively, or at all for `exclusive`).
     /// - Throws: ``FileLockError`` when the file cannot be opened or created.
     init?(path: String, exclusive: Bool = true, writeHolder: Bool = true) throws {
+        guard let fd = try Self.take(path, exclusive: exclusive, writeHolder: writeHolder) else { return nil }
+        self.path = path
+        self.state = Locked(fd)
+    }
+
+    /// Opens (creating) and locks `path`: its descriptor, or nil when another process holds it.
+    private static func take(_ path: String, exclusive: Bool, writeHolder: Bool) throws -> Int32? {
         var fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         if fd < 0 && !exclusive { fd = open(path, O_RDONLY | O_CLOEXEC) }
         guard fd >= 0 else {
@@ -23,13 +30,32 @@ final class FileLock: HeldLock, @unchecked Sendable {  // the descriptor is clos
             close(fd)
             return nil
         }
-        self.path = path
-        self.state = Locked(fd)
         if exclusive && writeHolder {
             // Record the holder for the operator reading the file (informational only).
             _ = ftruncate(fd, 0)
             let text = "pid \(getpid())\n"
             _ = text.withCString { write(fd, $0, strlen($0)) }
+        }
+        return fd
+    }
+
+    /// Whether the path still names the locked file (device and inode of the path against the
+    /// descriptor's). A lock file deleted or replaced under this process no longer keeps
+    /// another process out, so the file at the path now is locked in its place when it is
+    /// free (``HeldLockState/retaken``); when another process holds it, this process has lost
+    /// the lock (``HeldLockState/lost(holder:)``) and keeps its old, useless one.
+    func verify() -> HeldLockState {
+        state.withLock { fd in
+            guard let descriptor = fd else { return .lost(holder: nil) }
+            if let held = FileIdentity(descriptor: descriptor), FileIdentity(path: path) == held { return .held }
+            guard let taken = try? Self.take(path, exclusive: true, writeHolder: true) else {
+                let holder = (try? String(contentsOfFile: path, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
+                return .lost(holder: holder?.isEmpty == false ? holder : nil)
+            }
+            flock(descriptor, LOCK_UN)
+            close(descriptor)
+            fd = taken
+            return .retaken
         }
     }
 

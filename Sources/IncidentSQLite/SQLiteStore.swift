@@ -6,12 +6,15 @@ import IncidentCore
 ///
 /// One instance owns one connection; calls are serialized by a lock, so the store may be shared
 /// between tasks. Processes are serialized by SQLite's file locks and the busy timeout.
-public final class SQLiteStore: @unchecked Sendable {  // all state is behind `lock`
-    let db: Database
+public final class SQLiteStore: StoreFile, @unchecked Sendable {  // all state is behind `lock`
+    private(set) var db: Database
     private let lock = NSLock()
     let clock: UTCClock
     let columns: ContentColumns
     let migrator: Migrator
+    private let busyTimeout: Double
+    /// The -wal file SQLite opened with the database (``reopen()``); nil without one.
+    private var logIdentity: FileIdentity?
 
     /// Opens the database for ingestion, creating it and applying pending migrations.
     ///
@@ -26,14 +29,24 @@ public final class SQLiteStore: @unchecked Sendable {  // all state is behind `l
         try Self.checkAccepted(path, migrator: migrator, busyTimeout: busyTimeout)
         // The migration lock is taken before the file is created, so a reader that finds the
         // file also finds the lock while the schema is being made.
-        db = try MigrationLock.whileMigrating(path) {
-            let db = try Database(path: path, mode: .readWriteCreate, busyTimeout: busyTimeout)
-            if try !migrator.migrate(db, now: clock.now()).isEmpty { db.checkpoint() }
-            return db
-        }
+        db = try Self.openMigrated(path, mode: .readWriteCreate, busyTimeout: busyTimeout, migrator: migrator, clock: clock)
         self.clock = clock
         self.columns = ContentColumns(fields)
         self.migrator = migrator
+        self.busyTimeout = busyTimeout
+        self.logIdentity = path == ":memory:" ? nil : FileIdentity(path: path + "-wal")
+    }
+
+    /// Opens the file at `path` and applies pending migrations.
+    private static func openMigrated(_ path: String, mode: Database.Mode, busyTimeout: Double, migrator: Migrator,
+                                     clock: UTCClock) throws -> Database {
+        // The migration lock is taken before the file is created, so a reader that finds the
+        // file also finds the lock while the schema is being made.
+        try MigrationLock.whileMigrating(path) {
+            let db = try Database(path: path, mode: mode, busyTimeout: busyTimeout)
+            if try !migrator.migrate(db, now: clock.now()).isEmpty { db.checkpoint() }
+            return db
+        }
     }
 
     /// Opens an existing database for queries only. Never creates or migrates it; when a
@@ -50,6 +63,7 @@ public final class SQLiteStore: @unchecked Sendable {  // all state is behind `l
         self.clock = clock
         self.columns = ContentColumns()
         self.migrator = try Migrator.bundled()
+        self.busyTimeout = busyTimeout
         try MigrationLock.waitWhileMigrating(path, seconds: busyTimeout) {
             try migrator.verifyUpToDate(db)
         }
@@ -64,6 +78,7 @@ public final class SQLiteStore: @unchecked Sendable {  // all state is behind `l
         self.clock = clock
         self.columns = ContentColumns()
         self.migrator = try Migrator.bundled()
+        self.busyTimeout = busyTimeout
     }
 
     /// Checks, through a read-only connection, that an existing database at `path` is one this
@@ -84,6 +99,51 @@ public final class SQLiteStore: @unchecked Sendable {  // all state is behind `l
         lock.lock()
         defer { lock.unlock() }
         return try body(db)
+    }
+
+    // MARK: StoreFile
+
+    /// Whether the database's path still names the file this store has open: SQLite compares
+    /// the inode of the file it opened (`fstat` at open) with the path's (`stat`)
+    /// (`SQLITE_FCNTL_HAS_MOVED`, <https://www.sqlite.org/c3ref/c_fcntl_begin_atomic_write.html>).
+    /// A file deleted, or replaced by another (`mv backup.sqlite incidents.sqlite`), under a
+    /// running process keeps being written through the open descriptor, where nobody sees it.
+    /// Always ``StoreFileState/same`` for `:memory:`.
+    public func fileState() -> StoreFileState {
+        withDatabase { db in
+            guard db.path != ":memory:", !db.path.isEmpty, db.hasMoved else { return .same }
+            return FileManager.default.fileExists(atPath: db.path) ? .replaced : .deleted
+        }
+    }
+
+    /// Closes the connection and opens the file the path names now (a restored backup),
+    /// applying pending migrations, as ``init(path:clock:busyTimeout:fields:migrator:)`` does
+    /// but without creating a file. The old connection is closed first: SQLite's -wal and -shm
+    /// files are found by path, and one process must not have two database files open over them.
+    ///
+    /// The old file's log must not be read into the new one (SQLite would: "mispairing",
+    /// <https://www.sqlite.org/howtocorrupt.html>, 1.4). SQLite does not checkpoint a moved file
+    /// when it closes it (pager.c, `databaseIsUnchanged`), so the log is checkpointed into it
+    /// first, waiting up to the busy timeout for readers; when a reader (another process) still
+    /// keeps it, the -wal and -shm files of the old file (the -wal SQLite opened with it) are
+    /// unlinked: that process keeps them open, the new file starts with none. A -wal that came
+    /// with the new file is its own, and kept.
+    /// - Throws: ``SQLiteError``, ``MigrationError``; the store then refuses every statement
+    ///   (it is open on nothing) until it is reopened.
+    public func reopen() throws {
+        lock.lock()
+        defer { lock.unlock() }
+        let path = db.path
+        let log = path + "-wal"
+        try? db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        db = try Database(path: ":memory:", mode: .readOnly)  // closes the old connection
+        if let oldLog = logIdentity, FileIdentity(path: log) == oldLog,
+           ((try? FileManager.default.attributesOfItem(atPath: log))?[.size] as? Int ?? 0) > 0 {
+            unlink(log)
+            unlink(path + "-shm")
+        }
+        db = try Self.openMigrated(path, mode: .readWrite, busyTimeout: busyTimeout, migrator: migrator, clock: clock)
+        logIdentity = FileIdentity(path: log)
     }
 }
 

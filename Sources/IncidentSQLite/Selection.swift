@@ -132,7 +132,7 @@ struct Selection {
                 WHERE (dimension = 'road' AND key <> '' AND instr(key, :road) > 0)
                    OR (dimension = 'road_ref' AND key <> '' AND (instr(key, :road) > 0 OR key = :road_reference))
                 ORDER BY dimension, key
-                """, ["road": .text(road.nfc), "road_reference": .optional(query.roadReference)]) { row in
+                """, ["road": .text(try SearchTerms.printable(road, what: "road")), "road_reference": .optional(query.roadReference)]) { row in
                 if row.string(at: 0) == "road" { names.append(row.string(at: 1) ?? "") } else { references.append(row.string(at: 1) ?? "") }
             }
             if references.isEmpty {
@@ -304,28 +304,15 @@ struct Selection {
     }
 }
 
-/// The words of a `--search` text, checked, in the form the store looks for them.
+/// The words of a `--search` text, checked (``SearchTerms``, the rule both stores share), in
+/// the form the store looks for them.
 struct SearchText {
-    /// The longest text searched, in Unicode code points (SQLite bounds a LIKE pattern at
-    /// 50,000 bytes: <https://www.sqlite.org/limits.html#max_like_pattern_length>).
-    static let maxCodePoints = 256
-
     /// The whitespace-separated words, in NFC.
     let terms: [String]
 
-    /// - Throws: ``QueryError`` when the text has no words, is longer than ``maxCodePoints``,
-    ///   or holds a control character (which SQLite's text functions end at).
+    /// - Throws: ``QueryError`` (``SearchTerms/init(_:)``).
     init(_ text: String) throws {
-        let text = text.nfc
-        if let control = text.unicodeScalars.first(where: { $0.properties.generalCategory == .control && !$0.properties.isWhitespace }) {
-            throw QueryError("the search text contains the control character U+\(String(format: "%04X", control.value)); search for printable text")
-        }
-        let length = text.unicodeScalars.count
-        guard length <= Self.maxCodePoints else {
-            throw QueryError("the search text is \(length) characters long; search for at most \(Self.maxCodePoints)")
-        }
-        terms = text.split(whereSeparator: \.isWhitespace).map(String.init)
-        guard !terms.isEmpty else { throw QueryError("the search text has no words; give at least one") }
+        terms = try SearchTerms(text).terms
     }
 
     /// `%term%` with `%`, `_` and `\` escaped (for `LIKE … ESCAPE '\'`).

@@ -239,4 +239,30 @@ struct ExitStatusTests {
         #expect(result.stderr.contains("baseURL carries a key in its query parameter"), "\(result.stderr)")
         #expect(!result.stdout.contains("K3y-in-url") && !result.stderr.contains("K3y-in-url"), "\(result.stderr)")
     }
+
+    /// Issue 24, point 6: `migrate --database postgresql://…` made directories named after the
+    /// URI. No command takes a URI for a path: a PostgreSQL one goes to the server (here
+    /// nothing listens: exit 1), any other is a configuration error; nothing is made in the
+    /// working directory.
+    @Test("a URI given as the database is never made into directories", arguments: [
+        ("incident-scheduler", ["migrate", "--database", "postgresql://u@127.0.0.1:1/db"], 1),
+        ("incident-scheduler", ["migrate", "--database", "postgres://u@127.0.0.1:1/sub/db"], 1),
+        ("incident-scheduler", ["migrate", "--database", "mysql://u@db.example/incidents"], 78),
+        ("incident-scheduler", ["migrate", "--database", "sqlite:///var/tmp/x/incidents.sqlite"], 78),
+        ("incident-scheduler", ["run", "--once", "--database", "file:///var/tmp/x/incidents.sqlite"], 78),
+        ("incident-scheduler", ["ingest", "--source", "gits", "--file", "$FEED", "--database", "postgresq://u@h/x"], 78),
+        ("incident-scheduler", ["prune", "--older-than", "1d", "--database", "https://example.org/db"], 78),
+        ("incidents", ["list", "--database", "mysql://u@db.example/incidents"], 78),
+        ("incident-scheduler", ["copy", "--from", "postgresql://u@127.0.0.1:1/db", "--to", "postgresql://u@127.0.0.1:1/x"], 64),
+    ])
+    func uriIsNoPath(tool: String, arguments: [String], status: Int32) async throws {
+        let (_, paths) = try await Self.paths()
+        let directory = try TestPaths.temporaryDirectory("uri-cwd")
+        let result = await (try RunningProcess(Executables.url(tool), arguments.map { Self.substitute($0, paths) },
+                                               environment: Self.key, currentDirectory: directory)).finished()
+        #expect(result.status == status, "\(result.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).isEmpty, "made in the working directory")
+        #expect(!FileManager.default.fileExists(atPath: "/var/tmp/x"))
+        if status == 78 { #expect(result.stderr.contains("URI is no database this program can open"), "\(result.stderr)") }
+    }
 }

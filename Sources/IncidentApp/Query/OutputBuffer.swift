@@ -41,7 +41,7 @@ struct OutputBuffer {
     mutating func writeJSONString(_ text: String) throws {
         var text = text
         let plain = text.withUTF8 { utf8 in
-            guard !utf8.contains(where: { JSONString.escapes(UInt32($0)) }) else { return false }
+            guard !utf8.contains(where: JSONString.mayEscape(utf8:)) else { return false }
             bytes.append(0x22)
             bytes.append(contentsOf: utf8)
             bytes.append(0x22)

@@ -26,6 +26,7 @@ enum CopyCommand {
     static func run(_ arguments: ParsedArguments, _ context: Context) throws {
         let source = try arguments.required(from, "the SQLite database to copy")
         let target = try arguments.required(to, "the PostgreSQL database to copy into")
+        try Stores.requireSQLitePath(source, option: "--from")
         try SchedulerTool.requireDatabase(source)
         try Stores.checkSetting(target)
         let counts: StoreCounts

@@ -23,6 +23,8 @@ struct PollingLoop: Sendable {
     func run(_ initial: Configuration, reload: @escaping @Sendable () throws -> Configuration) async {
         let logger = service.logger
         let hangups = SignalStream(SIGHUP)
+        // The database file taken from under the scheduler ends the loop as SIGTERM does.
+        service.fileWatch?.whenLost { hangups.stop() }
         var running: [String: (definition: SourceDefinition, task: Task<Void, Never>)] = [:]
         let counters = Counters()
 

@@ -53,16 +53,20 @@ enum RunCommand {
         let dryRun = arguments[CommonOptions.dryRun]
         let configuration = try SchedulerTool.loadConfiguration(arguments, context, requireKeys: true)
         let path = try context.databasePath(arguments, configured: configuration.database)
-        try await SchedulerTool.withStore(path: path, context: context, scheduler: true) { store in
+        try await SchedulerTool.withStore(path: path, context: context, scheduler: true) { store, lock in
+            let fileWatch = (store as? any StoreFile).map { StoreFileWatch(database: path, store: $0, lock: lock, logger: logger) }
             let service = SchedulerService(store: store, clock: context.clock, host: context.host, logger: logger, dryRun: dryRun,
-                                           metricsFile: metricsPath, concurrency: concurrencyLimit ?? configuration.concurrency)
+                                           metricsFile: metricsPath, concurrency: concurrencyLimit ?? configuration.concurrency,
+                                           fileWatch: fileWatch)
             if arguments[loop] {
                 await PollingLoop(service: service, heartbeatSeconds: heartbeatSeconds).run(configuration) {
                     try SchedulerTool.loadConfiguration(arguments, context, requireKeys: true)
                 }
+                if let lost = fileWatch?.lost { throw lost }
                 return
             }
             let round = await service.pollRound(configuration.sources, deadlineSeconds: deadlineSeconds ?? configuration.deadlineSeconds)
+            if let lost = fileWatch?.lost { throw lost }
             if let retention = configuration.retentionSeconds, !dryRun, !Task.isCancelled {
                 service.prune(olderThan: retention)
             }

@@ -39,10 +39,15 @@ struct SchedulerService: Sendable {
     let holder: LeaseHolder
     /// How long a claimed lease lasts without renewal (seconds).
     static let leaseSeconds: Int64 = 60
+    /// For a store in a file: checked before each poll (a deleted database stops the
+    /// scheduler, a replaced one is reopened).
+    let fileWatch: StoreFileWatch?
 
     init(store: Stores.Writable, clock: UTCClock, host: String? = nil, logger: Logger, dryRun: Bool = false, metricsFile: String? = nil,
-         concurrency: Int, timing: PollTiming = .live, makeClient: (@Sendable (SourceDefinition) -> any HTTPClient)? = nil) {
+         concurrency: Int, timing: PollTiming = .live, makeClient: (@Sendable (SourceDefinition) -> any HTTPClient)? = nil,
+         fileWatch: StoreFileWatch? = nil) {
         self.store = store
+        self.fileWatch = fileWatch
         self.clock = clock
         self.host = host
         self.logger = logger
@@ -66,8 +71,12 @@ struct SchedulerService: Sendable {
     }
 
     /// Polls `source` once over HTTP when this scheduler gets its lease, then logs the run with
-    /// its duration (monotonic clock); nil when the source is left to another scheduler.
+    /// its duration (monotonic clock); nil when the source is left to another scheduler, or
+    /// when the database file was taken from under this scheduler (``StoreFileWatch``).
     func poll(_ source: SourceDefinition, client: any HTTPClient) async -> IngestRun? {
+        // A database file deleted under this process stops it (nothing recorded: there is
+        // nowhere to record it); a replaced one is reopened first.
+        if let fileWatch, !fileWatch.allowsPoll() { return nil }
         // A dry run writes nothing, not even a lease, and takes no source from another scheduler.
         if dryRun { return await pollNow(source, client: client) }
         switch claimLease(source) {
@@ -204,6 +213,7 @@ struct SchedulerService: Sendable {
             ])
             work.cancel()
         }
+        fileWatch?.whenLost { work.cancel() }
         let runs = await withTaskCancellationHandler { await work.value } onCancel: { work.cancel() }
         timer.cancel()
         return Round(runs: runs, deadlineExceeded: deadline.passed.withLock { $0 }, interrupted: Task.isCancelled)

@@ -45,12 +45,17 @@ public enum SchedulerTool {
     ///   `body` throws.
     static func withStore<Result>(path: String, context: Context, scheduler: Bool = false,
                                   _ body: (Stores.Writable) async throws -> Result) async throws -> Result {
-        if !Stores.isPostgreSQL(path) {
-            do {
-                try createParentDirectory(of: path)
-            } catch {
-                throw DatabaseFailure(database: path, cause: error)
-            }
+        try await withStore(path: path, context: context, scheduler: scheduler) { store, _ in try await body(store) }
+    }
+
+    /// ``withStore(path:context:scheduler:_:)``, giving `body` the scheduling lock too (nil
+    /// without `scheduler`, or for PostgreSQL).
+    static func withStore<Result>(path: String, context: Context, scheduler: Bool,
+                                  _ body: (Stores.Writable, (any HeldLock)?) async throws -> Result) async throws -> Result {
+        do {
+            try createParentDirectory(of: path)
+        } catch {
+            throw DatabaseFailure(database: path, cause: error)
         }
         var lock: (any HeldLock)?
         if scheduler, let locks = Stores.schedulingLocks(path) {
@@ -78,11 +83,14 @@ public enum SchedulerTool {
         } catch {
             throw DatabaseFailure(database: path, cause: error)
         }
-        return try await body(store)
+        return try await body(store, lock)
     }
 
+    /// Makes the directory an SQLite database at `path` goes in; nothing for `:memory:` or a
+    /// PostgreSQL connection string (`migrate --database postgresql://…` made directories named
+    /// after the URI).
     static func createParentDirectory(of path: String) throws {
-        guard path != ":memory:" else { return }
+        guard path != ":memory:", !Stores.isPostgreSQL(path) else { return }
         let directory = URL(fileURLWithPath: path).deletingLastPathComponent()
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
     }
