@@ -1,0 +1,60 @@
+import Foundation
+import IncidentCore
+@testable import IncidentFeeds
+import IncidentJSON
+import TestSupport
+import Testing
+
+/// One huge record: valid input is never called malformed. A record within the per-record
+/// limit is stored however long its geometry (a work zone's LineString of 100,000 positions);
+/// one over it is set aside with its id and the reason, and the rest of the response is stored
+/// and may still clear (the id is known).
+@Suite("Large records")
+struct LargeRecordTests {
+    /// `[[-104.000001,39.500001],…]`: `count` positions of 22 bytes, about 143 bytes each as
+    /// `JSONLimits.maxRecordBytes` counts.
+    static func line(_ count: Int) -> String {
+        var text = "["
+        text.reserveCapacity(count * 26)
+        for i in 0..<count {
+            if i > 0 { text += "," }
+            text += "[-104.\(String(100_000 + i % 900_000).suffix(6)),39.\(String(100_000 + i % 900_000).suffix(6))]"
+        }
+        return text + "]"
+    }
+
+    @Test("WZDx: a LineString of 100,000 positions is stored; a feature over the limit (id after its geometry) is set aside with its id; the answer stays complete")
+    func wzdxHugeFeature() throws {
+        func feature(_ id: String, positions: Int) -> String {
+            #"{"type":"Feature","geometry":{"type":"LineString","coordinates":"# + Self.line(positions)
+                + #"},"properties":{"core_details":{"event_type":"work-zone","data_source_id":"1","road_names":["I-70"],"direction":"eastbound","description":"Long corridor"},"start_date":"2024-05-01T00:00:00Z","end_date":"2024-09-01T00:00:00Z","vehicle_impact":"some-lanes-closed"},"id":""# + id + #""}"#
+        }
+        let body = #"{"feed_info":{"update_date":"2024-05-02T00:00:00Z","version":"4.2"},"type":"FeatureCollection","features":["#
+            + [feature("short", positions: 2), feature("corridor-100k", positions: 100_000), feature("corridor-300k", positions: 300_000),
+               feature("after", positions: 3)].joined(separator: ",") + "]}"
+        let result = try read(WZDxProvider.self, try temporaryFile(body))
+        #expect(result.verdict == .complete)
+        #expect(result.incidents.map(\.externalID) == ["short", "corridor-100k", "after"])
+        let corridor = try #require(result.incidents.first { $0.externalID == "corridor-100k" })
+        #expect(corridor.geometry?.positions.count == 100_000)
+        #expect(corridor.geometry?.positions.last == position(-104.199999, 39.199999))
+        #expect(corridor.road == "I-70")
+        #expect(result.rejected.count == 1)
+        let rejected = try #require(result.rejected.first)
+        #expect(rejected.externalID == "corridor-300k")
+        #expect(rejected.position == "features[2]")
+        #expect(rejected.reason.hasPrefix("the record is larger than the limit of 33554432 bytes per record (JSONLimits.maxRecordBytes counts "), "\(rejected.reason)")
+        #expect(!rejected.reason.contains("malformed"))
+    }
+
+    @Test("Open511 JSON: an event over the limit is set aside with its id; the event after it is stored")
+    func open511HugeEvent() throws {
+        let geography = #"{"type":"LineString","coordinates":"# + Self.line(300_000) + "}"
+        let body = #"{"events":[{"id":"drivebc.ca/DBC-1","status":"ACTIVE","event_type":"CONSTRUCTION","headline":"CONSTRUCTION","severity":"MINOR","geography":"# + geography
+            + #","created":"2023-06-01T10:00:00-07:00"},{"id":"drivebc.ca/DBC-2","status":"ACTIVE","event_type":"INCIDENT","headline":"INCIDENT","severity":"MAJOR","geography":{"type":"Point","coordinates":[-123.1,49.2]},"created":"2023-06-01T10:00:00-07:00"}],"pagination":{"offset":0},"meta":{"version":"v1"}}"#
+        let result = try read(Open511Provider.self, try temporaryFile(body))
+        #expect(result.incidents.map(\.externalID) == ["drivebc.ca/DBC-2"])
+        #expect(result.rejected.map(\.externalID) == ["drivebc.ca/DBC-1"])
+        #expect(result.rejected.first?.reason.hasPrefix("the record is larger than the limit of 33554432 bytes per record") == true)
+    }
+}
