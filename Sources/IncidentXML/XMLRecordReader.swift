@@ -693,7 +693,7 @@ public final class XMLRecordReader {
                 let declared = table[i].map { String(cString: $0) }
                 if declared == prefix {
                     let uri = table[i + 1].map { String(cString: $0) } ?? ""
-                    return .success(XMLName(local, namespaceURI: uri.isEmpty ? nil : uri).description)
+                    return .success(XMLName(local, namespaceURI: uri.isEmpty ? nil : compiled.resolvedNamespace(uri)).description)
                 }
                 i -= 2
             }

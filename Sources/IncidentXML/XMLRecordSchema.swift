@@ -160,6 +160,10 @@ public struct XMLRecordSchema: Sendable {
     public let recordAttributes: [XMLAttribute]
     /// Attributes of enclosing elements; record context values are indexed like this array.
     public let contextAttributes: [XMLContextAttribute]
+    /// Other namespace URIs read as the schema's: an element (or resolved QName value) in a
+    /// namespace that is none of the schema's but ends with an alias's `suffix` is read as if
+    /// it were in the alias's `namespaceURI`. Empty by default: names match exactly.
+    public var namespaceAliases: [XMLNamespaceAlias] = []
 
     /// Creates a schema; see the type's documentation for the meaning of each list. An
     /// envelope field must be `.single` (a programming error that traps).
@@ -190,6 +194,21 @@ public struct XMLRecordSchema: Sendable {
                   fields: fields.map { XMLField($0) },
                   envelopeFields: envelopeFields.map { XMLField($0) },
                   recordAttributes: recordAttributes.map { XMLAttribute($0) })
+    }
+}
+
+/// A family of namespace URIs read as one of a schema's namespaces (``XMLRecordSchema/namespaceAliases``):
+/// a URI ending with `suffix` (e.g. `/schema/3/situation`, which Spain's DGT publishes as
+/// `http://levelC/schema/3/situation`) stands for `namespaceURI`.
+public struct XMLNamespaceAlias: Hashable, Sendable {
+    /// The end of a document's namespace URI, e.g. `/schema/3/situation`.
+    public var suffix: String
+    /// The schema's namespace URI it stands for.
+    public var namespaceURI: String
+
+    public init(suffix: String, namespaceURI: String) {
+        self.suffix = suffix
+        self.namespaceURI = namespaceURI
     }
 }
 
