@@ -57,4 +57,33 @@ struct LargeRecordTests {
         #expect(result.rejected.map(\.externalID) == ["drivebc.ca/DBC-1"])
         #expect(result.rejected.first?.reason.hasPrefix("the record is larger than the limit of 33554432 bytes per record") == true)
     }
+
+    @Test("DATEX II: a gmlLineString posList of 100,000 positions is stored")
+    func datex2LongPosList() throws {
+        let text = try String(contentsOf: TestPaths.fixture("datex2/v3_linear_multilingual.xml"), encoding: .utf8)
+        let start = try #require(text.range(of: "<loc:posList>"))
+        let end = try #require(text.range(of: "</loc:posList>"))
+        var positions = ""
+        positions.reserveCapacity(100_000 * 24)
+        for i in 0..<100_000 { positions += "61.\(String(100_000 + i).suffix(5)) 23.\(String(100_000 + i).suffix(5)) 120.5 " }
+        let long = text.replacingCharacters(in: start.upperBound..<end.lowerBound, with: positions)
+        let result = try read(DATEX2Provider.self, try temporaryFile(long))
+        let works = try #require(result.incidents.first { $0.externalID == "W1/W1_01" })
+        #expect(works.geometry?.positions.count == 100_000)
+        #expect(works.geometry?.positions.last == Coordinate(latitude: 61.99999, longitude: 23.99999))
+        #expect(result.rejected.isEmpty)
+    }
+
+    @Test("GITS: a record with a text over the limit (17 MiB) is set aside with its regSeq; the others are stored and the answer stays complete")
+    func gitsHugeRecord() throws {
+        let text = try String(contentsOf: TestPaths.fixture("gits/incidents_3.xml"), encoding: .utf8)
+        let first = try #require(text.range(of: "<inciDesc>"))
+        let huge = text.replacingCharacters(in: first.upperBound..<first.upperBound, with: String(repeating: "정체 ", count: (17 << 20) / 7))
+        let result = try read(GITSProvider.self, try temporaryFile(huge))
+        #expect(result.verdict == .complete)
+        #expect(result.incidents.map(\.externalID) == ["202312310777", "202401010002"])
+        #expect(result.rejected.map(\.externalID) == ["202401010001"])
+        #expect(result.rejected.first?.reason.contains("a text of the record is larger than the limit of 16777216 bytes (XMLLimits.maxTextBytes)") == true,
+                "\(result.rejected.first?.reason ?? "")")
+    }
 }

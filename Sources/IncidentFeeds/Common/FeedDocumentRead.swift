@@ -12,13 +12,18 @@ protocol DocumentParseError: Error {
     /// The document ended before its root value or element did (a transfer cut short, a
     /// partial file).
     var isTruncated: Bool { get }
+    /// The document may be valid but passed one of the reader's limits (depth, one text or
+    /// value, one envelope value, markup, entity expansion): it is not called malformed.
+    var isLimit: Bool { get }
 }
 
 extension XMLParseError: DocumentParseError {
     var isTruncated: Bool { kind == .truncated }
+    var isLimit: Bool { [.textTooLarge, .tooDeep, .markupTooLarge, .entityExpansion].contains(kind) }
 }
 extension JSONParseError: DocumentParseError {
     var isTruncated: Bool { kind == .truncated }
+    var isLimit: Bool { [.tooDeep, .stringTooLarge, .numberTooLarge, .recordTooLarge].contains(kind) }
 }
 
 extension ParsePipeline {
@@ -82,9 +87,11 @@ extension ParsePipeline {
 
 extension FeedError {
     /// `malformedBody` for a reader's parse error: `malformed XML response at line 3, column 7:
-    /// …; nothing was stored`, or `truncated …` when the document was cut off before its end.
+    /// …; nothing was stored`, `truncated …` when the document was cut off before its end, or
+    /// `… response over a reader limit …` when it passed a limit (it may be valid).
     init(malformed error: any DocumentParseError, format: String, provider: String) {
-        let what = error.isTruncated ? "truncated \(format) response (cut off before its end)" : "malformed \(format) response"
+        let what = error.isTruncated ? "truncated \(format) response (cut off before its end)"
+            : error.isLimit ? "\(format) response over a limit of the reader" : "malformed \(format) response"
         self.init(.malformedBody, provider: provider,
                   message: "\(what) at line \(error.line), column \(error.column): \(error.message); nothing was stored")
     }
