@@ -531,6 +531,7 @@ struct ExtractorState {
         let envelopes = captureEnvelopes
         let problems = builder.duplicates
         let oversizedBytes = oversized ? captureBytes : nil
+        let byteCount = captureBytes
         mode = .navigate
         endCapture()
         for e in envelopes {
@@ -556,6 +557,7 @@ struct ExtractorState {
         }
         pendingRecord = JSONRecord(value: value, position: recordCount, pathIndex: recordPath, problems: lines,
                                    isOversized: oversizedBytes != nil)
+        pendingRecord?.byteCount = byteCount
         return true
     }
 

@@ -623,7 +623,7 @@ public final class XMLRecordReader {
             state.pointee.recordHasProblems = true
         }
         let hasProblems = state.pointee.recordHasProblems
-        let record = XMLRecord(
+        var record = XMLRecord(
             values: values,
             attributes: usesRecordAttributes ? recordAttributeValues : [],
             recordElementIndex: state.pointee.recordIndex,
@@ -632,6 +632,7 @@ public final class XMLRecordReader {
             context: usesContext ? contextValues : [],
             problems: hasProblems ? recordProblems : [],
             repairs: state.pointee.recordRepairs)
+        record.byteCount = state.pointee.recordBytes
         if usesOccurrences { occurrences.removeAll(keepingCapacity: true) }
         if hasProblems {
             recordProblems.removeAll(keepingCapacity: true)

@@ -264,6 +264,15 @@ public struct XMLRecord: Sendable, Equatable {
     public var recordElementIndex: Int
     /// 1-based line of the record's start tag (where libxml2 finished reading it).
     public var line: Int
+    /// The bytes `XMLLimits.maxRecordBytes` counted in the record (its text, and 32 per kept
+    /// occurrence): a measure of its size for callers that queue records. Not compared by `==`.
+    public var byteCount = 0
+
+    /// Records are equal when everything read is equal (`byteCount` aside).
+    public static func == (a: XMLRecord, b: XMLRecord) -> Bool {
+        a.values == b.values && a.occurrences == b.occurrences && a.attributes == b.attributes && a.context == b.context
+            && a.problems == b.problems && a.repairs == b.repairs && a.recordElementIndex == b.recordElementIndex && a.line == b.line
+    }
 
     /// Creates a record; readers build these, tests may too.
     public init(values: [String?], attributes: [String?] = [], recordElementIndex: Int = 0, line: Int = 0,

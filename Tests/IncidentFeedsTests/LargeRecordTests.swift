@@ -86,4 +86,40 @@ struct LargeRecordTests {
         #expect(result.rejected.first?.reason.contains("a text of the record is larger than the limit of 16777216 bytes (XMLLimits.maxTextBytes)") == true,
                 "\(result.rejected.first?.reason ?? "")")
     }
+
+    /// Records cross between the reading and the storing thread in batches closed by weight too,
+    /// so that large records cannot queue by the hundred: with the consumer stalled, the producer
+    /// is held after a few batches of `maxBatchWeight`, not after 256 records.
+    @Test("the parse pipeline queues records by weight: a stalled consumer holds the producer after a few heavy records")
+    func pipelineBoundedByWeight() throws {
+        final class Counter: @unchecked Sendable {  // written by the producer, read after a wait
+            private let lock = NSLock()
+            private var value = 0
+            func increment() { lock.lock(); value += 1; lock.unlock() }
+            var current: Int { lock.lock(); defer { lock.unlock() }; return value }
+        }
+        let produced = Counter()
+        var seenWhenStalled = -1
+        var consumed = 0
+        try ParsePipeline.run(
+            batchSize: 256, maxBatches: 2, maxBatchWeight: 10, weight: { _ in 5 },
+            produce: { emit in
+                for i in 0..<100 {
+                    produced.increment()
+                    try emit(i)
+                }
+            },
+            consume: { _ in
+                if consumed == 0 {
+                    Thread.sleep(forTimeInterval: 0.3)
+                    seenWhenStalled = produced.current
+                }
+                consumed += 1
+            })
+        #expect(consumed == 100)
+        // One batch of 2 taken by the consumer, 2 batches of 2 queued, and a full one whose push
+        // waits: at most 8, whatever the machine's speed (by count alone, the first batch of
+        // 256 would hand over nothing before all 100 were read).
+        #expect((2...8).contains(seenWhenStalled), "\(seenWhenStalled)")
+    }
 }

@@ -96,6 +96,7 @@ public enum DATEX2Provider: FeedProvider {
         // Reading on one thread; mapping and storing on this one (mapping a record costs about
         // what storing it does, and a tenth of reading its 2 KB of XML).
         try ParsePipeline.run(
+            weight: { output in if case .record(let read) = output { read.weight } else { 0 } },
             produce: { (emit: (Output) throws -> Void) in
                 // The reader keeps its callback only for this call.
                 try withoutActuallyEscaping(emit) { emit in

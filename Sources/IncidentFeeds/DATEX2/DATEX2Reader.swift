@@ -31,6 +31,8 @@ final class DATEX2DocumentReader {
     struct Read: Sendable {
         var record: DATEX2Record
         var publicationTime: UTCInstant?
+        /// The record's size as the XML reader counted it (`XMLRecord.byteCount`).
+        var weight = 0
     }
 
     /// The zone of the publication time, when it has no offset.
@@ -103,7 +105,8 @@ final class DATEX2DocumentReader {
         let publication = self.publication ?? publicationContext(envelope)
         self.publication = publication
         tally.recordsRead += 1
-        try emit(Read(record: DATEX2Record(record, defaultLanguage: publication.language), publicationTime: publication.time))
+        try emit(Read(record: DATEX2Record(record, defaultLanguage: publication.language), publicationTime: publication.time,
+                      weight: record.byteCount))
     }
 
     private func publicationContext(_ envelope: XMLEnvelope) -> (time: UTCInstant?, language: String?) {
