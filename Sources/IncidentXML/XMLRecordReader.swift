@@ -586,6 +586,7 @@ public final class XMLRecordReader {
     }
 
     func didEndRecord() {
+        let oversized = state.pointee.recordOversized != .no
         switch state.pointee.recordOversized {
         case .no:
             break
@@ -633,6 +634,7 @@ public final class XMLRecordReader {
             problems: hasProblems ? recordProblems : [],
             repairs: state.pointee.recordRepairs)
         record.byteCount = state.pointee.recordBytes
+        record.isOversized = oversized
         if usesOccurrences { occurrences.removeAll(keepingCapacity: true) }
         if hasProblems {
             recordProblems.removeAll(keepingCapacity: true)

@@ -267,11 +267,15 @@ public struct XMLRecord: Sendable, Equatable {
     /// The bytes `XMLLimits.maxRecordBytes` counted in the record (its text, and 32 per kept
     /// occurrence): a measure of its size for callers that queue records. Not compared by `==`.
     public var byteCount = 0
+    /// The record passed `XMLLimits.maxRecordBytes` or held a text over `maxTextBytes`: only
+    /// its values of at most 1 KiB were read (its id), and `problems` starts with the limit.
+    public var isOversized = false
 
     /// Records are equal when everything read is equal (`byteCount` aside).
     public static func == (a: XMLRecord, b: XMLRecord) -> Bool {
         a.values == b.values && a.occurrences == b.occurrences && a.attributes == b.attributes && a.context == b.context
             && a.problems == b.problems && a.repairs == b.repairs && a.recordElementIndex == b.recordElementIndex && a.line == b.line
+            && a.isOversized == b.isOversized
     }
 
     /// Creates a record; readers build these, tests may too.

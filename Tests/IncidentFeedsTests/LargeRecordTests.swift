@@ -87,6 +87,20 @@ struct LargeRecordTests {
                 "\(result.rejected.first?.reason ?? "")")
     }
 
+    @Test("ITS XML: a record with a 17 MiB text before its id's parts is set aside under the id they make; the answer stays complete")
+    func itsHugeRecord() throws {
+        let text = try String(contentsOf: TestPaths.fixture("its/eventInfo_envelope_2items.xml"), encoding: .utf8)
+        let expected = try read(ITSProvider.self, TestPaths.fixture("its/eventInfo_envelope_2items.xml"))
+        let huge = text.replacingOccurrences(of: "<type>고속도로</type>", with: "<type>" + String(repeating: "도로 ", count: (17 << 20) / 7) + "</type>")
+        let result = try read(ITSProvider.self, try temporaryFile(huge))
+        #expect(result.verdict == .complete)
+        #expect(result.incidents == Array(expected.incidents.dropFirst()))
+        #expect(result.rejected.map(\.externalID) == [expected.incidents.first?.externalID])
+        #expect(result.rejected.first?.externalID == "1100123400:20240101001500:추돌사고")
+        #expect(result.rejected.first?.reason.hasPrefix("the record a text of the record is larger than the limit of 16777216 bytes") == true,
+                "\(result.rejected.first?.reason ?? "")")
+    }
+
     /// Records cross between the reading and the storing thread in batches closed by weight too,
     /// so that large records cannot queue by the hundred: with the consumer stalled, the producer
     /// is held after a few batches of `maxBatchWeight`, not after 256 records.
