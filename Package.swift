@@ -16,6 +16,8 @@ let package = Package(
         .systemLibrary(name: "CSQLite3", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CYAJL", pkgConfig: "yajl", providers: [.apt(["libyajl-dev"])]),
         .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
+        // gzip bodies (NDW's DATEX II .xml.gz files), inflated while they are read.
+        .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         // glibc's wcwidth(3), for aligning Korean text in tables.
         .systemLibrary(name: "CTerminal"),
 
@@ -59,7 +61,7 @@ let package = Package(
         // PostgreSQL: the shared store for several scheduler hosts (libpq), the same ports.
         .target(name: "IncidentPostgres", dependencies: ["CLibPQ", "IncidentCore", "IncidentPostgresMigrations"]),
         // Providers: one folder each (router, record reader, mapper).
-        .target(name: "IncidentFeeds", dependencies: ["IncidentCore", "IncidentNetworking", "IncidentXML", "IncidentJSON"]),
+        .target(name: "IncidentFeeds", dependencies: ["CZlib", "IncidentCore", "IncidentNetworking", "IncidentXML", "IncidentJSON"]),
         // Configuration, argument parsing, commands, logging: the composition root.
         .target(name: "IncidentApp", dependencies: ["CTerminal", "IncidentCore", "IncidentNetworking", "IncidentFeeds", "IncidentJSON", "IncidentSQLite", "IncidentPostgres"]),
 

@@ -4,11 +4,13 @@ feed (../shared/feeds/wzdx/): feed_info, then work-zone features of ~2.7 KB each
 dates, verification flags, vehicle_impact, 2-4 lanes, cross streets, mileposts, types_of_work and a
 LineString of 20 points with 14-decimal coordinates. Deterministic (fixed seed); ids are unique.
 
-usage: gen_wzdx_feed.py OUT.json BYTES     prints the number of features written
+usage: gen_wzdx_feed.py OUT.json BYTES [POINTS]     prints the number of features written
+POINTS (default 20) sets the positions of every LineString: 100000 gives long-corridor work zones.
 Used by Scripts/bench-json and Scripts/bench-json-ingest.
 """
 import json, random, re, sys, uuid
 path, target = sys.argv[1], int(sys.argv[2])
+points_per_line = int(sys.argv[3]) if len(sys.argv) > 3 else 20
 rng = random.Random(20260918)
 source_id = "d9823a41-891b-4f4d-8ee5-296acc016927"
 roads = ["I-70", "I-25", "US-6", "CO-13", "US-285", "I-76", "CO-9", "US-40"]
@@ -23,7 +25,7 @@ def feature(n):
     start_mp = rng.randint(1, 400)
     lon, lat = rng.uniform(-109.0, -102.05), rng.uniform(37.0, 41.0)
     points = []
-    for _ in range(20):
+    for _ in range(points_per_line):
         lon += rng.uniform(-0.004, 0.004)
         lat += rng.uniform(-0.004, 0.004)
         points.append([coordinate(lon), coordinate(lat)])

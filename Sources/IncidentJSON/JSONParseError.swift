@@ -34,7 +34,8 @@ public struct JSONParseError: Error, Equatable, Sendable, CustomStringConvertibl
         public static let stringTooLarge = Kind("stringTooLarge")
         /// A number longer than `JSONLimits.maxNumberBytes`.
         public static let numberTooLarge = Kind("numberTooLarge")
-        /// A record or envelope value larger than `JSONLimits.maxRecordBytes`.
+        /// An envelope value larger than `JSONLimits.maxRecordBytes` (a record that large is
+        /// delivered marked `JSONRecord.isOversized` instead).
         public static let recordTooLarge = Kind("recordTooLarge")
         /// The file could not be opened or read (`parse(contentsOf:)`).
         public static let io = Kind("io")

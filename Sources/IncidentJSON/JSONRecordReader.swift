@@ -27,7 +27,8 @@ import Darwin
 /// is rejected with a `JSONParseError` naming the cause and its byte offset, line and column.
 ///
 /// Limits (defaults): nesting depth 256, one string or key 1 MiB, one number 1 KiB, one record
-/// or envelope value 4 MiB; see `JSONLimits`. Duplicate keys are kept and reported, never
+/// or envelope value 32 MiB (a larger record is delivered marked oversized, for the caller to set
+/// aside); see `JSONLimits`. Duplicate keys are kept and reported, never
 /// resolved silently (`JSONRecord.problems`, `JSONEnvelope.problems`).
 ///
 /// Errors: `parse`, `finish` and `parse(contentsOf:)` throw `JSONParseError`, and rethrow

@@ -103,13 +103,27 @@ public struct JSONRecord: Sendable, Equatable {
     /// `key "id" occurs 2 times` or `key "id" occurs 2 times in properties.lanes[1]`. Empty for a
     /// clean record. The caller decides whether a problem rejects the record.
     public var problems: [String]
+    /// The record was larger than `JSONLimits.maxRecordBytes`: `value` holds only what was read
+    /// before the limit plus the scalar and object members of objects after it (no list after
+    /// it), enough to name the record; `problems` starts with the sizes.
+    public var isOversized: Bool
+    /// The bytes `JSONLimits.maxRecordBytes` counted for the record (an estimate of its tree's
+    /// memory): a measure of its size for callers that queue records. Not compared by `==`.
+    public var byteCount = 0
+
+    /// Records are equal when everything read is equal (`byteCount` aside).
+    public static func == (a: JSONRecord, b: JSONRecord) -> Bool {
+        a.value == b.value && a.position == b.position && a.pathIndex == b.pathIndex && a.problems == b.problems
+            && a.isOversized == b.isOversized
+    }
 
     /// Creates a record; the reader builds these, tests may too.
-    public init(value: JSONValue, position: Int, pathIndex: Int = 0, problems: [String] = []) {
+    public init(value: JSONValue, position: Int, pathIndex: Int = 0, problems: [String] = [], isOversized: Bool = false) {
         self.value = value
         self.position = position
         self.pathIndex = pathIndex
         self.problems = problems
+        self.isOversized = isOversized
     }
 }
 

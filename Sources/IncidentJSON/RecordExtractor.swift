@@ -173,6 +173,16 @@ struct ExtractorState {
     private var captureEnvelopes: [Int] = []
     private var captureLocation = ""
     private var captureBytes = 0
+    /// The record being captured passed `maxRecordBytes`: from then on only scalars and objects
+    /// that are members of objects are kept (its id, whatever order the members come in), up to
+    /// `oversizeAllowance` more bytes; arrays and anything inside them are skipped.
+    private var oversized = false
+    /// Depth of the subtree being skipped inside an oversized record; 0 when none.
+    private var oversizeSkipDepth = 0
+    /// Bytes kept since the record passed the limit.
+    private var oversizeKept = 0
+    /// What the members kept after the limit may take.
+    static let oversizeAllowance = 64 << 10
 
     init(schema: JSONRecordSchema, limits: JSONLimits, onRecord: @escaping (JSONRecord, JSONEnvelope) throws -> Void) {
         let paths = schema.recordPaths + schema.envelopePaths
@@ -223,7 +233,7 @@ struct ExtractorState {
 
     mutating func null() -> Bool {
         switch mode {
-        case .capture: return add(.null, size: Cost.value)
+        case .capture: return oversized ? addOversized(size: Cost.value) { .null } : add(.null, size: Cost.value)
         case .skip: return true
         case .navigate: return navigateScalar(.null, kind: .emptyScalar, size: Cost.value)
         }
@@ -231,7 +241,7 @@ struct ExtractorState {
 
     mutating func bool(_ value: Bool) -> Bool {
         switch mode {
-        case .capture: return add(.bool(value), size: Cost.value)
+        case .capture: return oversized ? addOversized(size: Cost.value) { .bool(value) } : add(.bool(value), size: Cost.value)
         case .skip: return true
         case .navigate: return navigateScalar(.bool(value), kind: .scalar, size: Cost.value)
         }
@@ -239,7 +249,9 @@ struct ExtractorState {
 
     mutating func number(_ text: UnsafeBufferPointer<UInt8>) -> Bool {
         switch mode {
-        case .capture: return add(.number(String(decoding: text, as: UTF8.self)), size: Cost.value + text.count)
+        case .capture:
+            if oversized { return addOversized(size: Cost.value + text.count) { .number(String(decoding: text, as: UTF8.self)) } }
+            return add(.number(String(decoding: text, as: UTF8.self)), size: Cost.value + text.count)
         case .skip: return true
         case .navigate: return navigateScalar(.number(String(decoding: text, as: UTF8.self)), kind: .scalar, size: Cost.value + text.count)
         }
@@ -247,7 +259,9 @@ struct ExtractorState {
 
     mutating func string(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         switch mode {
-        case .capture: return add(.string(String(decoding: bytes, as: UTF8.self)), size: Cost.value + bytes.count)
+        case .capture:
+            if oversized { return addOversized(size: Cost.value + bytes.count) { .string(String(decoding: bytes, as: UTF8.self)) } }
+            return add(.string(String(decoding: bytes, as: UTF8.self)), size: Cost.value + bytes.count)
         case .skip: return true
         case .navigate:
             return navigateScalar(.string(String(decoding: bytes, as: UTF8.self)),
@@ -258,6 +272,12 @@ struct ExtractorState {
     mutating func key(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         switch mode {
         case .capture:
+            if oversized {
+                captureBytes += Cost.key + bytes.count
+                if oversizeSkipDepth > 0 { return true }
+                // Kept for now; dropped again if its value is skipped.
+                oversizeKept += Cost.key + bytes.count
+            }
             builder.key(bytes)
             return grow(Cost.key + bytes.count)
         case .skip:
@@ -272,6 +292,15 @@ struct ExtractorState {
     mutating func startContainer(isObject: Bool) -> Bool {
         switch mode {
         case .capture:
+            if oversized {
+                captureBytes += Cost.container
+                if oversizeSkipDepth > 0 || !isObject || !builder.isInObject || oversizeKept > Self.oversizeAllowance {
+                    if oversizeSkipDepth == 0 && builder.isInObject { builder.dropLastKey() }
+                    oversizeSkipDepth += 1
+                    return true
+                }
+                oversizeKept += Cost.container
+            }
             builder.startContainer(isObject: isObject)
             return grow(Cost.container)
         case .skip:
@@ -299,6 +328,10 @@ struct ExtractorState {
     mutating func endContainer() -> Bool {
         switch mode {
         case .capture:
+            if oversizeSkipDepth > 0 {
+                oversizeSkipDepth -= 1
+                return true
+            }
             guard let value = builder.endContainer() else { return true }
             return complete(value)
         case .skip:
@@ -447,6 +480,9 @@ struct ExtractorState {
     }
 
     private mutating func endCapture() {
+        oversized = false
+        oversizeSkipDepth = 0
+        oversizeKept = 0
         captureRecordPath = -1
         captureEnvelopes = []
         builder.clear()
@@ -454,13 +490,32 @@ struct ExtractorState {
 
     @inline(__always)
     private mutating func grow(_ size: Int) -> Bool {
+        if oversized { return true }  // counted by the caller
         captureBytes += size
         if captureBytes > maxRecordBytes {
-            let what = captureRecordPath >= 0 ? "a record" : "the envelope value \(captureLocation)"
-            failure = .limit(.recordTooLarge, "\(what) is larger than \(maxRecordBytes) bytes (JSONLimits.maxRecordBytes)")
+            if captureRecordPath >= 0 && captureEnvelopes.isEmpty {
+                // A record too large is set aside by the caller, not the end of the document.
+                oversized = true
+                return true
+            }
+            failure = .limit(.recordTooLarge, "the envelope value \(captureLocation) is larger than \(maxRecordBytes) bytes (JSONLimits.maxRecordBytes)")
             return false
         }
         return true
+    }
+
+    /// A scalar of an oversized record: kept as a member of an object while the allowance
+    /// lasts, else skipped (with its key).
+    private mutating func addOversized(size: Int, _ value: () -> JSONValue) -> Bool {
+        captureBytes += size
+        if oversizeSkipDepth > 0 { return true }
+        guard builder.isInObject, oversizeKept + size <= Self.oversizeAllowance else {
+            if builder.isInObject { builder.dropLastKey() }
+            return true
+        }
+        oversizeKept += size
+        guard let whole = builder.add(value()) else { return true }
+        return complete(whole)
     }
 
     /// Adds a finished value to the open container, or completes the capture.
@@ -475,6 +530,8 @@ struct ExtractorState {
         let recordPath = captureRecordPath
         let envelopes = captureEnvelopes
         let problems = builder.duplicates
+        let oversizedBytes = oversized ? captureBytes : nil
+        let byteCount = captureBytes
         mode = .navigate
         endCapture()
         for e in envelopes {
@@ -494,8 +551,13 @@ struct ExtractorState {
         guard recordPath >= 0 else { return true }
         recordCount += 1
         recordCounts[recordPath] += 1
-        let lines = problems.map { "key \"\($0.key)\" occurs \($0.count) times" + ($0.place.isEmpty ? "" : " in \($0.place)") }
-        pendingRecord = JSONRecord(value: value, position: recordCount, pathIndex: recordPath, problems: lines)
+        var lines = problems.map { "key \"\($0.key)\" occurs \($0.count) times" + ($0.place.isEmpty ? "" : " in \($0.place)") }
+        if let oversizedBytes {
+            lines.insert("the record is larger than the limit of \(maxRecordBytes) bytes per record (JSONLimits.maxRecordBytes counts \(oversizedBytes)): only its members outside lists were read, to name it", at: 0)
+        }
+        pendingRecord = JSONRecord(value: value, position: recordCount, pathIndex: recordPath, problems: lines,
+                                   isOversized: oversizedBytes != nil)
+        pendingRecord?.byteCount = byteCount
         return true
     }
 

@@ -66,6 +66,16 @@ struct TreeBuilder {
     /// True while no container is open: the next value completes the capture.
     var isAtTop: Bool { frames.isEmpty }
 
+    /// True when the innermost open container is an object (the next value is a member's).
+    var isInObject: Bool { frames.last?.isObject ?? false }
+
+    /// Forgets the key of the innermost object's member whose value will not be added.
+    mutating func dropLastKey() {
+        guard let frame = frames.last, frame.isObject, keyCount > frame.keysStart + (valueCount - frame.valuesStart) else { return }
+        keyCount -= 1
+        (keys + keyCount).deinitialize(count: 1)
+    }
+
     mutating func startContainer(isObject: Bool) {
         frames.append(Frame(isObject: isObject, valuesStart: valueCount, keysStart: keyCount))
     }

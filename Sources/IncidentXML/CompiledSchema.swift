@@ -58,6 +58,8 @@ struct CompiledSchema {
     /// Per name id of a context element: (index into contextAttributes, attribute).
     let contextAttributes: [Int32: [(index: Int, attribute: CompiledAttribute)]]
     let recordElementNames: [String]
+    /// `XMLRecordSchema.namespaceAliases`: (suffix, schema namespace) as bytes.
+    let aliases: [(suffix: [UInt8], uri: [UInt8])]
 
     init(_ schema: XMLRecordSchema) {
         var distinct: [XMLName] = []
@@ -127,14 +129,42 @@ struct CompiledSchema {
         fieldAttributes = slots.map { $0.0.attributes.map(CompiledAttribute.init) }
         contextAttributes = contexts
         recordElementNames = schema.recordElements.map(\.localName)
+        aliases = schema.namespaceAliases.map { (Array($0.suffix.utf8), Array($0.namespaceURI.utf8)) }
     }
 
     /// What a start tag of `name` in namespace `uri` means (cache miss: string comparisons).
     func classify(_ name: UnsafePointer<xmlChar>, _ uri: UnsafePointer<xmlChar>?) -> NameSlot {
         if let i = names.firstIndex(where: { $0.matches(name, uri) }) { return nameSlots[i] }
+        let foreign = !namespaces.contains { CompiledName.sameNamespace($0, uri) }
+        if foreign, let alias = alias(of: uri) {
+            if let i = names.firstIndex(where: { equalsCString($0.local, name) && $0.uri == alias }) { return nameSlots[i] }
+            return NameSlot()
+        }
         var slot = NameSlot()
-        slot.foreign = !namespaces.contains { CompiledName.sameNamespace($0, uri) }
+        slot.foreign = foreign
         return slot
+    }
+
+    /// The schema namespace an alias gives a foreign `uri`, if any.
+    func alias(of uri: UnsafePointer<xmlChar>?) -> [UInt8]? {
+        guard !aliases.isEmpty, let uri else { return nil }
+        var length = 0
+        while uri[length] != 0 { length += 1 }
+        for alias in aliases where alias.suffix.count <= length {
+            let tail = UnsafeBufferPointer(start: uri + (length - alias.suffix.count), count: alias.suffix.count)
+            if tail.elementsEqual(alias.suffix) { return alias.uri }
+        }
+        return nil
+    }
+
+    /// `uri` as the schema reads it: its alias's namespace when it is foreign and has one.
+    func resolvedNamespace(_ uri: String) -> String {
+        guard !aliases.isEmpty, !namespaces.contains(where: { $0 == Array(uri.utf8) }) else { return uri }
+        let bytes = Array(uri.utf8)
+        for alias in aliases where bytes.count >= alias.suffix.count && bytes.suffix(alias.suffix.count).elementsEqual(alias.suffix) {
+            return String(decoding: alias.uri, as: UTF8.self)
+        }
+        return uri
     }
 }
 

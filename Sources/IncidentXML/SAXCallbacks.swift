@@ -71,6 +71,7 @@ struct ReaderState {
     var contextDepth = 0      // depth of the innermost open context element; 0 when none
     var textRun = 0           // bytes of text since the last tag
     var recordBytes = 0       // bytes of text (and captured occurrences) inside the open record
+    var recordOversized = OversizedRecord.no // the open record passed a limit: it is read for its id only
     var entityBytes = 0       // entity replacement bytes expanded so far
     var cdataPendingCR = false // the last CDATA block ended with CR
     var decodingAttribute = false // inside xmlStringLenDecodeEntities for a wanted attribute
@@ -110,6 +111,17 @@ struct ReaderState {
 
 /// Bytes counted against `XMLLimits.maxRecordBytes` for each kept occurrence, besides its text.
 let occurrenceOverhead = 32
+
+/// Which limit the open record passed, if any. Such a record is valid input that is too large:
+/// it is read on, keeping only values of at most ``oversizedValueBytes`` and no more
+/// occurrences, and delivered with a problem naming the limit (the caller sets it aside by its
+/// id) instead of ending the document.
+enum OversizedRecord: UInt8 {
+    case no, record, text
+}
+
+/// The longest value kept once a record is over a limit: enough for any id.
+let oversizedValueBytes = 1024
 
 /// Largest name cache; past it the cache is cleared and refilled (a document with thousands of
 /// distinct element names is odd, but must not grow memory without bound).
@@ -362,6 +374,7 @@ private func saxStartElement(
         s.pointee.recordDepth = depth
         s.pointee.recordIndex = Int(entry.record)
         s.pointee.recordBytes = 0
+        s.pointee.recordOversized = .no
         s.pointee.recordRepairs = s.pointee.pendingRepairs
         s.pointee.pendingRepairs = 0
         s.pointee.recordLine = Int(s.pointee.ctxt?.pointee.input?.pointee.line ?? 0)
@@ -479,26 +492,36 @@ private func appendText(_ s: UnsafeMutablePointer<ReaderState>, _ text: UnsafePo
     if s.pointee.failed { return }
     let run = s.pointee.textRun + count
     s.pointee.textRun = run
+    let inRecord = s.pointee.recordDepth != 0
     if run > s.pointee.maxText {
-        s.fail(.textTooLarge, "a text node is larger than \(s.pointee.maxText) bytes")
-        return
+        guard inRecord else {
+            s.fail(.textTooLarge, "a text node is larger than \(s.pointee.maxText) bytes")
+            return
+        }
+        if s.pointee.recordOversized == .no { s.pointee.recordOversized = .text }
     }
     var i = 0
-    if s.pointee.recordDepth != 0 {
+    if inRecord {
         let recordBytes = s.pointee.recordBytes + count
         s.pointee.recordBytes = recordBytes
-        if recordBytes > s.pointee.maxRecord {
-            s.fail(.recordTooLarge, "a record holds more than \(s.pointee.maxRecord) bytes of text")
-            return
+        if recordBytes > s.pointee.maxRecord && s.pointee.recordOversized == .no {
+            s.pointee.recordOversized = .record
         }
         i = s.pointee.openBase
     }
     if s.pointee.skipDepth != 0 { return }   // text of a foreign element feeds nothing
     let end = s.pointee.openCount
     while i < end {
-        if !s.append(slot: s.pointee.open[i].slot, text, count) {
-            s.fail(.textTooLarge, "a value is larger than \(s.pointee.maxText) bytes")
-            return
+        let slot = s.pointee.open[i].slot
+        if inRecord && s.pointee.recordOversized != .no {
+            // Short values only (an id), and none grows long: memory stays bounded.
+            if s.pointee.buffers[slot].count + count <= oversizedValueBytes { _ = s.append(slot: slot, text, count) }
+        } else if !s.append(slot: slot, text, count) {
+            guard inRecord else {
+                s.fail(.textTooLarge, "a value is larger than \(s.pointee.maxText) bytes")
+                return
+            }
+            s.pointee.recordOversized = .text
         }
         i += 1
     }

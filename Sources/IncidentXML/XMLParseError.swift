@@ -28,10 +28,8 @@ public struct XMLParseError: Error, Equatable, Sendable, CustomStringConvertible
         /// bytes are invalid in it (including a surrogate encoded in UTF-8, or a document that
         /// ends inside a multi-byte character).
         public static let encoding = Kind("encoding")
-        /// A text run or captured value exceeded `XMLLimits.maxTextBytes`.
+        /// A text run or captured value outside records exceeded `XMLLimits.maxTextBytes`.
         public static let textTooLarge = Kind("textTooLarge")
-        /// A record's text exceeded `XMLLimits.maxRecordBytes`.
-        public static let recordTooLarge = Kind("recordTooLarge")
         /// Elements nested deeper than `XMLLimits.maxDepth`.
         public static let tooDeep = Kind("tooDeep")
         /// Unfinished markup exceeded `XMLLimits.maxMarkupBytes`.

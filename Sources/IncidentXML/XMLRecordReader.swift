@@ -38,7 +38,8 @@ import Darwin
 /// `XML_PARSE_NOENT`/`DTDLOAD`/`HUGE`/recovery; internal entities from an internal DTD subset
 /// are expanded within `XMLLimits.maxEntityExpansionBytes`; any reference to an external
 /// entity fails with `.externalEntity` and loads nothing; the external DTD subset is never
-/// read. Limits (defaults): text run or value 1 MiB, record 4 MiB, depth 256, unfinished markup
+/// read. Limits (defaults): text run or value 16 MiB, record 32 MiB (a record over either is
+/// delivered with a problem, read for its short values only), depth 256, unfinished markup
 /// 2 MiB, entity expansion 1 MiB; see `XMLLimits`.
 ///
 /// Process-wide effects, once, when the first reader is created: `xmlInitParser()` and an
@@ -553,8 +554,12 @@ public final class XMLRecordReader {
         if !recordProblems.isEmpty { state.pointee.recordHasProblems = true }
         let bytes = values.reduce(occurrenceOverhead) { $0 + ($1?.utf8.count ?? 0) }
         state.pointee.recordBytes += bytes
-        if state.pointee.recordBytes > state.pointee.maxRecord {
-            state.fail(.recordTooLarge, "a record holds more than \(state.pointee.maxRecord) bytes of text and kept occurrences")
+        if state.pointee.recordBytes > state.pointee.maxRecord && state.pointee.recordOversized == .no {
+            state.pointee.recordOversized = .record
+        }
+        if state.pointee.recordOversized != .no {
+            // No more occurrences: the record is read for its id only.
+            occurrenceIndex[slot] = -1
             return
         }
         occurrenceIndex[slot] = occurrences.count
@@ -581,6 +586,18 @@ public final class XMLRecordReader {
     }
 
     func didEndRecord() {
+        let oversized = state.pointee.recordOversized != .no
+        switch state.pointee.recordOversized {
+        case .no:
+            break
+        case .record:
+            recordProblems.insert("the record is larger than the limit of \(state.pointee.maxRecord) bytes per record (XMLLimits.maxRecordBytes counts \(state.pointee.recordBytes)): only its short values were read, to name it", at: 0)
+            state.pointee.recordHasProblems = true
+        case .text:
+            recordProblems.insert("a text of the record is larger than the limit of \(state.pointee.maxText) bytes (XMLLimits.maxTextBytes): only its short values were read, to name it", at: 0)
+            state.pointee.recordHasProblems = true
+        }
+        state.pointee.recordOversized = .no
         let count = state.pointee.fieldCount
         let buffers = state.pointee.buffers
         let counts = state.pointee.counts
@@ -607,7 +624,7 @@ public final class XMLRecordReader {
             state.pointee.recordHasProblems = true
         }
         let hasProblems = state.pointee.recordHasProblems
-        let record = XMLRecord(
+        var record = XMLRecord(
             values: values,
             attributes: usesRecordAttributes ? recordAttributeValues : [],
             recordElementIndex: state.pointee.recordIndex,
@@ -616,6 +633,8 @@ public final class XMLRecordReader {
             context: usesContext ? contextValues : [],
             problems: hasProblems ? recordProblems : [],
             repairs: state.pointee.recordRepairs)
+        record.byteCount = state.pointee.recordBytes
+        record.isOversized = oversized
         if usesOccurrences { occurrences.removeAll(keepingCapacity: true) }
         if hasProblems {
             recordProblems.removeAll(keepingCapacity: true)
@@ -693,7 +712,7 @@ public final class XMLRecordReader {
                 let declared = table[i].map { String(cString: $0) }
                 if declared == prefix {
                     let uri = table[i + 1].map { String(cString: $0) } ?? ""
-                    return .success(XMLName(local, namespaceURI: uri.isEmpty ? nil : uri).description)
+                    return .success(XMLName(local, namespaceURI: uri.isEmpty ? nil : compiled.resolvedNamespace(uri)).description)
                 }
                 i -= 2
             }

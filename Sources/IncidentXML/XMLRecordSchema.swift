@@ -160,6 +160,10 @@ public struct XMLRecordSchema: Sendable {
     public let recordAttributes: [XMLAttribute]
     /// Attributes of enclosing elements; record context values are indexed like this array.
     public let contextAttributes: [XMLContextAttribute]
+    /// Other namespace URIs read as the schema's: an element (or resolved QName value) in a
+    /// namespace that is none of the schema's but ends with an alias's `suffix` is read as if
+    /// it were in the alias's `namespaceURI`. Empty by default: names match exactly.
+    public var namespaceAliases: [XMLNamespaceAlias] = []
 
     /// Creates a schema; see the type's documentation for the meaning of each list. An
     /// envelope field must be `.single` (a programming error that traps).
@@ -190,6 +194,21 @@ public struct XMLRecordSchema: Sendable {
                   fields: fields.map { XMLField($0) },
                   envelopeFields: envelopeFields.map { XMLField($0) },
                   recordAttributes: recordAttributes.map { XMLAttribute($0) })
+    }
+}
+
+/// A family of namespace URIs read as one of a schema's namespaces (``XMLRecordSchema/namespaceAliases``):
+/// a URI ending with `suffix` (e.g. `/schema/3/situation`, which Spain's DGT publishes as
+/// `http://levelC/schema/3/situation`) stands for `namespaceURI`.
+public struct XMLNamespaceAlias: Hashable, Sendable {
+    /// The end of a document's namespace URI, e.g. `/schema/3/situation`.
+    public var suffix: String
+    /// The schema's namespace URI it stands for.
+    public var namespaceURI: String
+
+    public init(suffix: String, namespaceURI: String) {
+        self.suffix = suffix
+        self.namespaceURI = namespaceURI
     }
 }
 
@@ -245,6 +264,19 @@ public struct XMLRecord: Sendable, Equatable {
     public var recordElementIndex: Int
     /// 1-based line of the record's start tag (where libxml2 finished reading it).
     public var line: Int
+    /// The bytes `XMLLimits.maxRecordBytes` counted in the record (its text, and 32 per kept
+    /// occurrence): a measure of its size for callers that queue records. Not compared by `==`.
+    public var byteCount = 0
+    /// The record passed `XMLLimits.maxRecordBytes` or held a text over `maxTextBytes`: only
+    /// its values of at most 1 KiB were read (its id), and `problems` starts with the limit.
+    public var isOversized = false
+
+    /// Records are equal when everything read is equal (`byteCount` aside).
+    public static func == (a: XMLRecord, b: XMLRecord) -> Bool {
+        a.values == b.values && a.occurrences == b.occurrences && a.attributes == b.attributes && a.context == b.context
+            && a.problems == b.problems && a.repairs == b.repairs && a.recordElementIndex == b.recordElementIndex && a.line == b.line
+            && a.isOversized == b.isOversized
+    }
 
     /// Creates a record; readers build these, tests may too.
     public init(values: [String?], attributes: [String?] = [], recordElementIndex: Int = 0, line: Int = 0,

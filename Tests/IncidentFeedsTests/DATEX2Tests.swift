@@ -329,7 +329,7 @@ struct DATEX2Tests {
 
     @Test("what is not a SituationPublication is refused with what it is and what to do", arguments: [
         ("not_datex_rss.xml", FeedError.Kind.unexpectedResponse,
-         "datex2: expected a DATEX II SituationPublication (d2LogicalModel, d2:payload or mc:messageContainer, plain or in SOAP) but the document (root element <rss>) has a situationRecord outside a payload publication; check the base URL"),
+         "datex2: expected a DATEX II SituationPublication (d2LogicalModel, d2:payload or mc:messageContainer, plain or in SOAP) but the document (root element <rss>) has a situationRecord outside a payload publication: the root element is in no namespace, and DATEX II's elements all are; check the base URL"),
         ("v2_measured_data.xml", .unexpectedResponse,
          "datex2: the DATEX II payload is a MeasuredDataPublication, not a SituationPublication; check the base URL (it must serve situations)"),
         ("soap_fault.xml", .apiError,
@@ -348,7 +348,7 @@ struct DATEX2Tests {
     func refusedBodies() throws {
         let rss = try temporaryFile("<?xml version=\"1.0\"?><rss version=\"2.0\"><channel/></rss>")
         #expect(feedError(DATEX2Provider.self, rss).error?.message
-                    == "expected a DATEX II SituationPublication (d2LogicalModel, d2:payload or mc:messageContainer, plain or in SOAP) but the document (root element <rss>) holds no payload publication; check the base URL")
+                    == "expected a DATEX II SituationPublication (d2LogicalModel, d2:payload or mc:messageContainer, plain or in SOAP) but the document (root element <rss>) holds no payload publication: the root element is in no namespace, and DATEX II's elements all are; check the base URL")
         let html = try temporaryFile("<!DOCTYPE html><html><body>Service Unavailable</body></html>")
         #expect(feedError(DATEX2Provider.self, html).error?.kind == .unexpectedResponse)
         let json = try temporaryFile("{\"type\":\"FeatureCollection\"}")

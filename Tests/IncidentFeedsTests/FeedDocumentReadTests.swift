@@ -47,4 +47,18 @@ import Testing
             #expect(expected.message.hasPrefix("the document ended inside <"), "\(expected.message)")
         }
     }
+
+    /// Valid input over a reader limit is never called malformed: an ITS record nested 300 deep
+    /// (JSON) or a text of 17 MiB outside records (XML).
+    @Test func limitIsNotMalformed() throws {
+        let deep = Self.jsonRecord.dropLast() + #","x":"# + String(repeating: "[", count: 300) + String(repeating: "]", count: 300) + "}]}}"
+        let json = try #require(feedError(ITSProvider.self, try temporaryFile(String(deep))).error)
+        #expect(json.kind == .malformedBody)
+        #expect(json.message.hasPrefix("JSON response over a limit of the reader at line 1, column "), "\(json.message)")
+        #expect(json.message.hasSuffix(": objects and arrays nested deeper than 256 (JSONLimits.maxDepth); nothing was stored"))
+        let text = "<response><header><resultCode>0</resultCode>" + String(repeating: "x", count: 17 << 20) + "</header></response>"
+        let xml = try #require(feedError(ITSProvider.self, try temporaryFile(text)).error)
+        #expect(xml.message.hasPrefix("XML response over a limit of the reader at line 1, column "), "\(xml.message)")
+        #expect(xml.message.hasSuffix(": a text node is larger than 16777216 bytes; nothing was stored"))
+    }
 }

@@ -94,14 +94,50 @@ import Testing
                                         message: "an invalid literal: expected true, false or null"))
     }
 
-    @Test func recordOverItsLimit() {
+    /// A record over the limit does not end the document: it is read on with nothing more kept
+    /// inside its lists (memory bounded by the limit), delivered marked, and the records after
+    /// it are read as usual. 5,000,001 numbers of 25 bytes counted each, in a 72-byte array.
+    @Test func recordOverItsLimitIsDeliveredMarked() {
         let unit = Array("1,".utf8)
-        var records = 0
-        let (error, fed, _) = stream(prefix: Array("[[".utf8), total: 10_000_000, byte: { unit[$0 % 2] }, onRecord: { _ in records += 1 })
-        #expect(error?.kind == .recordTooLarge)
-        #expect(error?.message == "a record is larger than 4194304 bytes (JSONLimits.maxRecordBytes)")
-        #expect(fed <= 2 + (4 << 20) + Self.chunk)
-        #expect(records == 0)
+        var records: [JSONRecord] = []
+        let (error, _, summary) = stream(prefix: Array("[[".utf8), total: 10_000_000, byte: { unit[$0 % 2] },
+                                         suffix: Array(#"1],{"id":"next"}]"#.utf8), limits: JSONLimits(maxRecordBytes: 1 << 20),
+                                         onRecord: { records.append($0) })
+        #expect(error == nil)
+        #expect(summary?.recordCount == 2)
+        #expect(records.map(\.isOversized) == [true, false])
+        // Kept: the numbers up to the one that passed the limit (72 + 25 × 41,941 > 1 MiB).
+        #expect(records.first?.value.array?.count == 41_941)
+        #expect(records.first?.problems == ["the record is larger than the limit of 1048576 bytes per record (JSONLimits.maxRecordBytes counts 125000097): only its members outside lists were read, to name it"])
+        #expect(records.last?.value == .object([("id", .string("next"))]))
+    }
+
+    /// After the limit, members of objects are still read wherever they come (a GeoJSON
+    /// feature's `id` and `properties` after a huge `geometry`), lists are not, and what is kept
+    /// after the limit is capped too.
+    @Test func oversizedRecordKeepsItsMembersOutsideLists() throws {
+        let schema = JSONRecordSchema(recordPaths: [["features", "*"]])
+        let positions = (0..<200).map { "[\($0).5,1.25]" }.joined(separator: ",")
+        let feature = #"{"type":"Feature","geometry":{"type":"LineString","coordinates":["# + positions
+            + #"]},"properties":{"road_event_id":"r-1","road_names":["I-80"],"core_details":{"event_type":"work-zone","lanes":[{"order":1}]}},"id":"wz-9"}"#
+        let result = try read(#"{"features":["# + feature + "]}", schema: schema, limits: JSONLimits(maxRecordBytes: 2_000))
+        let record = try #require(result.records.first)
+        #expect(record.isOversized)
+        #expect(record.value["id"] == .string("wz-9"))
+        #expect(record.value["type"] == .string("Feature"))
+        #expect(record.value["properties"]?.description == #"{"road_event_id":"r-1","core_details":{"event_type":"work-zone"}}"#)
+        #expect(record.value["geometry"]?["type"] == .string("LineString"))
+        let kept = try #require(record.value["geometry"]?["coordinates"]?.array?.count)
+        #expect(kept > 0 && kept < 200)
+
+        // A record of a million members after the limit keeps at most 64 KiB more.
+        let members = (0..<100_000).map { #""k\#($0)":"v""# }.joined(separator: ",")
+        let many = try read(#"{"features":[{"a":"# + "\"" + String(repeating: "x", count: 900) + "\"," + members + #","id":"last"}]}"#,
+                            schema: schema, limits: JSONLimits(maxRecordBytes: 1_000))
+        let big = try #require(many.records.first)
+        #expect(big.isOversized)
+        #expect(big.value.object.map { $0.count } ?? 0 < (64 << 10) / 40)
+        #expect(big.value["id"] == nil, "past the allowance nothing more is kept")
     }
 
     @Test func envelopeValueOverTheLimit() {

@@ -9,6 +9,8 @@ enum BodyKind: Equatable, Sendable {
     case json
     case html
     case empty
+    /// A gzip member (RFC 1952 magic bytes `1F 8B`): compressed, whatever it holds.
+    case gzip
     case other
 }
 
@@ -28,6 +30,7 @@ enum BodySniffer {
     /// (or HTML). UTF-16 and UTF-32 without a mark are recognised by `<` followed by zero bytes
     /// (XML 1.0 Appendix F).
     static func kind(of head: [UInt8]) -> BodyKind {
+        if Gzip.isGzip(head) { return .gzip }
         var bytes = ArraySlice(asciiView(of: head))
         bytes = bytes.drop { $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }
         guard let first = bytes.first else { return .empty }
@@ -80,15 +83,19 @@ enum BodySniffer {
         case .html: "an HTML page"
         case .json: "a JSON document"
         case .xml: "an XML document"
+        case .gzip: "a gzip-compressed body"
         case .other: "a body of another kind"
         }
+        // Compressed bytes say nothing to a reader and could hold anything: never quoted.
+        let quoted = kind == .gzip ? "" : ", starting '\(excerpt(head))'"
+        let quotedHere = kind == .gzip ? "" : ": '\(excerpt(head))'"
         guard let contentType else {
             // A file given to `ingest --file`.
             return FeedError(.unexpectedResponse, provider: provider,
-                             message: "the file is not \(expected): it is \(what), starting '\(excerpt(head))'")
+                             message: "the file is not \(expected): it is \(what)\(quoted)")
         }
         return FeedError(.unexpectedResponse, provider: provider,
-                         message: "expected \(expected) but got \(what) (Content-Type: \(contentType)): '\(excerpt(head))'; "
+                         message: "expected \(expected) but got \(what) (Content-Type: \(contentType))\(quotedHere); "
                             + "the API or a proxy in front of it is failing: check the base URL and try again later")
     }
 }

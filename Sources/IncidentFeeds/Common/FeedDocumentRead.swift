@@ -12,13 +12,18 @@ protocol DocumentParseError: Error {
     /// The document ended before its root value or element did (a transfer cut short, a
     /// partial file).
     var isTruncated: Bool { get }
+    /// The document may be valid but passed one of the reader's limits (depth, one text or
+    /// value, one envelope value, markup, entity expansion): it is not called malformed.
+    var isLimit: Bool { get }
 }
 
 extension XMLParseError: DocumentParseError {
     var isTruncated: Bool { kind == .truncated }
+    var isLimit: Bool { [.textTooLarge, .tooDeep, .markupTooLarge, .entityExpansion].contains(kind) }
 }
 extension JSONParseError: DocumentParseError {
     var isTruncated: Bool { kind == .truncated }
+    var isLimit: Bool { [.tooDeep, .stringTooLarge, .numberTooLarge, .recordTooLarge].contains(kind) }
 }
 
 extension ParsePipeline {
@@ -32,6 +37,7 @@ extension ParsePipeline {
     ///
     /// - Parameters:
     ///   - format: `XML` or `JSON`, for messages.
+    ///   - weight: the record's size as its reader counted it (`byteCount`), for ``run``.
     ///   - parse: makes the reader with the record callback it is given, reads the whole
     ///     document, and returns what the caller needs of its end (envelope, repairs).
     /// - Returns: what `parse` returned.
@@ -39,13 +45,13 @@ extension ParsePipeline {
     ///   what `inspect` and `body` throw.
     static func readDocument<Record, Envelope, DTO: Sendable, End: Sendable>(
         format: String, provider: String, tally: inout ResponseTally,
-        dto: @escaping @Sendable (Record) -> DTO,
+        dto: @escaping @Sendable (Record) -> DTO, weight: @escaping @Sendable (Record) -> Int,
         inspect: @escaping @Sendable (Envelope, inout ResponseTally) throws -> Void,
         parse: @escaping @Sendable (_ onRecord: @escaping (Record, Envelope) throws -> Void) throws -> End,
         map: (DTO) -> FeedRecord, body: (FeedRecord) throws -> Void
     ) throws -> End {
         let end = DocumentEnd<End>()
-        try run(produce: { emit in
+        try run(weight: { $0.weight }, produce: { (emit: (Weighed<DTO>) throws -> Void) in
             // The reader keeps its callback only for this call.
             try withoutActuallyEscaping(emit) { emit in
                 var checked = false
@@ -56,7 +62,7 @@ extension ParsePipeline {
                             try inspect(envelope, &early)
                             checked = true
                         }
-                        try emit(dto(record))
+                        try emit(Weighed(value: dto(record), weight: weight(record)))
                     })
                 } catch let error as any DocumentParseError {
                     throw FeedError(malformed: error, format: format, provider: provider)
@@ -64,12 +70,18 @@ extension ParsePipeline {
             }
         }, consume: { dto in
             tally.recordsRead += 1
-            try body(map(dto))
+            try body(map(dto.value))
         })
         guard let value = end.get() else {
             throw FeedError(.malformedBody, provider: provider, message: "the \(format) reader ended without a summary (internal error); nothing was stored")
         }
         return value
+    }
+
+    /// A DTO with the size its reader counted for the record (``run`` closes batches by it).
+    struct Weighed<Value: Sendable>: Sendable {
+        var value: Value
+        var weight: Int
     }
 
     /// What the reading thread left at the end of the document.
@@ -82,9 +94,11 @@ extension ParsePipeline {
 
 extension FeedError {
     /// `malformedBody` for a reader's parse error: `malformed XML response at line 3, column 7:
-    /// …; nothing was stored`, or `truncated …` when the document was cut off before its end.
+    /// …; nothing was stored`, `truncated …` when the document was cut off before its end, or
+    /// `… response over a reader limit …` when it passed a limit (it may be valid).
     init(malformed error: any DocumentParseError, format: String, provider: String) {
-        let what = error.isTruncated ? "truncated \(format) response (cut off before its end)" : "malformed \(format) response"
+        let what = error.isTruncated ? "truncated \(format) response (cut off before its end)"
+            : error.isLimit ? "\(format) response over a limit of the reader" : "malformed \(format) response"
         self.init(.malformedBody, provider: provider,
                   message: "\(what) at line \(error.line), column \(error.column): \(error.message); nothing was stored")
     }

@@ -34,7 +34,7 @@ struct JSONFeedFormat<DTO: Sendable>: Sendable {
         let schema = self.schema
         var tally = ResponseTally(successField: successField)
         let summary = try ParsePipeline.readDocument(
-            format: "JSON", provider: provider, tally: &tally, dto: dto, inspect: inspect,
+            format: "JSON", provider: provider, tally: &tally, dto: dto, weight: { $0.byteCount }, inspect: inspect,
             parse: { onRecord in try JSONRecordReader(schema: schema, onRecord: onRecord).parse(contentsOf: file) },
             map: map, body: body)
         tally.repairs = summary.repairs.total

@@ -94,13 +94,27 @@ extension Geometry {
     /// outline of their exterior rings (a `LineString`/`MultiLineString`: this model has no
     /// areas). Positions are `[longitude, latitude]` in WGS84 degrees; a third number
     /// (altitude) is ignored. Members other than `type` and `coordinates` (the legacy `crs` of
-    /// GeoJSON 2008, `bbox`) are ignored.
+    /// GeoJSON 2008, `bbox`) are ignored. A `GeometryCollection` (§3.1.8, which Open511's
+    /// `geography` may be) becomes one of this model's shapes: its points a `MultiPoint`, its
+    /// lines (and outlines) a `LineString` or `MultiLineString`; when it mixes both, each point
+    /// joins the lines as a line of length zero (`[p, p]`), so that the box, `--near` and the
+    /// map still find it.
     ///
     /// - Throws: ``RecordProblem`` for another type, a position that is not two numbers
-    ///   within WGS84 ranges, or a line with fewer than two positions.
+    ///   within WGS84 ranges, a line with fewer than two positions, or an empty collection.
     init(geoJSON value: JSONValue) throws(RecordProblem) {
         guard value.object != nil else { throw RecordProblem(text: "the geometry is \(value.kindName), not a GeoJSON object") }
         guard let type = value["type"]?.string else { throw RecordProblem(text: "the geometry has no type") }
+        if type == "GeometryCollection" {
+            guard let members = value["geometries"]?.array else {
+                throw RecordProblem(text: "the GeometryCollection has no geometries list")
+            }
+            var parts: [Geometry] = []
+            for member in members { parts.append(try Geometry(geoJSON: member)) }
+            guard let combined = Geometry(combining: parts) else { throw RecordProblem(text: "the GeometryCollection is empty") }
+            self = combined
+            return
+        }
         guard let coordinates = value["coordinates"] else { throw RecordProblem(text: "the \(type) geometry has no coordinates") }
         func list(_ value: JSONValue) throws(RecordProblem) -> [JSONValue] {
             guard let items = value.array else { throw RecordProblem(text: "the \(type) coordinates are not nested lists") }
@@ -146,5 +160,31 @@ extension Geometry {
             throw RecordProblem(text: "the \(type) has too few positions (a line needs two)")
         }
         self = valid
+    }
+
+    /// The members of a geometry collection as one shape (see ``init(geoJSON:)``): nil when
+    /// there are none. Shared by the GeoJSON and the GML readers.
+    init?(combining parts: [Geometry]) {
+        guard !parts.isEmpty else { return nil }
+        if parts.count == 1 {
+            self = parts[0]
+            return
+        }
+        var points: [Coordinate] = []
+        var lines: [[Coordinate]] = []
+        for part in parts {
+            switch part {
+            case .point(let p): points.append(p)
+            case .multiPoint(let ps): points += ps
+            case .lineString(let ps): lines.append(ps)
+            case .multiLineString(let ls): lines += ls
+            }
+        }
+        if lines.isEmpty {
+            self = .multiPoint(points)
+        } else {
+            lines += points.map { [$0, $0] }
+            self = lines.count == 1 ? .lineString(lines[0]) : .multiLineString(lines)
+        }
     }
 }

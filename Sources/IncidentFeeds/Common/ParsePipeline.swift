@@ -9,13 +9,19 @@ import Foundation
 /// the C ceiling's time; overlapped they take about as long as the slower half. Memory stays
 /// bounded: at most `maxBatches` batches of `batchSize` records wait in between.
 ///
+/// Batches are also closed by weight: once the records in a batch weigh `maxBatchWeight` (their
+/// size as the reader counted it), so that large records (a work zone's LineString of 100,000
+/// positions weighs 14 MB) do not queue by the thousand: at most `maxBatches` batches of about
+/// `maxBatchWeight` plus one record wait, whatever the records' sizes.
+///
 /// Ordering is kept. An error on either side stops both: a consumer error stops the producer
 /// at its next hand-over; a producer error is thrown to the caller as soon as it happens (the
 /// caller rolls back what it consumed). The producer has finished, and no longer touches its
 /// input, when `run` returns or throws.
 enum ParsePipeline {
     static func run<Value: Sendable>(
-        batchSize: Int = 256, maxBatches: Int = 4,
+        batchSize: Int = 256, maxBatches: Int = 4, maxBatchWeight: Int = 4 << 20,
+        weight: @escaping @Sendable (Value) -> Int = { _ in 0 },
         produce: @escaping @Sendable (_ emit: (Value) throws -> Void) throws -> Void,
         consume: (Value) throws -> Void
     ) throws {
@@ -23,13 +29,16 @@ enum ParsePipeline {
         let finished = DispatchSemaphore(value: 0)
         let thread = Thread {
             var batch: [Value] = []
+            var batchWeight = 0
             batch.reserveCapacity(batchSize)
             do {
                 try produce { value in
                     batch.append(value)
-                    if batch.count == batchSize {
+                    batchWeight += weight(value)
+                    if batch.count == batchSize || batchWeight >= maxBatchWeight {
                         try channel.push(batch)
                         batch.removeAll(keepingCapacity: true)
+                        batchWeight = 0
                     }
                 }
                 if !batch.isEmpty { try channel.push(batch) }

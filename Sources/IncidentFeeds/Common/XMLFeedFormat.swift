@@ -31,7 +31,7 @@ struct XMLFeedFormat<DTO: Sendable>: Sendable {
         let schema = self.schema
         var tally = ResponseTally(successField: successField)
         let (envelope, repairs) = try ParsePipeline.readDocument(
-            format: "XML", provider: provider, tally: &tally, dto: dto, inspect: inspect,
+            format: "XML", provider: provider, tally: &tally, dto: dto, weight: { $0.byteCount }, inspect: inspect,
             parse: { onRecord in
                 let reader = XMLRecordReader(schema: schema, onRecord: onRecord)
                 try reader.parse(contentsOf: file, charset: charset)

@@ -76,10 +76,18 @@ public enum DATEX2Provider: FeedProvider {
 
     public static func read(file: URL, contentType: String?, definition: SourceDefinition,
                             _ body: (FeedRecord) throws -> Void) throws -> ResponseVerdict {
-        let (kind, head) = try BodySniffer.sniff(file)
+        var (kind, head) = try BodySniffer.sniff(file)
+        // NDW's .xml.gz files come as application/gzip or application/octet-stream, with no
+        // Content-Encoding: recognised by their magic bytes and inflated while read.
+        let compressed = kind == .gzip
+        if compressed {
+            head = try Gzip.head(file, provider: name)
+            kind = BodySniffer.kind(of: head)
+        }
         guard kind == .xml else {
             throw BodySniffer.unexpected(kind, head: head, contentType: contentType, provider: name,
-                                         expected: "DATEX II XML (a SituationPublication)")
+                                         expected: compressed ? "DATEX II XML (a SituationPublication) in its gzip file"
+                                            : "DATEX II XML (a SituationPublication)")
         }
         let settings = settings(definition)
         let source = definition.name
@@ -88,11 +96,19 @@ public enum DATEX2Provider: FeedProvider {
         // Reading on one thread; mapping and storing on this one (mapping a record costs about
         // what storing it does, and a tenth of reading its 2 KB of XML).
         try ParsePipeline.run(
+            weight: { output in if case .record(let read) = output { read.weight } else { 0 } },
             produce: { (emit: (Output) throws -> Void) in
                 // The reader keeps its callback only for this call.
                 try withoutActuallyEscaping(emit) { emit in
                     let reader = DATEX2DocumentReader(timeZone: settings.timeZone) { try emit(Output.record($0)) }
-                    try emit(.verdict(try reader.read(file: file, charset: charset)))
+                    if compressed {
+                        // The HTTP charset describes the compressed file: the document's own
+                        // declaration (or UTF-8) decides.
+                        try Gzip.inflate(file, provider: name) { try reader.parse($0) }
+                        try emit(.verdict(try reader.finish()))
+                    } else {
+                        try emit(.verdict(try reader.read(file: file, charset: charset)))
+                    }
                 }
             },
             consume: { (output: Output) in

@@ -31,6 +31,8 @@ final class DATEX2DocumentReader {
     struct Read: Sendable {
         var record: DATEX2Record
         var publicationTime: UTCInstant?
+        /// The record's size as the XML reader counted it (`XMLRecord.byteCount`).
+        var weight = 0
     }
 
     /// The zone of the publication time, when it has no offset.
@@ -103,7 +105,8 @@ final class DATEX2DocumentReader {
         let publication = self.publication ?? publicationContext(envelope)
         self.publication = publication
         tally.recordsRead += 1
-        try emit(Read(record: DATEX2Record(record, defaultLanguage: publication.language), publicationTime: publication.time))
+        try emit(Read(record: DATEX2Record(record, defaultLanguage: publication.language), publicationTime: publication.time,
+                      weight: record.byteCount))
     }
 
     private func publicationContext(_ envelope: XMLEnvelope) -> (time: UTCInstant?, language: String?) {
@@ -144,7 +147,7 @@ final class DATEX2DocumentReader {
             let what = atEnd ? "holds no payload publication" : "has a situationRecord outside a payload publication"
             throw FeedError(.unexpectedResponse, provider: provider,
                             message: "expected a DATEX II SituationPublication (d2LogicalModel, d2:payload or mc:messageContainer, "
-                                + "plain or in SOAP) but the document (root element <\(root)>) \(what); check the base URL")
+                                + "plain or in SOAP) but the document (root element <\(root)>) \(what)\(Self.namespaceNote(envelope.rootElement)); check the base URL")
         }
         guard let kind = payload.kind, DATEX2Mapper.datexLocalName(kind) == "SituationPublication" else {
             throw FeedError(.unexpectedResponse, provider: provider,
@@ -179,6 +182,16 @@ final class DATEX2DocumentReader {
             break
         }
         return tally.verdict
+    }
+
+    /// For a root element in a namespace that is not DATEX II's (by URI, or by the
+    /// `/schema/3/<module>` form of ``DATEX2Schema/namespaceAliases``): says so.
+    static func namespaceNote(_ root: XMLName?) -> String {
+        guard let uri = root?.namespaceURI else { return ": the root element is in no namespace, and DATEX II's elements all are" }
+        let known = [DATEX2Namespace.v2, DATEX2Namespace.d2Payload, DATEX2Namespace.messageContainer,
+                     DATEX2Namespace.soap11, DATEX2Namespace.soap12]
+        if known.contains(uri) || DATEX2Schema.namespaceAliases.contains(where: { uri.hasSuffix($0.suffix) }) { return "" }
+        return ": its namespace \(uri) is not a DATEX II namespace (http://datex2.eu/schema/2/2_0, http://datex2.eu/schema/3/…, or another URI ending in /schema/3/d2Payload)"
     }
 
     static func describe(_ name: XMLName) -> String {

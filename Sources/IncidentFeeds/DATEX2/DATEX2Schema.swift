@@ -223,11 +223,28 @@ enum DATEX2Schema {
         XMLContextAttribute(element: XMLName("situation", namespaceURI: DATEX2Namespace.situation), attribute: XMLAttribute(XMLName("id"))),
     ]
 
-    static let schema = XMLRecordSchema(
-        recordElements: [XMLName("situationRecord", namespaceURI: DATEX2Namespace.v2),
-                         XMLName("situationRecord", namespaceURI: DATEX2Namespace.situation)],
-        fields: slots.compactMap { slot in path(slot.field, slot.version).map { xmlField(slot.field, path: $0) } },
-        envelopeFields: envelopeFields,
-        recordAttributes: recordAttributes,
-        contextAttributes: contextAttributes)
+    static let schema: XMLRecordSchema = {
+        var schema = XMLRecordSchema(
+            recordElements: [XMLName("situationRecord", namespaceURI: DATEX2Namespace.v2),
+                             XMLName("situationRecord", namespaceURI: DATEX2Namespace.situation)],
+            fields: slots.compactMap { slot in path(slot.field, slot.version).map { xmlField(slot.field, path: $0) } },
+            envelopeFields: envelopeFields,
+            recordAttributes: recordAttributes,
+            contextAttributes: contextAttributes)
+        schema.namespaceAliases = namespaceAliases
+        return schema
+    }()
+
+    /// DATEX II 3 under other namespace URIs: a URI ending in `/schema/3/<module>` for one of
+    /// the DATEX II 3 modules read here is read as that module's `http://datex2.eu/schema/3/…`.
+    /// Spain's DGT (DATEX II 3.6) binds its prefixes to `http://levelC/schema/3/d2Payload`,
+    /// `…/situation`, `…/common` and `…/locationReferencing`: the same elements and types under
+    /// the URIs of its profile. The structure still decides: a document is read only when it has
+    /// a payload of `xsi:type` SituationPublication.
+    static let namespaceAliases: [XMLNamespaceAlias] = [
+        DATEX2Namespace.d2Payload, DATEX2Namespace.situation, DATEX2Namespace.common,
+        DATEX2Namespace.locationReferencing, DATEX2Namespace.messageContainer, DATEX2Namespace.exchangeInformation,
+    ].map { uri in
+        XMLNamespaceAlias(suffix: "/schema/3/" + (uri.split(separator: "/").last.map(String.init) ?? uri), namespaceURI: uri)
+    }
 }

@@ -28,6 +28,9 @@ public struct EventInfoDTO: Equatable, Sendable {
     public var position: String = ""
     /// What is wrong with the record as read (a repeated field or key), from the reader.
     public var problems: [String] = []
+    /// The record was over the reader's per-record limit: only its short values were read,
+    /// which the id's parts are.
+    public var isOversized = false
 
     /// The provider's field names, in the order of ``init(values:position:problems:)`` and ``fields``.
     static let fieldNames = ["type", "eventType", "eventDetailType", "startDate", "endDate", "coordX", "coordY", "linkId",
@@ -57,11 +60,12 @@ public struct EventInfoDTO: Equatable, Sendable {
     }
 
     /// A record from its values in ``fieldNames`` order (missing values are nil).
-    init(values: [String?], position: String, problems: [String]) {
+    init(values: [String?], position: String, problems: [String], isOversized: Bool = false) {
         func v(_ i: Int) -> String? { values.indices.contains(i) ? values[i] : nil }
         self.init(type: v(0), eventType: v(1), eventDetailType: v(2), startDate: v(3), endDate: v(4), coordX: v(5), coordY: v(6),
                   linkId: v(7), roadName: v(8), roadNo: v(9), roadDrcType: v(10), lanesBlockType: v(11), lanesBlocked: v(12),
                   message: v(13), position: position, problems: problems)
+        self.isOversized = isOversized
     }
 
     /// The fields as sent, `name=value`, for the excerpt of a record set aside.

@@ -19,7 +19,12 @@ import IncidentCore
 /// - `startDate`/`endDate` Korea time → UTC.
 public enum ITSMapper {
     public static func record(from dto: EventInfoDTO, source: String) -> FeedRecord {
-        guard dto.problems.isEmpty else { return rejected(dto, id: nil, dto.problems.joined(separator: "; ")) }
+        guard dto.problems.isEmpty else {
+            // A record over the per-record limit was read for its short values, which the id's
+            // parts are: it keeps its id, so its incident is not cleared and the poll stays
+            // complete. Other problems (a field given twice) may hide a part: no id.
+            return rejected(dto, id: dto.isOversized ? oversizedID(dto) : nil, dto.problems.joined(separator: "; "))
+        }
         // The id, once its parts are read: a record set aside for a later field (a coordinate)
         // keeps it, so that its stored incident is not cleared and the poll stays complete.
         var knownID: String?
@@ -50,6 +55,13 @@ public enum ITSMapper {
         } catch {
             return rejected(dto, id: knownID, error.text)
         }
+    }
+
+    /// The id of an oversized record, when its `linkId` and `startDate` were read.
+    static func oversizedID(_ dto: EventInfoDTO) -> String? {
+        guard let link = dto.linkId, let startText = dto.startDate else { return nil }
+        let start = try? WireValues.koreaTime(startText, layout: .compact, field: "startDate")
+        return "\(link):\(idStart(startText, start ?? nil)):\(dto.eventDetailType ?? dto.eventType ?? "-")"
     }
 
     /// The start as the id writes it: as sent when it is `yyyyMMddHHmmss`, else that layout in

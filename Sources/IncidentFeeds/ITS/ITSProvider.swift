@@ -54,7 +54,7 @@ public enum ITSProvider: FeedProvider {
             return try ITSReaders.json.read(file: file, contentType: contentType, map: map, body)
         case .xml:
             return try ITSReaders.xml.read(file: file, contentType: contentType, map: map, body)
-        case .html, .empty, .other:
+        case .html, .empty, .gzip, .other:
             throw BodySniffer.unexpected(kind, head: head, contentType: contentType, provider: name,
                                          expected: "ITS eventInfo JSON or XML")
         }

@@ -31,7 +31,8 @@ enum ITSReaders {
     static let xml = XMLFeedFormat(
         provider: ITSProvider.name, schema: xmlSchema, successField: "resultCode",
         dto: { record in
-            EventInfoDTO(values: record.values, position: "record at line \(record.line)", problems: record.problems)
+            EventInfoDTO(values: record.values, position: "record at line \(record.line)", problems: record.problems,
+                         isOversized: record.isOversized)
         },
         inspect: { envelope, tally in
             switch envelope.rootElement?.localName {
@@ -74,7 +75,8 @@ enum ITSReaders {
             for (key, value) in members {
                 if let index = fieldNames.firstIndex(of: key) { values[index] = value.scalarText?.nonEmptyTrimmed }
             }
-            return EventInfoDTO(values: values, position: "items[\(record.position)]", problems: record.problems)
+            return EventInfoDTO(values: values, position: "items[\(record.position)]", problems: record.problems,
+                                isOversized: record.isOversized)
         },
         inspect: { envelope, tally in
             // Any of the gateway's fields makes the document the gateway's (its code may be missing).

@@ -69,7 +69,7 @@ public enum Open511Provider: FeedProvider {
         case .xml:
             return try Open511XMLReader.format.read(file: file, contentType: contentType,
                                                     map: { Open511Mapper.record($0, source: source.name, zone: zone) }, body)
-        case .html, .empty, .other:
+        case .html, .empty, .gzip, .other:
             throw BodySniffer.unexpected(kind, head: head, contentType: contentType, provider: name, expected: "Open511 JSON or XML")
         }
     }

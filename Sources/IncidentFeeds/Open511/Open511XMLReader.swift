@@ -3,9 +3,14 @@ import IncidentCore
 import IncidentXML
 
 /// Reads Open511 XML (open511.org, `<open511 version="v0">`), streaming: `<events><event>`,
-/// GML 2 geographies (`gml:Point`, `gml:LineString`, `gml:MultiPoint`, `gml:MultiLineString`,
-/// polygons as their outer rings' outline) whose `gml:coordinates` are `lon,lat lon,lat`
-/// pairs in `srsName="EPSG:4326"`, `xml:lang` on repeated headlines and descriptions, and
+/// GML geographies (`gml:Point`, `gml:LineString`, `gml:MultiPoint`, `gml:MultiLineString`,
+/// GML 3's `gml:MultiCurve`, polygons as their outer rings' outline): GML 2 `gml:coordinates`
+/// (`lon,lat lon,lat` tuples) or GML 3 `gml:pos`/`gml:posList` (numbers separated by spaces,
+/// `srsDimension` of 2 or 3), in the GML namespace or GML 3.2's. Axis order (OGC 08-038 and
+/// the EPSG register): latitude first under the URN and URI names of EPSG 4326
+/// (`urn:ogc:def:crs:EPSG::4326`, `http://www.opengis.net/def/crs/EPSG/0/4326`); longitude
+/// first under `EPSG:4326`, CRS84 and no `srsName` (the GIS convention, and Open511's
+/// GeoJSON order). `xml:lang` on repeated headlines and descriptions, and
 /// schedules as intervals or recurring schedules (`recurring_schedules/recurring_schedule`
 /// with `daily_start_time`, or the older `schedules/schedule` with `start_time`).
 ///
@@ -27,6 +32,8 @@ enum Open511XMLReader {
         case dailyEndTime, endTime, day
         case point, lineString, multiPoint, multiLineString, polygon, multiPolygon
         case pointCoordinates, lineCoordinates, ringCoordinates
+        // GML 3
+        case multiCurve, pos, posList, ringPosList
     }
 
     static func field(_ field: Field) -> XMLField {
@@ -40,8 +47,9 @@ enum Open511XMLReader {
             XMLField([XMLName("geography"), XMLName(name, namespaceURI: gml)], cardinality: .repeated,
                      attributes: [srsName], capturesText: false)
         }
-        func coordinates(_ parents: [String]) -> XMLField {
-            XMLField((parents + ["coordinates"]).map { XMLName($0, namespaceURI: gml) }, cardinality: .repeated)
+        func coordinates(_ parents: [String], _ name: String = "coordinates") -> XMLField {
+            XMLField((parents + [name]).map { XMLName($0, namespaceURI: gml) }, cardinality: .repeated,
+                     attributes: name == "coordinates" ? [] : [srsDimension])
         }
         return switch field {
         case .id: event("id")
@@ -83,10 +91,22 @@ enum Open511XMLReader {
         case .pointCoordinates: coordinates(["Point"])
         case .lineCoordinates: coordinates(["LineString"])
         case .ringCoordinates: coordinates(["outerBoundaryIs", "LinearRing"])
+        case .multiCurve: geometry("MultiCurve")
+        case .pos: coordinates(["Point"], "pos")
+        case .posList: coordinates(["LineString"], "posList")
+        case .ringPosList: coordinates(["exterior", "LinearRing"], "posList")
         }
     }
 
-    static let schema = XMLRecordSchema(recordElements: [XMLName("event")], fields: Field.allCases.map(field))
+    static let srsDimension = XMLAttribute(XMLName("srsDimension"))
+
+    /// GML 3.2 (`http://www.opengis.net/gml/3.2`) is read as GML: the elements read here have
+    /// the same names and meaning in both.
+    static let schema: XMLRecordSchema = {
+        var schema = XMLRecordSchema(recordElements: [XMLName("event")], fields: Field.allCases.map(field))
+        schema.namespaceAliases = [XMLNamespaceAlias(suffix: "/gml/3.2", namespaceURI: gml)]
+        return schema
+    }()
 
     /// Pagination: `<pagination><link rel="next" href="…"/></pagination>`, resolved against the
     /// root's `xml:base` when it has one.
@@ -154,7 +174,7 @@ enum Open511XMLReader {
         event.areas = texts(.areaName)
         // Road and schedule members follow their element's start in document order.
         var geometry: (field: Field, srsName: String?)?
-        var parts: [String?] = []
+        var parts: [(field: Field, text: String?, srsDimension: String?)] = []
         for occurrence in record.occurrences {
             guard let field = Field(rawValue: occurrence.field) else { continue }
             let text = occurrence.text
@@ -173,11 +193,11 @@ enum Open511XMLReader {
             case .dailyStartTime, .startTime: event.recurringSchedules.modifyLast { $0.dailyStartTime = text }
             case .dailyEndTime, .endTime: event.recurringSchedules.modifyLast { $0.dailyEndTime = text }
             case .day: if let text { event.recurringSchedules.modifyLast { $0.days.append(text) } }
-            case .point, .lineString, .multiPoint, .multiLineString, .polygon, .multiPolygon:
+            case .point, .lineString, .multiPoint, .multiLineString, .polygon, .multiPolygon, .multiCurve:
                 if geometry != nil { event.problems.append("the geography holds more than one geometry") }
                 geometry = (field, occurrence.attributes.first ?? nil)
-            case .pointCoordinates, .lineCoordinates, .ringCoordinates:
-                parts.append(text)
+            case .pointCoordinates, .lineCoordinates, .ringCoordinates, .pos, .posList, .ringPosList:
+                parts.append((field, text, occurrence.attributes.first ?? nil))
             default: break
             }
         }
@@ -217,18 +237,62 @@ enum Open511XMLReader {
         return out
     }
 
-    /// The geometry of a geography element `field` whose `gml:coordinates` texts are `texts`.
-    static func shape(_ field: Field, srsName: String?, parts texts: [String?]) throws(RecordProblem) -> Geometry {
-        if let srsName, !["EPSG:4326", "urn:ogc:def:crs:EPSG::4326", "http://www.opengis.net/gml/srs/epsg.xml#4326"].contains(srsName) {
-            throw RecordProblem(text: "srsName \(srsName) is not WGS84 (EPSG:4326)")
+    /// GML 3 `gml:pos`/`gml:posList`: numbers separated by whitespace, `dimension` per position
+    /// (a third, an altitude, is ignored), latitude first when `latitudeFirst`.
+    static func positions(_ text: String?, dimension: String?, latitudeFirst: Bool) throws(RecordProblem) -> [Coordinate] {
+        guard let text else { throw RecordProblem(text: "empty gml:pos or gml:posList") }
+        guard let size = Int(dimension ?? "2"), size == 2 || size == 3 else {
+            throw RecordProblem(text: "srsDimension \(dimension ?? "") is not 2 or 3")
+        }
+        let numbers = text.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\n" || $0 == "\r" })
+        guard numbers.count % size == 0 else {
+            throw RecordProblem(text: "gml:posList holds \(numbers.count) numbers, not a multiple of its dimension \(size)")
+        }
+        var out: [Coordinate] = []
+        out.reserveCapacity(numbers.count / size)
+        var i = 0
+        while i < numbers.count {
+            guard let a = Double(numbers[i]), let b = Double(numbers[i + 1]) else {
+                throw RecordProblem(text: "gml:pos '\(numbers[i].prefix(30)) \(numbers[i + 1].prefix(30))' is not two numbers")
+            }
+            guard let coordinate = latitudeFirst ? Coordinate(latitude: a, longitude: b) : Coordinate(latitude: b, longitude: a) else {
+                throw RecordProblem(text: "gml:pos '\(numbers[i].prefix(30)) \(numbers[i + 1].prefix(30))' is outside WGS84 ranges")
+            }
+            out.append(coordinate)
+            i += size
+        }
+        return out
+    }
+
+    /// The names of WGS84 (EPSG 4326) this reader accepts, and whether GML 3 positions under
+    /// each put latitude first (see the type's documentation).
+    static let wgs84Names: [String: Bool] = [
+        "EPSG:4326": false, "http://www.opengis.net/gml/srs/epsg.xml#4326": false,
+        "urn:ogc:def:crs:OGC:1.3:CRS84": false, "http://www.opengis.net/def/crs/OGC/1.3/CRS84": false, "CRS:84": false,
+        "urn:ogc:def:crs:EPSG::4326": true, "http://www.opengis.net/def/crs/EPSG/0/4326": true,
+    ]
+
+    /// The geometry of a geography element `field` whose coordinate elements are `parts`.
+    static func shape(_ field: Field, srsName: String?, parts texts: [(field: Field, text: String?, srsDimension: String?)]) throws(RecordProblem) -> Geometry {
+        var latitudeFirst = false
+        if let srsName {
+            guard let order = wgs84Names[srsName] else { throw RecordProblem(text: "srsName \(srsName) is not WGS84 (EPSG:4326)") }
+            latitudeFirst = order
         }
         var parts: [[Coordinate]] = []
-        for text in texts { parts.append(try coordinates(text)) }
+        for part in texts {
+            switch part.field {
+            case .pos, .posList, .ringPosList:
+                parts.append(try positions(part.text, dimension: part.srsDimension, latitudeFirst: latitudeFirst))
+            default:
+                parts.append(try coordinates(part.text))
+            }
+        }
         let geometry: Geometry? = switch field {
         case .point: parts.count == 1 && parts[0].count == 1 ? .point(parts[0][0]) : nil
         case .multiPoint: parts.allSatisfy { $0.count == 1 } ? .multiPoint(parts.map { $0[0] }) : nil
         case .lineString, .polygon: parts.count == 1 ? .lineString(parts[0]) : nil
-        case .multiLineString, .multiPolygon: .multiLineString(parts)
+        case .multiLineString, .multiPolygon, .multiCurve: .multiLineString(parts)
         default: nil
         }
         guard let geometry, let valid = Geometry(validating: geometry) else {

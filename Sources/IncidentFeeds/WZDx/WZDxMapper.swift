@@ -33,24 +33,25 @@ enum WZDxCategories {
 ///
 /// | Incident | from |
 /// | --- | --- |
-/// | `externalID` | the feature's `id` (2.0: `road_event_id`) |
+/// | `externalID` | the feature's `id` (2.0/3.0: `road_event_id`) |
 /// | `category`, `providerCategory` | `event_type`, `vehicle_impact` (``WZDxCategories``) |
 /// | `description` | `core_details.description` |
-/// | `road` | `road_names[]` joined by `; ` (2.0: `road_name`, and `road_number` when it differs) |
+/// | `road` | `road_names[]` joined by `; ` (2.0/3.0: `road_name`, and `road_number` when it differs) |
 /// | `direction` | `direction` |
 /// | `location` | `beginning_cross_street → ending_cross_street`, then `milepost A → B` |
-/// | `restriction` | `vehicle_impact`, then `lanes: 1 general open, 2 general closed`, the `restrictions[]` (`reduced-width 16 feet`) and `speed limit 88.5 km/h` |
+/// | `restriction` | `vehicle_impact`, then `lanes: 1 general open, 2 general closed`, the `restrictions[]` (`reduced-width 16 feet`; 2.0/3.x: `no-trucks`) and `speed limit 88.5 km/h` (2.0/3.x: `speed limit 30`, the unit not being stated) |
 /// | `coordinate`, `geometry` | `geometry` (LineString, MultiPoint: its first point is the start) |
 /// | `startedAt` | `start_date` |
 /// | `expectedEndAt` | `end_date` |
-/// | `endedAt` | `end_date` when `is_end_date_verified` is true (2.0: `end_date_accuracy` `verified`): the publisher vouches for it |
+/// | `endedAt` | `end_date` when `is_end_date_verified` is true (2.0/3.x: `end_date_accuracy` `verified`): the publisher vouches for it; 2.0/3.x `event_status` `completed`: `end_date`, else the event's `update_date`; `cancelled`: the event's `update_date` (when it was called off), else `end_date`; either without those times: `start_date` |
 ///
 /// Instants are RFC 3339 as the specification requires; one without a zone is read as UTC.
 /// `data_source_id`, `types_of_work`, `work_zone_type`, worker presence and the start-date
 /// verification flag have no column: they wait for a later `details` field.
 ///
-/// Set aside: a feature with problems (duplicate keys, wrong types, a bad geometry), without
-/// an id (then with no external id: the poll cannot clear), or with an unreadable date.
+/// Set aside: a feature with problems (duplicate keys, wrong types, a bad geometry, larger
+/// than the per-record limit), without an id (then with no external id: the poll cannot
+/// clear), with an unreadable date, or `completed`/`cancelled` with no time at all.
 enum WZDxMapper {
     static func record(_ event: WZDxRoadEvent, source: String) -> FeedRecord {
         do throws(RecordProblem) {
@@ -84,6 +85,18 @@ enum WZDxMapper {
         incident.startedAt = try instant(event.startDate, "start_date")
         incident.expectedEndAt = try instant(event.endDate, "end_date")
         if event.isEndDateVerified == true { incident.endedAt = incident.expectedEndAt }
+        switch event.eventStatus?.lowercased() {
+        case "completed"?, "cancelled"?:
+            let updated = try instant(event.updateDate, "update_date")
+            let ended = event.eventStatus?.lowercased() == "completed"
+                ? incident.expectedEndAt ?? updated : updated ?? incident.expectedEndAt
+            guard let end = ended ?? incident.startedAt else {
+                throw RecordProblem(text: "the event is \(event.eventStatus ?? "") but has no end_date, update_date or start_date to date its end")
+            }
+            incident.endedAt = end
+        default:
+            break
+        }
         return incident
     }
 
@@ -110,6 +123,7 @@ enum WZDxMapper {
         }
         parts += event.restrictions
         if let speed = event.reducedSpeedLimitKPH { parts.append("speed limit \(speed) km/h") }
+        if let speed = event.reducedSpeedLimit { parts.append("speed limit \(speed)") }
         return parts.isEmpty ? nil : parts.joined(separator: "; ")
     }
 }
