@@ -40,6 +40,7 @@ let package = Package(
                 .embedInCode("0005_query_indexes.sql"),
                 .embedInCode("0006_geometry_and_road_ref.sql"),
                 .embedInCode("0007_source_leases.sql"),
+                .embedInCode("0008_history_independent_indexes.sql"),
             ]
         ),
         // The PostgreSQL schema migrations, embedded in the binary.

@@ -65,12 +65,17 @@ enum DerivedIndexes {
             """, rows.arguments)
         try db.run("DELETE FROM incidents_bbox WHERE id IN (SELECT id FROM incidents WHERE \(rows.condition))", rows.arguments)
         try count(rows, by: -1, in: db)
+        // Through the partial index of keys at zero (0008), not every key.
         try db.run("DELETE FROM incident_counts WHERE incidents = 0")
     }
 
+    /// `NOT INDEXED`: the rows are found by rowid, never by another index. Left to itself,
+    /// SQLite grouped `source` and `category` by reading their covering indexes whole, in key
+    /// order, and skipping the rows outside `rows` — every stored incident, each poll (259 ms of
+    /// a poll at 3,000,000 incidents; 0.1 ms by rowid).
     private static func count(_ rows: Rows, by sign: Int64, in db: Database) throws {
         let selects = countedKeys.map { dimension, key in
-            "SELECT '\(dimension)', \(key), :sign * count(*) FROM incidents WHERE \(rows.condition) GROUP BY 2"
+            "SELECT '\(dimension)', \(key), :sign * count(*) FROM incidents NOT INDEXED WHERE \(rows.condition) GROUP BY 2"
         }
         var arguments = rows.arguments
         arguments["sign"] = .integer(sign)
