@@ -51,6 +51,7 @@ let package = Package(
                 .embedInCode("0001_incidents.sql"),
                 .embedInCode("0002_source_leases.sql"),
                 .embedInCode("0003_geometry_and_road_ref.sql"),
+                .embedInCode("0004_history_independent_indexes.sql"),
             ]
         ),
         // SQLite: connection/statement wrappers, migrator, the incident repository.
