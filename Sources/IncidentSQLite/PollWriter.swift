@@ -101,7 +101,8 @@ extension SQLiteStore: IngestStore {
 /// are counted at the end, as the rows with an id above the largest before the poll.
 ///
 /// The derived structures (``DerivedIndexes``) follow: a changed incident is removed from them
-/// before and added after its change; the poll's new incidents are added by ``finish()``.
+/// before and added after its change (the search index for all of them at once, in ``finish()``);
+/// the poll's new incidents are added by ``finish()``.
 final class PollWriter: PollSink {
     private let db: Database
     private let columns: ContentColumns
@@ -242,7 +243,7 @@ final class PollWriter: PollSink {
             INSERT INTO incident_revisions (incident_id, revision, \(columns.list), content_hash, cleared_at, superseded_at)
             SELECT id, revision, \(columns.list), content_hash, cleared_at, :superseded_at FROM incidents WHERE id = :id
             """, ["superseded_at": .text(poll.observedAt.rfc3339), "id": .integer(id)])
-        try DerivedIndexes.remove(.id(id), in: db)
+        try DerivedIndexes.removeBeforeChange(.id(id), in: db)
         change.reset()
         try changeBinder.bind(values, to: change)
         try change.bind(hash, to: try change.parameter("content_hash"))
@@ -250,7 +251,7 @@ final class PollWriter: PollSink {
         try change.bind(runID, to: try change.parameter("run"))
         try change.bind(id, to: try change.parameter("id"))
         try change.run()
-        try DerivedIndexes.add(.id(id), in: db)
+        try DerivedIndexes.addAfterChange(.id(id), in: db)
         if wasCleared { reopened += 1 } else { updated += 1 }
     }
 
@@ -285,6 +286,7 @@ final class PollWriter: PollSink {
 
     /// Adds the poll's new incidents to the derived structures, in the poll's transaction.
     func finish() throws {
+        try DerivedIndexes.finishChanges(in: db)
         try DerivedIndexes.add(.after(lastIDBefore), in: db)
     }
 

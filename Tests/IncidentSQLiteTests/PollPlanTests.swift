@@ -18,6 +18,7 @@ struct PollPlanTests {
         ("SCAN incidents USING INDEX incidents_active", "the active set: what the providers list now"),
         ("SCAN prune_batch", "one prune batch, at most its size"),
         ("SCAN temp.prune_batch", "one prune batch, at most its size"),
+        ("SCAN temp.search_changed", "the incidents this poll changed"),
         ("SCAN source_state", "a row per source"),
         ("SCAN source_leases", "a row per source"),
         ("SCAN sources", "the distinct sources of the run log (a CTE), found by seeking"),
