@@ -3,8 +3,8 @@
 -- or every run. Forward-only: never edit this file after it has landed.
 --
 -- Measured before (a 1,000-record poll, 5 % changed): 63 ms on an empty database, 464 ms with
--- 3,000,000 incidents; a prune that deletes nothing 27 ms → 851 ms. QueryPlanTests' poll, prune
--- and status cases run the store's statements through EXPLAIN QUERY PLAN and fail on a whole scan.
+-- 3,000,000 incidents; a prune that deletes nothing 27 ms → 851 ms. PollPlanTests runs the poll, prune
+-- and status statements through EXPLAIN QUERY PLAN and fails on a whole scan.
 
 -- prune: the incidents cleared before the horizon. Partial, so an incident costs nothing here
 -- until it is cleared, and its entry lands near the end (cleared at the poll's time).

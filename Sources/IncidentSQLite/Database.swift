@@ -114,7 +114,7 @@ public final class Database {
 
     /// Runs `body` and returns every distinct statement it ran on this connection, in the order
     /// each first finished, with the bound values of that first run inlined (SQLite's
-    /// `sqlite3_expanded_sql`): what QueryPlanTests runs through `EXPLAIN QUERY PLAN`, so that a
+    /// `sqlite3_expanded_sql`): what PollPlanTests runs through `EXPLAIN QUERY PLAN`, so that a
     /// statement added to a poll, a prune or a status refresh is checked without being listed.
     /// Includes the statements SQLite's virtual tables (FTS5, R*Tree) run on their shadow tables.
     func recordingStatements(_ body: () throws -> Void) throws -> [String] {

@@ -77,10 +77,6 @@ enum DerivedIndexes {
         try db.run("DELETE FROM incident_counts WHERE incidents = 0")
     }
 
-    /// `NOT INDEXED`: the rows are found by rowid, never by another index. Left to itself,
-    /// SQLite grouped `source` and `category` by reading their covering indexes whole, in key
-    /// order, and skipping the rows outside `rows` — every stored incident, each poll (259 ms of
-    /// a poll at 3,000,000 incidents; 0.1 ms by rowid).
     /// Before a poll changes `rows` (one incident, changed or reopened): removes them from the
     /// R*Tree and the counts now, and keeps their indexed text in `temp.search_changed` until
     /// ``finishChanges(in:)`` moves the search index over. Removing and adding each changed
@@ -122,6 +118,10 @@ enum DerivedIndexes {
     private static let createSearchChanged =
         "CREATE TEMP TABLE IF NOT EXISTS search_changed (id INTEGER PRIMARY KEY, description TEXT, location TEXT)"
 
+    /// `NOT INDEXED`: the rows are found by rowid, never by another index. Left to itself,
+    /// SQLite grouped `source` and `category` by reading their covering indexes whole, in key
+    /// order, and skipping the rows outside `rows` — every stored incident, each poll (259 ms of
+    /// a poll at 3,000,000 incidents; 0.1 ms by rowid).
     private static func count(_ rows: Rows, by sign: Int64, in db: Database) throws {
         let selects = countedKeys.map { dimension, key in
             "SELECT '\(dimension)', \(key), :sign * count(*) FROM incidents NOT INDEXED WHERE \(rows.condition) GROUP BY 2"
