@@ -100,9 +100,8 @@ extension SQLiteStore: IngestStore {
 /// unchanged re-ingest 12 % more (callgrind). The guess never changes the outcome: inserted rows
 /// are counted at the end, as the rows with an id above the largest before the poll.
 ///
-/// The derived structures (``DerivedIndexes``) follow: a changed incident is removed from them
-/// before and added after its change (the search index for all of them at once, in ``finish()``);
-/// the poll's new incidents are added by ``finish()``.
+/// The derived structures (``DerivedIndexes``) follow in ``finish()``: for the poll's changed
+/// incidents (their previous values kept before each change) and its new ones, all at once.
 final class PollWriter: PollSink {
     private let db: Database
     private let columns: ContentColumns
@@ -251,7 +250,6 @@ final class PollWriter: PollSink {
         try change.bind(runID, to: try change.parameter("run"))
         try change.bind(id, to: try change.parameter("id"))
         try change.run()
-        try DerivedIndexes.addAfterChange(.id(id), in: db)
         if wasCleared { reopened += 1 } else { updated += 1 }
     }
 
