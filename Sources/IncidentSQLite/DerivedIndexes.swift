@@ -53,10 +53,6 @@ enum DerivedIndexes {
             INSERT INTO incidents_search (rowid, description, location)
             SELECT id, description, location FROM incidents WHERE \(rows.condition) ORDER BY id
             """, rows.arguments)
-        try addBoxesAndCounts(rows, in: db)
-    }
-
-    private static func addBoxesAndCounts(_ rows: Rows, in db: Database) throws {
         try db.run("""
             INSERT INTO incidents_bbox (id, min_longitude, max_longitude, min_latitude, max_latitude)
             SELECT id, \(boundingBox.columns) FROM incidents WHERE \(rows.condition) AND \(boundingBox.exists)
@@ -70,10 +66,6 @@ enum DerivedIndexes {
             INSERT INTO incidents_search (incidents_search, rowid, description, location)
             SELECT 'delete', id, description, location FROM incidents WHERE \(rows.condition)
             """, rows.arguments)
-        try removeBoxesAndCounts(rows, in: db)
-    }
-
-    private static func removeBoxesAndCounts(_ rows: Rows, in db: Database) throws {
         try db.run("DELETE FROM incidents_bbox WHERE id IN (SELECT id FROM incidents WHERE \(rows.condition))", rows.arguments)
         try count(rows, by: -1, in: db)
         // Through the partial index of keys at zero (0008), not every key.
