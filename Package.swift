@@ -43,6 +43,7 @@ let package = Package(
                 .embedInCode("0006_geometry_and_road_ref.sql"),
                 .embedInCode("0007_source_leases.sql"),
                 .embedInCode("0008_validity.sql"),
+                .embedInCode("0009_history_independent_indexes.sql"),
             ]
         ),
         // The PostgreSQL schema migrations, embedded in the binary.
@@ -54,6 +55,7 @@ let package = Package(
                 .embedInCode("0002_source_leases.sql"),
                 .embedInCode("0003_geometry_and_road_ref.sql"),
                 .embedInCode("0004_validity.sql"),
+                .embedInCode("0005_history_independent_indexes.sql"),
             ]
         ),
         // SQLite: connection/statement wrappers, migrator, the incident repository.

@@ -14,6 +14,9 @@ RESULTS.tsv has one line per run, written by Scripts/bench:
 `report` exits 1 when a run of the product itself failed, else 0 (slow is not a failure).
 """
 import argparse
+import datetime
+import glob
+import hashlib
 import json
 import os
 import re
@@ -409,6 +412,193 @@ def print_queries(results, args):
     print("  %d of %d targets met" % (sum(1 for l in lines if l[0] == "PASS"), len(lines)))
 
 
+# --- growth: one poll, a prune and stats as the history grows (issue 23) --------------------------
+GROWTH_SIZES = [0, 100000, 1000000, 3000000]
+GROWTH_POLL = 1000          # records in the polled feed
+GROWTH_CHANGED_EVERY = 20   # every 20th record differs between the two versions of the feed: 5 % changed
+GROWTH_SPAN_DAYS = 365      # the stored history was cleared over the year before yesterday
+GROWTH_RETENTION = "400d"   # longer than the history: the prune that follows each poll deletes nothing
+GROWTH_POLL_RATIO = 1.2
+GROWTH_PRUNE_LIMIT_MS = 50.0
+
+
+def growth_history_sql(n, now):
+    """SQL that stores n cleared incidents of source gits (and a run per 100 of them) into a database the
+    product just migrated, with their search index, R*Tree and counts, as years of polls would leave them:
+    the distinct roads, start minutes and positions of a long history, cleared over GROWTH_SPAN_DAYS."""
+    start = (now - datetime.timedelta(days=GROWTH_SPAN_DAYS + 1)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    span = GROWTH_SPAN_DAYS * 86400
+    runs = max(1, n // 100)
+    return f"""
+PRAGMA cache_size = -262144;
+BEGIN;
+WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r WHERE i < {runs})
+INSERT INTO ingest_runs (id, source, started_at, finished_at, status, fetched, inserted, origin, observed_at)
+SELECT i, 'gits', t, t, 'succeeded', 100, 100, 'live', t
+FROM (SELECT i, strftime('%Y-%m-%dT%H:%M:%SZ', '{start}', (i * {span} / {runs}) || ' seconds') AS t FROM r);
+WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r WHERE i < {n})
+INSERT INTO incidents (source, external_id, category, provider_category, description, road, location, restriction,
+    latitude, longitude, link_id, started_at, confirmed_at, expected_end_at, content_hash, revision,
+    first_seen_at, last_seen_at, first_seen_run_id, last_seen_run_id, cleared_at)
+SELECT 'gits', 'H' || i, CASE i % 5 WHEN 0 THEN 'accident' WHEN 1 THEN 'breakdown' WHEN 2 THEN 'roadwork'
+        WHEN 3 THEN 'obstruction' ELSE 'closure' END, '사고',
+    '[사고] 도로' || (i % 3000) || ' (서울방향) A IC → B IC  1차로 통제, 사고처리 ' || i, '도로' || (i % 3000),
+    '(서울방향) A IC → B IC', '1차로', 36.9 + (i % 997) / 997.0, 126.5 + (i * 7 % 1201) / 1000.0, '20' || (i % 100000),
+    t0, t0, t, (i * 2654435761) % 9223372036854775807, 1, t0, t, 1 + (i - 1) / 100, 1 + (i - 1) / 100, t
+FROM (SELECT i, strftime('%Y-%m-%dT%H:%M:%SZ', '{start}', (i * {span} / {n}) || ' seconds') AS t,
+             strftime('%Y-%m-%dT%H:%M:%SZ', '{start}', (i * {span} / {n} - 3600 - i % 3600) || ' seconds') AS t0 FROM r);
+INSERT INTO incidents_search (rowid, description, location) SELECT id, description, location FROM incidents ORDER BY id;
+INSERT INTO incidents_bbox (id, min_longitude, max_longitude, min_latitude, max_latitude)
+    SELECT id, longitude, longitude, latitude, latitude FROM incidents ORDER BY id;
+DELETE FROM incident_counts;
+INSERT INTO incident_counts (dimension, key, incidents)
+    SELECT 'source', source, count(*) FROM incidents GROUP BY 2
+    UNION ALL SELECT 'category', category, count(*) FROM incidents GROUP BY 2
+    UNION ALL SELECT 'road', coalesce(road, ''), count(*) FROM incidents GROUP BY 2
+    UNION ALL SELECT 'road_ref', coalesce(road_ref, ''), count(*) FROM incidents GROUP BY 2
+    UNION ALL SELECT 'start_minute', coalesce(substr(started_at, 12, 5), ''), count(*) FROM incidents GROUP BY 2;
+COMMIT;
+PRAGMA wal_checkpoint(TRUNCATE);
+"""
+
+
+def growth_feeds(args):
+    """The polled feed in two versions that differ in every GROWTH_CHANGED_EVERY-th record's description."""
+    first = os.path.join(args.work, "poll-a.xml")
+    subprocess.run([sys.executable, args.gen, str(GROWTH_POLL), first], check=True)
+    text = open(first, encoding="utf-8").read()
+    items = text.split("<itemList>")
+    for i in range(1, len(items), GROWTH_CHANGED_EVERY):
+        items[i] = items[i].replace("</inciDesc>", " (변경)</inciDesc>", 1)
+    second = os.path.join(args.work, "poll-b.xml")
+    with open(second, "w", encoding="utf-8") as f:
+        f.write("<itemList>".join(items))
+    return [first, second]
+
+
+def growth_poll(args, db, feed, out):
+    os.utime(feed)  # observed now: a file's modification time is its observation time
+    return timed([args.scheduler, "ingest", "--source", "gits", "--file", feed, "--complete", "--database", db], None, out)
+
+
+def growth_database(args, size, feeds):
+    """The database of `size` stored incidents plus the poll's, cached by binary, generator and size."""
+    key = hashlib.sha256(open(args.scheduler, "rb").read() + open(args.gen, "rb").read()
+                         + growth_history_sql(0, datetime.datetime(2000, 1, 1)).encode()).hexdigest()[:12]
+    db = os.path.join(args.cache, "growth-%s-%d.sqlite" % (key, size))
+    if os.path.exists(db):
+        return db, "cached"
+    for old in glob.glob(os.path.join(args.cache, "growth-*-%d.sqlite*" % size)):
+        os.remove(old)
+    tmp = db + ".tmp"
+    start = time.perf_counter()
+    out = os.path.join(args.work, "build.out")
+    for command in ([args.scheduler, "migrate", "--database", tmp],):
+        if subprocess.run(command, capture_output=True).returncode != 0:
+            raise SystemExit("growth: %s failed" % " ".join(command))
+    if size:
+        sql = growth_history_sql(size, datetime.datetime.now(datetime.timezone.utc))
+        done = subprocess.run([args.sqlite3, "-batch", "-bail", tmp], input=sql, capture_output=True, text=True)
+        if done.returncode != 0 or "Error" in done.stderr:
+            raise SystemExit("growth: the history SQL failed: " + done.stderr[-500:])
+    for feed in feeds:  # the poll's incidents, then a poll with changes: the state every measured poll starts from
+        if growth_poll(args, tmp, feed, out)[3] != 0:
+            raise SystemExit("growth: the first polls failed")
+    for suffix in ("", "-wal", "-shm"):
+        if os.path.exists(tmp + suffix):
+            os.rename(tmp + suffix, db + suffix)
+    return db, "built in %.0f s" % (time.perf_counter() - start)
+
+
+def cmd_growth(args):
+    sizes = [int(s) for s in args.sizes.split(",")]
+    feeds = growth_feeds(args)
+    dbs = {}
+    for size in sizes:
+        dbs[size], note = growth_database(args, size, feeds)
+        print("  %s incidents: %s, %.0f MiB" % (format(size, ","), note, os.path.getsize(dbs[size]) / 2**20), flush=True)
+    stats_out = os.path.join(args.work, "stats.json")
+    runs = {(size, kind): [] for size in sizes for kind in ("poll", "prune", "stats")}
+    failures = []
+    # Each poll lists the version of the feed the database does not hold: 5 % changed, every time.
+    def holds_second(db):
+        return subprocess.run([args.sqlite3, "-readonly", db, "SELECT description LIKE '%(변경)%' FROM incidents "
+                               "WHERE source = 'gits' AND external_id = '202300000000'"],
+                              capture_output=True, text=True).stdout.strip() == "1"
+    next_feed = {size: 0 if holds_second(dbs[size]) else 1 for size in sizes}
+    for round_index in range(args.rounds):
+        for size in sizes:  # interleaved: each round measures every size once
+            db = dbs[size]
+            feed = feeds[next_feed[size]]
+            next_feed[size] = 1 - next_feed[size]
+            measured = {
+                "poll": growth_poll(args, db, feed, os.path.join(args.work, "poll.out")),
+                "prune": timed([args.scheduler, "prune", "--older-than", GROWTH_RETENTION, "--database", db], None,
+                               os.path.join(args.work, "prune.out")),
+                "stats": timed([args.incidents, "stats", "--format", "json", "--database", db], None, stats_out),
+            }
+            row = subprocess.run([args.sqlite3, "-readonly", db, "SELECT status, fetched, updated, unchanged, inserted "
+                                  "FROM ingest_runs ORDER BY id DESC LIMIT 1"], capture_output=True, text=True).stdout.strip()
+            expected = "succeeded|%d|%d|%d|0" % (GROWTH_POLL, GROWTH_POLL // GROWTH_CHANGED_EVERY,
+                                                  GROWTH_POLL - GROWTH_POLL // GROWTH_CHANGED_EVERY)
+            if row != expected:
+                failures.append("%d: the poll's run is %r, expected %r" % (size, row, expected))
+            for kind, (wall, cpu, rss, status, err) in measured.items():
+                if status != 0:
+                    failures.append("%d %s: exit %d: %s" % (size, kind, status, err[0]))
+                else:
+                    runs[(size, kind)].append((wall, cpu, rss))
+    def median(size, kind, index):
+        values = [r[index] for r in runs[(size, kind)]]
+        return statistics.median(values) if values else None
+    def ms(v):
+        return "-" if v is None else "%.1f" % (v * 1000)
+    print()
+    print("  medians of %d rounds, ms (wall / CPU = user + system); the poll: %d records, %d changed, as `ingest --complete`;"
+          % (args.rounds, GROWTH_POLL, GROWTH_POLL // GROWTH_CHANGED_EVERY))
+    print("  the prune: `prune --older-than %s`, which deletes nothing (what `retention` runs after each poll)" % GROWTH_RETENTION)
+    header = ["stored", "poll wall", "poll CPU", "prune wall", "prune CPU", "poll+prune wall", "stats wall", "stats CPU", "max RSS MiB"]
+    lines = [header]
+    for size in sizes:
+        poll, prune = median(size, "poll", 0), median(size, "prune", 0)
+        rss = max([r[2] for kind in ("poll", "prune", "stats") for r in runs[(size, kind)]] or [0]) / 1024
+        lines.append([format(size, ","), ms(poll), ms(median(size, "poll", 1)), ms(prune), ms(median(size, "prune", 1)),
+                      ms(poll + prune if poll is not None and prune is not None else None),
+                      ms(median(size, "stats", 0)), ms(median(size, "stats", 1)), "%.1f" % rss])
+    widths = [max(len(l[i]) for l in lines) for i in range(len(header))]
+    for l in lines:
+        print("  " + "  ".join(v.rjust(w) for v, w in zip(l, widths)))
+    print()
+    print("targets (largest size %s against 0):" % format(sizes[-1], ","))
+    targets = []
+    def ratio_target(name, kinds, index):
+        def total(size):
+            parts = [median(size, k, index) for k in kinds]
+            return None if None in parts else sum(parts)
+        base, top = total(sizes[0]), total(sizes[-1])
+        if base is None or top is None:
+            targets.append(("MISS", name, "<= %.1f x" % GROWTH_POLL_RATIO, "no figure"))
+        else:
+            targets.append(("PASS" if top <= GROWTH_POLL_RATIO * base else "MISS", name, "<= %.1f x" % GROWTH_POLL_RATIO,
+                            "%s / %s ms = %.2f x" % (ms(top), ms(base), top / base)))
+    ratio_target("one poll, wall", ["poll"], 0)
+    ratio_target("one poll, CPU", ["poll"], 1)
+    ratio_target("one poll with retention (poll + prune), wall", ["poll", "prune"], 0)
+    ratio_target("one poll with retention (poll + prune), CPU", ["poll", "prune"], 1)
+    prune = median(sizes[-1], "prune", 0)
+    targets.append(("PASS" if prune is not None and prune * 1000 <= GROWTH_PRUNE_LIMIT_MS else "MISS",
+                    "no-op prune at %s, wall" % format(sizes[-1], ","), "<= %.0f ms" % GROWTH_PRUNE_LIMIT_MS, ms(prune) + " ms"))
+    rss = max([r[2] for r in [x for v in runs.values() for x in v]] or [0]) / 1024
+    targets.append(("PASS" if rss <= RSS_LIMIT_MIB else "MISS", "peak RSS, every run", "<= %.0f MiB" % RSS_LIMIT_MIB, "%.1f MiB" % rss))
+    widths = [max(len(t[i]) for t in targets) for i in range(4)]
+    for t in targets:
+        print("  %s  %s  %s  %s" % (t[0].ljust(4), t[1].ljust(widths[1]), t[2].ljust(widths[2]), t[3]))
+    print("  %d of %d targets met" % (sum(1 for t in targets if t[0] == "PASS"), len(targets)))
+    for failure in failures:
+        print("FAILED: " + failure)
+    return 1 if failures else 0
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -436,6 +626,16 @@ def main():
     p.add_argument("--database-bytes", type=int)
     p.add_argument("--wal-bytes", type=int)
     p.set_defaults(func=cmd_queries)
+    p = sub.add_parser("growth")
+    p.add_argument("--scheduler", required=True)
+    p.add_argument("--incidents", required=True)
+    p.add_argument("--sqlite3", default="sqlite3")
+    p.add_argument("--gen", required=True, help="gen_gits_feed.py")
+    p.add_argument("--cache", required=True)
+    p.add_argument("--work", required=True)
+    p.add_argument("--rounds", type=int, default=5)
+    p.add_argument("--sizes", default=",".join(str(s) for s in GROWTH_SIZES))
+    p.set_defaults(func=cmd_growth)
     p = sub.add_parser("report")
     p.add_argument("results")
     p.add_argument("--rounds", default="?")

@@ -94,6 +94,9 @@ extension PostgresStore: StoreAdministration {
                     let batch = "SELECT id FROM incidents WHERE cleared_at IS NOT NULL AND cleared_at < $1 LIMIT $2 FOR UPDATE"
                     try connection.execute("CREATE TEMP TABLE prune_batch (id bigint PRIMARY KEY) ON COMMIT DROP", context: "pruning incidents")
                     try connection.query("INSERT INTO prune_batch \(batch)", arguments, context: "pruning incidents")
+                    // Its true size (at most a batch) for the planner, which otherwise guesses
+                    // thousands and may join it to incidents by reading the primary key whole.
+                    try connection.execute("ANALYZE prune_batch", context: "pruning incidents")
                     let revisions = try connection.query("DELETE FROM incident_revisions WHERE incident_id IN (SELECT id FROM prune_batch)",
                                                          context: "pruning revisions").affectedRows
                     let incidents = try connection.query("DELETE FROM incidents WHERE id IN (SELECT id FROM prune_batch)",
@@ -109,8 +112,8 @@ extension PostgresStore: StoreAdministration {
             let runs = try withConnection { connection in
                 try connection.query("""
                     DELETE FROM ingest_runs WHERE id IN (
-                        SELECT id FROM ingest_runs WHERE finished_at < $1
-                          AND id NOT IN (SELECT max(id) FROM ingest_runs GROUP BY source)
+                        SELECT id FROM ingest_runs r WHERE finished_at < $1
+                          AND EXISTS (SELECT 1 FROM ingest_runs later WHERE later.source = r.source AND later.id > r.id)
                         LIMIT $2)
                     """, arguments, context: "pruning runs").affectedRows
             }

@@ -112,6 +112,31 @@ public final class Database {
         }, nil)
     }
 
+    /// Runs `body` and returns every distinct statement it ran on this connection, in the order
+    /// each first finished, with the bound values of that first run inlined (SQLite's
+    /// `sqlite3_expanded_sql`): what PollPlanTests runs through `EXPLAIN QUERY PLAN`, so that a
+    /// statement added to a poll, a prune or a status refresh is checked without being listed.
+    /// Includes the statements SQLite's virtual tables (FTS5, R*Tree) run on their shadow tables.
+    func recordingStatements(_ body: () throws -> Void) throws -> [String] {
+        final class Recorded { var seen: Set<String> = []; var statements: [String] = [] }
+        let recorded = Recorded()
+        sqlite3_trace_v2(handle, UInt32(SQLITE_TRACE_PROFILE), { _, context, statement, _ in
+            guard let context, let statement, let sql = sqlite3_sql(OpaquePointer(statement)) else { return 0 }
+            let recorded = Unmanaged<Recorded>.fromOpaque(context).takeUnretainedValue()
+            guard recorded.seen.insert(String(cString: sql)).inserted,
+                  let expanded = sqlite3_expanded_sql(OpaquePointer(statement)) else { return 0 }
+            recorded.statements.append(String(cString: expanded))
+            sqlite3_free(expanded)
+            return 0
+        }, Unmanaged.passUnretained(recorded).toOpaque())
+        defer {
+            sqlite3_trace_v2(handle, 0, nil, nil)
+            Self.traceIfAsked(handle)
+        }
+        try withExtendedLifetime(recorded) { try body() }
+        return recorded.statements
+    }
+
     private static let traceDescriptor: Int32? = {
         guard let path = ProcessInfo.processInfo.environment["INCIDENTS_SQL_TRACE"], !path.isEmpty else { return nil }
         let descriptor = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o600)

@@ -100,8 +100,8 @@ extension SQLiteStore: IngestStore {
 /// unchanged re-ingest 12 % more (callgrind). The guess never changes the outcome: inserted rows
 /// are counted at the end, as the rows with an id above the largest before the poll.
 ///
-/// The derived structures (``DerivedIndexes``) follow: a changed incident is removed from them
-/// before and added after its change; the poll's new incidents are added by ``finish()``.
+/// The derived structures (``DerivedIndexes``) follow in ``finish()``: for the poll's changed
+/// incidents (their previous values kept before each change) and its new ones, all at once.
 final class PollWriter: PollSink {
     private let db: Database
     private let columns: ContentColumns
@@ -242,7 +242,7 @@ final class PollWriter: PollSink {
             INSERT INTO incident_revisions (incident_id, revision, \(columns.list), content_hash, cleared_at, superseded_at)
             SELECT id, revision, \(columns.list), content_hash, cleared_at, :superseded_at FROM incidents WHERE id = :id
             """, ["superseded_at": .text(poll.observedAt.rfc3339), "id": .integer(id)])
-        try DerivedIndexes.remove(.id(id), in: db)
+        try DerivedIndexes.removeBeforeChange(.id(id), in: db)
         change.reset()
         try changeBinder.bind(values, to: change)
         try change.bind(hash, to: try change.parameter("content_hash"))
@@ -250,7 +250,6 @@ final class PollWriter: PollSink {
         try change.bind(runID, to: try change.parameter("run"))
         try change.bind(id, to: try change.parameter("id"))
         try change.run()
-        try DerivedIndexes.add(.id(id), in: db)
         if wasCleared { reopened += 1 } else { updated += 1 }
     }
 
@@ -285,6 +284,7 @@ final class PollWriter: PollSink {
 
     /// Adds the poll's new incidents to the derived structures, in the poll's transaction.
     func finish() throws {
+        try DerivedIndexes.finishChanges(in: db)
         try DerivedIndexes.add(.after(lastIDBefore), in: db)
     }
 

@@ -186,30 +186,23 @@ extension SQLiteStore: IncidentReader {
         try withDatabase { db in
             try db.readTransaction {
                 var summaries: [String: SourceSummary] = [:]
-                try db.query("""
-                    SELECT \(RunRow.columns) FROM ingest_runs
-                    WHERE id IN (SELECT max(id) FROM ingest_runs GROUP BY source)
-                    """) { row in
+                try db.query("\(Self.latestRuns) SELECT \(RunRow.columns) FROM ingest_runs WHERE id IN (SELECT last_id FROM latest)") { row in
                     let run = try RunRow.decode(row)
                     summaries[run.source] = SourceSummary(source: run.source, lastRun: run)
                 }
                 try db.query("""
-                    SELECT source, max(finished_at) AS last_success FROM ingest_runs
-                    WHERE status IN ('succeeded', 'incomplete') GROUP BY source
+                    \(Self.latestRuns)
+                    SELECT source, (SELECT finished_at FROM ingest_runs WHERE id = success_id),
+                        (SELECT count(*) FROM ingest_runs f WHERE f.source = latest.source AND f.id > coalesce(success_id, 0)
+                            AND f.status IN ('failed', 'cancelled')),
+                        (SELECT min(started_at) FROM ingest_runs f WHERE f.source = latest.source AND f.id > coalesce(success_id, 0)
+                            AND f.status IN ('failed', 'cancelled'))
+                    FROM latest
                     """) { row in
                     guard let source = row.string(at: 0) else { return }
                     summaries[source, default: SourceSummary(source: source)].lastSuccessAt = row.instant(at: 1)
-                }
-                try db.query("""
-                    SELECT r.source, count(*), min(r.started_at) FROM ingest_runs r
-                    WHERE r.status IN ('failed', 'cancelled')
-                      AND r.id > coalesce((SELECT max(s.id) FROM ingest_runs s
-                                           WHERE s.source = r.source AND s.status IN ('succeeded', 'incomplete')), 0)
-                    GROUP BY r.source
-                    """) { row in
-                    guard let source = row.string(at: 0) else { return }
-                    summaries[source, default: SourceSummary(source: source)].consecutiveFailures = row.int(at: 1) ?? 0
-                    summaries[source, default: SourceSummary(source: source)].failingSince = row.instant(at: 2)
+                    summaries[source, default: SourceSummary(source: source)].consecutiveFailures = row.int(at: 2) ?? 0
+                    summaries[source, default: SourceSummary(source: source)].failingSince = row.instant(at: 3)
                 }
                 try db.query("SELECT source, exhausted_until FROM source_state WHERE exhausted_until IS NOT NULL") { row in
                     guard let source = row.string(at: 0) else { return }
@@ -220,12 +213,30 @@ extension SQLiteStore: IncidentReader {
         }
     }
 
+    /// Per source of the run log, its last run (`last_id`) and its last run that stored records
+    /// (`success_id`, the one that finished last: a source's runs are written in the order they
+    /// finish, under the write lock). The sources are found by seeking from one to the next in
+    /// `ingest_runs_by_source` and each run from the end of its source's entries, so a refresh
+    /// reads a few entries per source (plus its failures since the last success), not every run.
+    static let latestRuns = """
+        WITH RECURSIVE sources (source) AS (
+            SELECT min(source) FROM ingest_runs
+            UNION ALL SELECT (SELECT min(source) FROM ingest_runs WHERE source > sources.source) FROM sources WHERE source IS NOT NULL),
+        latest AS (
+            SELECT source, (SELECT max(id) FROM ingest_runs r WHERE r.source = sources.source) AS last_id,
+                (SELECT id FROM ingest_runs r WHERE r.source = sources.source AND r.status IN ('succeeded', 'incomplete')
+                 ORDER BY r.id DESC LIMIT 1) AS success_id
+            FROM sources WHERE source IS NOT NULL)
+        """
+
     public func activeIncidentCounts(at now: UTCInstant) throws -> [String: Int] {
         try withDatabase { db in
             var counts: [String: Int] = [:]
-            // StoredIncident.isActive(at:), in SQL, as in Selection.
+            // StoredIncident.status(at:) == .active, in SQL, as in Selection. Through the active
+            // set's index: grouping by source, SQLite read every incident in the order of the
+            // (source, external_id) index.
             try db.query("""
-                SELECT source, count(*) FROM incidents
+                SELECT source, count(*) FROM incidents INDEXED BY incidents_active
                 WHERE cleared_at IS NULL AND \(Selection.status) = 'active' GROUP BY source
                 """, ["now": .text(now.rfc3339)]) { row in
                 if let source = row.string(at: 0) { counts[source] = row.int(at: 1) ?? 0 }

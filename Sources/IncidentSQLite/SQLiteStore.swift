@@ -183,8 +183,9 @@ extension SQLiteStore: StoreAdministration {
 
     /// Deletes what is older than `horizon`: incidents cleared before it (with their revisions)
     /// and runs finished before it (with their rejected records), except each source's latest
-    /// run. Works in batches of `batchSize` rows, each its own short transaction, so an ingest or
-    /// a reader never waits long behind a large prune.
+    /// run. Both are found through their indexes (0008), so a prune that deletes nothing reads
+    /// a few index entries, however long the history. Works in batches of `batchSize` rows, each
+    /// its own short transaction, so an ingest or a reader never waits long behind a large prune.
     public func prune(before horizon: UTCInstant) throws -> PruneCounts {
         try prune(before: horizon, batchSize: 1000)
     }
@@ -201,7 +202,8 @@ extension SQLiteStore: StoreAdministration {
                     try db.run("DELETE FROM temp.prune_batch")
                     try db.run("""
                         INSERT INTO temp.prune_batch (id)
-                        SELECT id FROM incidents WHERE cleared_at IS NOT NULL AND cleared_at < :cutoff LIMIT :batch
+                        SELECT id FROM incidents INDEXED BY incidents_by_cleared
+                        WHERE cleared_at IS NOT NULL AND cleared_at < :cutoff LIMIT :batch
                         """, arguments)
                     try db.run("DELETE FROM incident_revisions WHERE incident_id IN (SELECT id FROM temp.prune_batch)")
                     let removedRevisions = db.changes
@@ -219,8 +221,8 @@ extension SQLiteStore: StoreAdministration {
                 try db.writeTransaction { () throws -> Int in
                     try db.run("""
                         DELETE FROM ingest_runs WHERE id IN (
-                            SELECT id FROM ingest_runs WHERE finished_at < :cutoff
-                              AND id NOT IN (SELECT max(id) FROM ingest_runs GROUP BY source)
+                            SELECT id FROM ingest_runs r WHERE finished_at < :cutoff
+                              AND EXISTS (SELECT 1 FROM ingest_runs later WHERE later.source = r.source AND later.id > r.id)
                             LIMIT :batch)
                         """, arguments)
                     return db.changes

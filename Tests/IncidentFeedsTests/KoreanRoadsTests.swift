@@ -18,6 +18,8 @@ struct KoreanRoadsTests {
         ("중부고속도로", nil, nil, "고속국도35호선"),
         ("서울외곽순환고속도로", nil, nil, "고속국도100호선"),
         ("영동선", "고속도로", "50", "고속국도50호선"),
+        ("경부 고속도로", nil, nil, "고속국도1호선"),             // whitespace inside, as typed
+        ("\t88올림픽고속국도 ", nil, nil, "고속국도12호선"),      // the second name of a route, another suffix
     ]
 
     @Test("the same road from every provider has one canonical name", arguments: sameRoad)
@@ -25,7 +27,7 @@ struct KoreanRoadsTests {
         #expect(KoreanRoads.canonical(name: name, roadClass: roadClass, number: number) == expected)
     }
 
-    @Test("city streets and unknown roads have none", arguments: ["강변북로", "올림픽대로", "국도", "국도호선", "국도0호선", "경부", "", "Main St"])
+    @Test("city streets and unknown roads have none", arguments: ["강변북로", "올림픽대로", "국도", "국도호선", "국도0호선", "경부", "", " \t", "Main St"])
     func none(name: String) {
         #expect(KoreanRoads.canonical(name: name) == nil)
     }

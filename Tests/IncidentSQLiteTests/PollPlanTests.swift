@@ -1,0 +1,133 @@
+import Foundation
+import IncidentCore
+@testable import IncidentSQLite
+import Testing
+
+/// Every statement a poll, a prune and a status/metrics refresh runs, recorded from real calls
+/// (``Database/recordingStatements(_:)``, so a statement added later is checked without being
+/// listed here) and run through EXPLAIN QUERY PLAN: none may read a table or an index whole
+/// whose size grows with the history (issue 23: the per-poll counts read two covering indexes
+/// whole, the zero-count DELETE every count key, prune every incident). SQLite has no
+/// statistics here, so these plans are those of a database of millions.
+@Suite("Poll, prune and status plans: nothing grows with the history (issue 23)")
+struct PollPlanTests {
+    /// What may be read whole, and why its size does not grow with the history.
+    static let boundedScans: [(prefix: String, why: String)] = [
+        ("SCAN CONSTANT ROW", "one row"),
+        ("SCAN incidents USING COVERING INDEX incidents_active", "the active set: what the providers list now"),
+        ("SCAN incidents USING INDEX incidents_active", "the active set: what the providers list now"),
+        ("SCAN prune_batch", "one prune batch, at most its size"),
+        ("SCAN temp.prune_batch", "one prune batch, at most its size"),
+        ("SCAN temp.changed_incidents", "the incidents this poll changed"),
+        ("SCAN was", "the incidents this poll changed (temp.changed_incidents)"),
+        ("SCAN source_state", "a row per source"),
+        ("SCAN source_leases", "a row per source"),
+        ("SCAN sources", "the distinct sources of the run log (a CTE), found by seeking"),
+        ("SCAN latest", "a row per source of the run log (a CTE)"),
+    ]
+
+    /// The plan lines of `statement` that read something whole that grows with the history.
+    static func wholeScans(_ statement: String, db: Database) throws -> [String] {
+        try db.queryPlan(statement).filter { line in
+            line.hasPrefix("SCAN ") && !boundedScans.contains { line.hasPrefix($0.prefix) }
+                // A virtual table's own plan line: its shadow tables' statements are recorded too.
+                && !line.contains("VIRTUAL TABLE INDEX")
+        }
+    }
+
+    /// Records the statements of `body` and returns those whose plans read something whole.
+    static func unbounded(_ store: SQLiteStore, _ body: () throws -> Void) throws -> (statements: [String], failures: [String]) {
+        // On the connection itself: `body` takes the store's lock.
+        let statements = try store.db.recordingStatements(body)
+        let failures = try store.withDatabase { db in
+            try statements.compactMap { statement -> String? in
+                // Statements with no plan (BEGIN, COMMIT, PRAGMA, DDL) are left out by SQLite's EQP.
+                let scans = try wholeScans(statement, db: db)
+                return scans.isEmpty ? nil : "\(scans) in: \(statement)"
+            }
+        }
+        return (statements, failures)
+    }
+
+    /// A poll of every kind of record on the 400-incident fixture: unchanged, changed, reopened,
+    /// new, repeated, set aside with an id; then an older replay; the complete poll clears.
+    static func polls(_ store: SQLiteStore) throws {
+        var changed = QueryFixture.incident(5)
+        changed.description = "[공사] 바뀐 설명"
+        var records = (0..<5).map { FeedRecord.incident(QueryFixture.incident($0)) }
+        records += [.incident(changed), .incident(QueryFixture.incident(50)), .incident(QueryFixture.incident(0)),
+                    .rejected(RejectedRecord(externalID: "E6", position: "item 9", reason: "bad coordinate"))]
+        records += (1000..<1003).map { i in .incident(Incident(source: "its", externalID: "E\(i)", category: .accident, road: "새길\(i)")) }
+        let later = QueryFixture.pollC.adding(seconds: 600)
+        _ = try store.ingest(PollContext(source: "its", startedAt: later), ListProducer(records: records).callAsFunction)
+        var older = QueryFixture.incident(1)
+        older.description = "[공사] 예전 설명"
+        _ = try store.ingest(PollContext(source: "its", startedAt: QueryFixture.pollA.adding(seconds: -60)),
+                             ListProducer(incidents: [older]).callAsFunction)
+    }
+
+    @Test("a poll of every kind of record: each statement reads the poll's rows, never the history")
+    func poll() throws {
+        let store = try QueryFixture.store()
+        let holder = LeaseHolder(host: "plan-test", pid: getpid())
+        let (statements, failures) = try Self.unbounded(store) {
+            _ = try store.quotaResumesAt(source: "its")
+            _ = try store.claim(source: "its", holder: holder, now: QueryFixture.now, leaseSeconds: 60, notStartedAfter: nil)
+            try Self.polls(store)
+            try store.release(source: "its", holder: holder)
+            try store.recordRun(IngestRun(source: "gits", startedAt: QueryFixture.now, finishedAt: QueryFixture.now, status: .failed,
+                                          error: "quota", resumesAt: QueryFixture.now.adding(seconds: 3600)))
+        }
+        #expect(failures == [])
+        // The statements issue 23 found, recorded: the test would see them scan.
+        #expect(statements.contains { $0.hasPrefix("INSERT INTO incident_counts") })
+        #expect(statements.contains { $0.hasPrefix("DELETE FROM incident_counts WHERE incidents = 0") })
+        #expect(statements.contains { $0.hasPrefix("INSERT INTO incident_revisions") })
+        #expect(statements.contains { $0.contains("UPDATE incidents INDEXED BY incidents_active SET cleared_at") })
+    }
+
+    @Test("prune, deleting and not: each batch is found through an index")
+    func prune() throws {
+        let store = try QueryFixture.store()
+        try Self.polls(store)
+        let (statements, failures) = try Self.unbounded(store) {
+            // Every run finished at the fixed clock's `now`; 290 cleared by pollC, E50 reopened and
+            // E7…E9 cleared by the later poll; each source keeps its latest run.
+            let horizon = QueryFixture.now.adding(seconds: 1)
+            let counts = try store.prune(before: horizon, batchSize: 100)
+            #expect(counts.incidents == 292 && counts.runs == 3, "\(counts)")
+            #expect(try store.prune(before: horizon, batchSize: 100) == PruneCounts())
+        }
+        #expect(failures == [])
+        #expect(statements.contains { $0.contains("INDEXED BY incidents_by_cleared") })
+        #expect(statements.contains { $0.hasPrefix("DELETE FROM ingest_runs") })
+    }
+
+    /// (`stats` without filters reads `incident_counts` whole: a row per distinct key, roads
+    /// included; it is a query, not part of a poll or a refresh.)
+    @Test("status and metrics: each source's last runs, and the active set, never every run or incident")
+    func status() throws {
+        let store = try QueryFixture.store()
+        try Self.polls(store)
+        let (statements, failures) = try Self.unbounded(store) {
+            let summaries = try store.sourceSummaries()
+            #expect(summaries.map(\.source) == ["gits", "its"])
+            _ = try store.activeIncidentCounts(at: QueryFixture.now)
+        }
+        #expect(failures == [])
+        #expect(statements.contains { $0.contains("FROM ingest_runs") })
+    }
+
+    @Test("the check fails on a whole scan: the statements issue 23 found, without the indexes of 0009")
+    func detects() throws {
+        let store = try QueryFixture.store()
+        try store.withDatabase { (db: Database) throws in
+            try db.execute("DROP INDEX incident_counts_empty; DROP INDEX incidents_by_cleared")
+            #expect(try Self.wholeScans("DELETE FROM incident_counts WHERE incidents = 0", db: db) == ["SCAN incident_counts"])
+            #expect(try Self.wholeScans("SELECT id FROM incidents WHERE cleared_at IS NOT NULL AND cleared_at < 'x' LIMIT 10", db: db)
+                    == ["SCAN incidents"])
+            #expect(try Self.wholeScans("SELECT 'source', source, count(*) FROM incidents WHERE id > 5 GROUP BY 2", db: db)
+                    == ["SCAN incidents USING COVERING INDEX sqlite_autoindex_incidents_1"])
+        }
+    }
+}
