@@ -40,6 +40,7 @@ let package = Package(
                 .embedInCode("0005_query_indexes.sql"),
                 .embedInCode("0006_geometry_and_road_ref.sql"),
                 .embedInCode("0007_source_leases.sql"),
+                .embedInCode("0008_publication_order.sql"),
             ]
         ),
         // The PostgreSQL schema migrations, embedded in the binary.
@@ -50,6 +51,7 @@ let package = Package(
                 .embedInCode("0001_incidents.sql"),
                 .embedInCode("0002_source_leases.sql"),
                 .embedInCode("0003_geometry_and_road_ref.sql"),
+                .embedInCode("0004_publication_order.sql"),
             ]
         ),
         // SQLite: connection/statement wrappers, migrator, the incident repository.

@@ -16,5 +16,6 @@ public enum BundledMigrations {
         ("0005_query_indexes.sql", String(decoding: PackageResources._005_query_indexes_sql, as: UTF8.self)),
         ("0006_geometry_and_road_ref.sql", String(decoding: PackageResources._006_geometry_and_road_ref_sql, as: UTF8.self)),
         ("0007_source_leases.sql", String(decoding: PackageResources._007_source_leases_sql, as: UTF8.self)),
+        ("0008_publication_order.sql", String(decoding: PackageResources._008_publication_order_sql, as: UTF8.self)),
     ]
 }
