@@ -67,7 +67,7 @@ enum RunsCommand {
             ("id", .integer(run.id ?? 0)), ("source", .text(run.source)), ("status", .text(run.status.rawValue)),
             ("origin", .text(file == nil ? "live" : "file")), ("file", .text(file)),
             ("started_at", .text(run.startedAt.rfc3339)), ("finished_at", .text(run.finishedAt.rfc3339)),
-            ("observed_at", .text(run.observedAt.rfc3339)),
+            ("observed_at", .text(run.observedAt.rfc3339)), ("published_at", .text(run.publishedAt?.rfc3339)),
             ("fetched", .integer(Int64(c.fetched))), ("inserted", .integer(Int64(c.inserted))),
             ("updated", .integer(Int64(c.updated))), ("unchanged", .integer(Int64(c.unchanged))),
             ("reopened", .integer(Int64(c.reopened))), ("cleared", .integer(Int64(c.cleared))),
