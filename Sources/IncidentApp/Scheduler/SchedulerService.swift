@@ -304,10 +304,10 @@ struct SchedulerService: Sendable {
         case .succeeded, .incomplete, .stale:
             logger.log(run.status == .succeeded ? .info : .warning, dryRun ? "ingest.dry_run" : "ingest.\(run.status == .succeeded ? "finished" : run.status.rawValue)", [
                 "source": run.source, "provider": provider, "status": run.status.rawValue,
-                "published_at": run.publishedAt?.rfc3339, "observed_at": run.status == .stale ? run.observedAt.rfc3339 : nil,
                 "fetched": run.counts.fetched, "inserted": run.counts.inserted, "updated": run.counts.updated,
                 "unchanged": run.counts.unchanged, "reopened": run.counts.reopened, "cleared": run.counts.cleared,
                 "rejected": run.counts.rejected, "duplicates": run.counts.duplicates,
+                "published_at": run.publishedAt?.rfc3339, "observed_at": run.status == .stale ? run.observedAt.rfc3339 : nil,
                 "duration_s": seconds, "warnings": run.warnings.isEmpty ? nil : run.warnings.joined(separator: "; "),
                 "note": dryRun ? "dry run: nothing was written" : nil,
             ])
