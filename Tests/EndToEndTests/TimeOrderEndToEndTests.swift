@@ -5,7 +5,7 @@ import Testing
 /// The time order of a source's documents and lists that move while they are paged, over a
 /// real HTTP server on loopback and through `ingest --file`, with the built executables and a
 /// temporary SQLite file (README, "When a poll clears").
-@Suite("End to end: stale copies and lists that move between pages", .serialized)
+@Suite("End to end: stale copies, lists that move between pages, twins", .serialized)
 struct TimeOrderEndToEndTests {
     // MARK: WZDx: a replica serves an older copy
 
@@ -190,6 +190,42 @@ struct TimeOrderEndToEndTests {
         let runs = try await Self.runsJSON(ws)
         #expect(runs.first?["status"] as? String == "incomplete")
         #expect(runs.first?["duplicates"] as? Int == 1)
+        server.stop()
+    }
+
+    // MARK: Twins
+
+    @Test("twins over HTTP (WZDx) and in a replayed GITS file: the first kept, the second set aside with its reason, shown by show and counted by runs")
+    func twins() async throws {
+        let server = try await LoopbackServer.start()
+        try await server.script("/wzdx", [Self.wzdx(published: "2024-05-01T10:00:00Z", [("A", "one lane closed"), ("B", "x"), ("A", "two lanes closed")])])
+        let ws = try Workspace()
+        let config = try ws.write("config.json", """
+            {"database": "\(ws.database)", "sources": [{"name": "wzdx", "provider": "wzdx", "baseURL": "\(server.url("/wzdx").absoluteString)"}]}
+            """)
+        let live = try await run("incident-scheduler", ["run", "--once", "--config", config])
+        #expect(live.status == 0, "\(live.stderr)")
+        #expect(live.stderr.contains("status=succeeded fetched=3 inserted=2 updated=0 unchanged=0 reopened=0 cleared=0 rejected=1 duplicates=0"), "\(live.stderr)")
+
+        let item = { (description: String) in
+            "<itemList><routeId></routeId><linkId>1000012345</linkId><spotId></spotId><regSeq>202401010001</regSeq><confirmDate>2024-01-01 00:05:00</confirmDate><startDate>2024-01-01 00:02:00</startDate><estEndDate></estEndDate><endDate></endDate><restrictType>1차로</restrictType><inciDesc>\(description)</inciDesc><inciPlace1>경부고속도로</inciPlace1><inciPlace2>(서울방향) 수원IC → 신갈JC</inciPlace2><coord_x>127.1</coord_x><coord_y>37.27</coord_y></itemList>"
+        }
+        let file = try ws.write("twins.xml", """
+            <?xml version="1.0" encoding="UTF-8"?><ServiceResult><msgHeader><headerCd>0</headerCd><headerMsg>OK</headerMsg><itemCount>2</itemCount></msgHeader>\
+            <msgBody>\(item("[사고] 1차로 통제"))\(item("[사고] 2차로 통제"))</msgBody></ServiceResult>
+            """)
+        let replay = try await run("incident-scheduler", ["ingest", "--source", "gits", "--file", file, "--complete", "--as-of", "2024-01-01T00:10:00Z",
+                                                          "--database", ws.database])
+        #expect(replay.status == 0, "\(replay.stderr)")
+        #expect(replay.stderr.contains("source=gits provider=gits status=succeeded fetched=2 inserted=1 updated=0 unchanged=0 reopened=0 cleared=0 rejected=1 duplicates=0"), "\(replay.stderr)")
+        let gits = try #require(try await ws.listJSON().first { $0.text("source") == "gits" })
+        #expect(gits.text("description") == "[사고] 1차로 통제")
+        let id = try #require(gits["id"] as? Int)
+        let shown = try await run("incidents", ["show", String(id), "--database", ws.database])
+        #expect(shown.stdout.contains("record 2 of the response: twins: the id was listed earlier in this response with different content; the first was kept"), "\(shown.stdout)")
+        #expect(shown.stdout.contains("description=[사고] 2차로 통제"), "\(shown.stdout)")
+        let runs = try await Self.runsJSON(ws)
+        #expect(runs.map { $0["rejected"] as? Int } == [1, 1])
         server.stop()
     }
 }
