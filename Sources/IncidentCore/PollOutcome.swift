@@ -54,9 +54,11 @@ public struct PollOutcome: Equatable, Sendable {
     public mutating func noteConfirmation(pages: Int, previous: UTCInstant?, waiting: Int) {
         guard waiting > 0 else { return }
         let why = "the answer came in \(pages) pages, and a list paged by offset can move between page requests"
-        warnings.append(previous == nil
-            ? "\(waiting) incident(s) it does not list stay active: \(why), and no earlier complete poll confirms their absence"
-            : "\(waiting) incident(s) it does not list but the previous complete poll (\(previous!.rfc3339)) did stay active until the next complete poll confirms their absence: \(why)")
+        if let previous {
+            warnings.append("\(waiting) incident(s) it does not list but the previous complete poll (\(previous.rfc3339)) did stay active until the next complete poll confirms their absence: \(why)")
+        } else {
+            warnings.append("\(waiting) incident(s) it does not list stay active: \(why), and no earlier complete poll confirms their absence")
+        }
     }
 }
 

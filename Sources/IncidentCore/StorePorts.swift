@@ -82,9 +82,14 @@ public protocol IngestStore: Sendable {
     /// Stores one poll as one transaction: every record `produce` passes to the sink, then, when
     /// the verdict `produce` returns is complete and `poll.mayClear`, marks cleared the source's
     /// active incidents this poll did not list (nor reject); then records the run
-    /// (`succeeded`, or `incomplete` with the verdict's reasons as warnings). When `produce`
-    /// throws, the transaction is rolled back (nothing of this poll remains) and the error is
-    /// rethrown.
+    /// (`succeeded`, or `incomplete` with the verdict's reasons as warnings; `stale` for a
+    /// ``PollContext/stale`` poll). When `produce` throws, the transaction is rolled back
+    /// (nothing of this poll remains) and the error is rethrown. When the verdict's
+    /// ``ResponseVerdict/publishedAt`` is earlier than the newest publication time applied for
+    /// the source and the poll is not already stale, it rolls back and throws
+    /// ``StaleDocument`` (``ingestInTimeOrder(_:_:)`` then stores it again as history). A
+    /// record whose id an earlier record of the poll listed with other content (twins) is set
+    /// aside with ``RejectedRecord/twin(of:position:)``; with the same content it is a duplicate.
     func ingest(_ poll: PollContext, _ produce: (any PollSink) throws -> ResponseVerdict) throws -> IngestRun
 
     /// Records a run that stored nothing (failed, cancelled or skipped). When `run.resumesAt`

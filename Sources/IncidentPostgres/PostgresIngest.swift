@@ -97,10 +97,13 @@ extension PostgresStore: IngestStore {
 /// `incidents` by set-based statements with the same outcome, record for record, as the SQLite
 /// store's per-record upsert:
 /// - the first record of each id is kept; a later one is a duplicate (so is a record of a
-///   known incident after a record of it that was set aside: that one already listed it);
+///   known incident after a record of it that was set aside: that one already listed it), or,
+///   with another content hash than the first readable one, a twin set aside before planning
+///   (``setTwinsAside()``);
 /// - a known incident with the same content hash, not cleared, is *unchanged*: `last_seen_at`
 ///   and `first_seen_at` become the latest and earliest observations;
-/// - otherwise, a response older than the incident's stored state (a replayed file) is
+/// - otherwise, a stale document, or a response older than the incident's stored state (a
+///   replayed file), is
 ///   *older*: only `first_seen_at` may move earlier;
 /// - otherwise the content changed (*updated*) or the incident had been cleared (*reopened*):
 ///   the previous values go to `incident_revisions`, the row is overwritten, `revision` + 1;

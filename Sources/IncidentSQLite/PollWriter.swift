@@ -104,8 +104,9 @@ extension SQLiteStore: IngestStore {
 ///   content hash that is not cleared and not yet listed by this poll, do the touch (the
 ///   statement the benchmark's C ceiling runs, plus the guard);
 /// - anything else changes no row and takes the slow path: an id this poll already listed is a
-///   duplicate (the first occurrence was kept); a response older than the stored state of the
-///   incident (a replayed file) only moves `first_seen_at` earlier; otherwise the content
+///   duplicate (the first occurrence was kept), or with other content a twin, set aside; a
+///   response older than the stored state of the incident (a replayed file, a stale document)
+///   only moves `first_seen_at` earlier; otherwise the content
 ///   changed, or the incident had been cleared: the previous values go to
 ///   `incident_revisions`, the row is updated and `revision` incremented.
 ///

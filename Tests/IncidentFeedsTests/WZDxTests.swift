@@ -164,6 +164,22 @@ struct WZDxTests {
         #expect(verdict == .complete)
     }
 
+    @Test("the publication time of each WZDx version, after the features too; one that is not a time is a warning", arguments: [
+        (#"{"type": "FeatureCollection", "features": [], "feed_info": {"update_date": "2024-05-01T10:05:00Z"}}"#, "2024-05-01T10:05:00Z", nil),
+        (#"{"road_event_feed_info": {"update_date": "2021-02-03T04:05:06-05:00", "version": "3.1"}, "type": "FeatureCollection", "features": []}"#,
+         "2021-02-03T09:05:06Z", nil),
+        (#"{"road_event_feed_info": {"feed_update_date": "2016-04-19T14:41:04Z"}, "type": "FeatureCollection", "features": []}"#, "2016-04-19T14:41:04Z", nil),
+        (#"{"feed_info": {"update_date": "yesterday"}, "type": "FeatureCollection", "features": []}"#, nil,
+         #"feed_info.update_date "yesterday" is not an ISO 8601 time, so this feed's age cannot be checked"#),
+        (#"{"feed_info": {"publisher": "X"}, "type": "FeatureCollection", "features": []}"#, nil, nil),
+    ] as [(String, String?, String?)])
+    func publicationTime(body: String, published: String?, warning: String?) throws {
+        let (_, verdict) = try records(WZDxProvider.self, try temporaryFile(body))
+        #expect(verdict.publishedAt == published.flatMap { UTCInstant(rfc3339: $0) })
+        #expect(verdict.warnings == (warning.map { [$0] } ?? []))
+        #expect(verdict.isComplete)
+    }
+
     @Test("features without feed_info are stored but cannot clear")
     func noFeedInfo() throws {
         let (all, verdict) = try records(WZDxProvider.self, try temporaryFile(#"{"type": "FeatureCollection", "features": [{"id": "a", "properties": {"core_details": {"event_type": "work-zone"}}, "geometry": null}]}"#))
