@@ -26,7 +26,7 @@ extension SQLiteStore: IngestStore {
                 }
                 try writer.finish()
                 if let newest = publication.newestApplied(after: poll) {
-                    try Self.recordPublication(newest, of: poll.source, db: db)
+                    try Self.recordPublication(newest, of: poll.source, at: poll.startedAt, db: db)
                 }
                 run.id = runID
                 run.status = outcome.status
@@ -75,12 +75,14 @@ extension SQLiteStore: IngestStore {
         return newest
     }
 
-    /// Keeps `instant` as the newest publication time of `source`, unless a later one is kept.
-    static func recordPublication(_ instant: UTCInstant, of source: String, db: Database) throws {
+    /// Keeps `instant` as the newest publication time of `source`, unless a later one is kept,
+    /// by the poll that started at `now`.
+    static func recordPublication(_ instant: UTCInstant, of source: String, at now: UTCInstant, db: Database) throws {
         try db.run("""
-            INSERT INTO source_state (source, published_at, updated_at) VALUES (:source, :published_at, :published_at)
-            ON CONFLICT (source) DO UPDATE SET published_at = max(coalesce(published_at, ''), excluded.published_at)
-            """, ["source": .text(source), "published_at": .text(instant.rfc3339)])
+            INSERT INTO source_state (source, published_at, updated_at) VALUES (:source, :published_at, :updated_at)
+            ON CONFLICT (source) DO UPDATE SET published_at = max(coalesce(published_at, ''), excluded.published_at),
+                updated_at = excluded.updated_at
+            """, ["source": .text(source), "published_at": .text(instant.rfc3339), "updated_at": .text(now.rfc3339)])
     }
 
     public func quotaResumesAt(source: String) throws -> UTCInstant? {

@@ -14,10 +14,11 @@ enum RunsCommand {
             abstract: "List recent ingest runs (the run log), newest first.",
             discussion: """
             ORIGIN is `live` for a poll of the API, or the name of a replayed file (ingest --file). STATUS
-            incomplete means the records were stored but nothing was cleared; DETAIL says why, and holds the
+            incomplete means the records were stored but nothing was cleared; stale, that the document was
+            older than one already applied, so it was stored as history only; DETAIL says why, and holds the
             error of a run that stored nothing. REJECTED counts records set aside with their reason.
-            --format json adds the file's path, when the response was observed, duplicates, warnings and
-            the host that ran the poll.
+            --format json adds the file's path, when the response was observed and when its document says
+            it was published, duplicates, warnings and the host that ran the poll.
             """,
             options: QueryTool.databaseOptions + [source, failuresFirst, limit, CommonOptions.tableOrJSON, CommonOptions.timeZone, CommonOptions.wide],
             run: { arguments in try run(arguments, context) })
