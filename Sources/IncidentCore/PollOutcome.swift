@@ -9,9 +9,9 @@ public struct PollOutcome: Equatable, Sendable {
     public var warnings: [String]
     /// The response was a stale document (``PollContext/stale``).
     public var isStale: Bool
-    /// The answer came in more than one page: what it does not list is cleared only when the
-    /// previous complete poll did not list it either.
-    public var needsConfirmation: Bool
+    /// How many pages the answer came in. With more than one, what it does not list is cleared
+    /// only when the previous complete poll did not list it either.
+    public var pages: Int
 
     /// - Parameters:
     ///   - counts: the poll's counts (``IngestCounts/duplicates`` is reported).
@@ -34,7 +34,7 @@ public struct PollOutcome: Equatable, Sendable {
             warnings.append("\(older) record(s) were older than the stored state of their incident (observed \(poll.observedAt.rfc3339)); only their first-seen time was used")
         }
         isStale = poll.stale != nil
-        needsConfirmation = verdict.pages > 1
+        pages = verdict.pages
     }
 
     /// The poll lists every active incident of its source.
@@ -48,18 +48,37 @@ public struct PollOutcome: Equatable, Sendable {
     public var status: RunStatus { isStale ? .stale : isComplete ? .succeeded : .incomplete }
     public var runWarnings: [String] { incompleteBecause + warnings }
 
-    /// For an answer of several pages that may clear: notes what it kept until a second complete
-    /// poll confirms. `previous` is when the previous complete poll of the source was fetched
-    /// (nil: none), `waiting` the active incidents this poll does not list but that poll did.
-    public mutating func noteConfirmation(pages: Int, previous: UTCInstant?, waiting: Int) {
-        guard waiting > 0 else { return }
+    /// Clears what `poll` may clear (``mayClear(_:)``) through `store`, and returns how many
+    /// incidents it cleared: for a one-page answer, every active incident it did not list, at
+    /// its observation time; for an answer of several pages, only those the previous complete
+    /// poll did not list either, at that poll's time, noting how many it keeps until a second
+    /// complete poll confirms (README, "When a poll clears", rule 7).
+    public mutating func clear(_ store: some UnlistedIncidents, poll: PollContext) throws -> Int {
+        guard mayClear(poll) else { return 0 }
+        guard pages > 1 else { return try store.clearUnlisted(at: poll.observedAt) }
+        let previous = try store.previousCompleteObservation()
+        let cleared = try previous.map { try store.clearUnlisted(at: $0) } ?? 0
+        let waiting = try store.unlistedActive()
+        guard waiting > 0 else { return cleared }
         let why = "the answer came in \(pages) pages, and a list paged by offset can move between page requests"
         if let previous {
             warnings.append("\(waiting) incident(s) it does not list but the previous complete poll (\(previous.rfc3339)) did stay active until the next complete poll confirms their absence: \(why)")
         } else {
             warnings.append("\(waiting) incident(s) it does not list stay active: \(why), and no earlier complete poll confirms their absence")
         }
+        return cleared
     }
+}
+
+/// How a store clears the incidents a poll did not list, inside the poll's transaction.
+public protocol UnlistedIncidents {
+    /// When the source's previous complete (`succeeded`) poll was fetched, before this one.
+    func previousCompleteObservation() throws -> UTCInstant?
+    /// Marks cleared, at `instant`, the source's active incidents this poll did not list (nor
+    /// reject) that no poll saw at or after `instant`; returns how many.
+    func clearUnlisted(at instant: UTCInstant) throws -> Int
+    /// The source's active incidents this poll did not list and no poll saw at or after it.
+    func unlistedActive() throws -> Int
 }
 
 extension RejectedRecord {

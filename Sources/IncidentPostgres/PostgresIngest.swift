@@ -19,25 +19,17 @@ extension PostgresStore: IngestStore {
                 let verdict = try staging.receive(produce)
                 let publication = try Publication(stated: verdict.publishedAt, poll: poll,
                                                   newestApplied: try Self.newestPublication(of: poll.source, connection: connection))
-                try staging.setTwinsAside()
                 let outcome = try staging.apply()
                 run.counts = outcome.counts
                 var ending = PollOutcome(verdict: verdict, counts: outcome.counts, rejectedWithoutID: outcome.rejectedWithoutID,
                                          older: outcome.older, poll: poll, publication: publication)
-                if ending.mayClear(poll) {
-                    if ending.needsConfirmation {
-                        let previous = try staging.previousCompleteObservation()
-                        run.counts.cleared = try previous.map { try staging.clearUnlisted(at: $0) } ?? 0
-                        ending.noteConfirmation(pages: verdict.pages, previous: previous, waiting: try staging.unlistedActive())
-                    } else {
-                        run.counts.cleared = try staging.clearUnlisted(at: poll.observedAt)
-                    }
-                }
+                run.counts.cleared = try ending.clear(staging, poll: poll)
                 if let newest = publication.newestApplied(after: poll) {
                     try connection.query("""
-                        INSERT INTO source_state (source, published_at, updated_at) VALUES ($1, $2, $2)
-                        ON CONFLICT (source) DO UPDATE SET published_at = greatest(source_state.published_at, excluded.published_at)
-                        """, [.text(poll.source), .instant(newest)], context: "recording the publication time of \(poll.source)")
+                        INSERT INTO source_state (source, published_at, updated_at) VALUES ($1, $2, $3)
+                        ON CONFLICT (source) DO UPDATE SET published_at = greatest(source_state.published_at, excluded.published_at),
+                            updated_at = excluded.updated_at
+                        """, [.text(poll.source), .instant(newest), .instant(poll.startedAt)], context: "recording the publication time of \(poll.source)")
                 }
                 run.id = runID
                 run.status = ending.status
@@ -115,7 +107,7 @@ extension PostgresStore: IngestStore {
 /// interleaved rounds on a loaded 2-core machine, median wall time of the whole command:
 /// fresh 30.0 s (COPY) vs 40.3 s (pipeline), unchanged re-ingest 14.1 s vs 22.1 s; COPY was
 /// faster in every round.
-final class PollStaging: PollSink {
+final class PollStaging: PollSink, UnlistedIncidents {
     private let connection: Connection
     private let columns: PostgresColumns
     private let poll: PollContext
@@ -215,6 +207,11 @@ final class PollStaging: PollSink {
             LEFT JOIN (SELECT external_id, min(ord) AS first_ord FROM poll_rows WHERE rejected GROUP BY external_id) r
                    ON r.external_id = f.external_id
             """, [source, observed, .text(poll.stale == nil ? "false" : "true")], context: context)
+        // Some id repeats when there are more readable records than planned ids: twins are possible.
+        let repeats = try connection.query("""
+            SELECT (SELECT count(*) FROM poll_rows WHERE NOT rejected) - (SELECT count(*) FROM poll_plan)
+            """, context: context).int(0, 0) ?? 0
+        if repeats > 0 { try setTwinsAside() }
         try connection.query("""
             INSERT INTO incident_revisions (incident_id, revision, \(columns.list()), content_hash, cleared_at, superseded_at)
             SELECT e.id, e.revision, \(columns.list("e.")), e.content_hash, e.cleared_at, $1
@@ -268,17 +265,17 @@ final class PollStaging: PollSink {
     }
 
     /// Sets aside the later of two records with the same id and different content ("twins")
-    /// in `poll_rows`, before ``apply()``: the first readable record of an id is kept, a later
-    /// one with another content hash becomes a record set aside with the reason (the same
-    /// record as the SQLite store's, from ``RejectedRecord/twin(externalID:position:category:road:location:description:startedAt:endedAt:)``).
-    func setTwinsAside() throws {
+    /// in `poll_rows`, once `poll_plan` holds the first readable record of each id: a later one
+    /// with another content hash becomes a record set aside with the reason (the same record as
+    /// the SQLite store's, from ``RejectedRecord/twin(externalID:position:category:road:location:description:startedAt:endedAt:)``).
+    /// Run only when some id repeats: on 300,000 staged records without repeats the query
+    /// would cost 1.3 s (a tenth of an unchanged re-ingest).
+    private func setTwinsAside() throws {
         let context = "setting aside the twins of \(poll.source)"
         let twins = try connection.query("""
             SELECT t.ord, t.external_id, t.category, t.road, t.location, t.description, t.started_at, t.ended_at
-            FROM poll_rows t
-            JOIN (SELECT DISTINCT ON (external_id) external_id, ord, content_hash FROM poll_rows
-                  WHERE NOT rejected ORDER BY external_id, ord) f
-              ON f.external_id = t.external_id AND f.ord < t.ord AND f.content_hash <> t.content_hash
+            FROM poll_plan p JOIN poll_rows f ON f.ord = p.ord
+            JOIN poll_rows t ON t.external_id = f.external_id AND t.ord > f.ord AND t.content_hash <> f.content_hash
             WHERE NOT t.rejected ORDER BY t.ord
             """, context: context)
         for row in 0..<twins.rowCount {

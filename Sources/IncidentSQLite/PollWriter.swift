@@ -15,15 +15,7 @@ extension SQLiteStore: IngestStore {
                 run.counts = try writer.counts()
                 var outcome = PollOutcome(verdict: verdict, counts: run.counts, rejectedWithoutID: writer.rejectedWithoutID,
                                           older: writer.older, poll: poll, publication: publication)
-                if outcome.mayClear(poll) {
-                    if outcome.needsConfirmation {
-                        let previous = try writer.previousCompleteObservation()
-                        run.counts.cleared = try previous.map { try writer.clearUnlisted(at: $0) } ?? 0
-                        outcome.noteConfirmation(pages: verdict.pages, previous: previous, waiting: try writer.unlistedActive())
-                    } else {
-                        run.counts.cleared = try writer.clearUnlisted(at: poll.observedAt)
-                    }
-                }
+                run.counts.cleared = try outcome.clear(writer, poll: poll)
                 try writer.finish()
                 if let newest = publication.newestApplied(after: poll) {
                     try Self.recordPublication(newest, of: poll.source, at: poll.startedAt, db: db)
@@ -125,7 +117,7 @@ extension SQLiteStore: IngestStore {
 ///
 /// The derived structures (``DerivedIndexes``) follow: a changed incident is removed from them
 /// before and added after its change; the poll's new incidents are added by ``finish()``.
-final class PollWriter: PollSink {
+final class PollWriter: PollSink, UnlistedIncidents {
     private let db: Database
     private let columns: ContentColumns
     private let poll: PollContext
