@@ -134,8 +134,9 @@ final class PollWriter: PollSink, UnlistedIncidents {
     private(set) var rejectedWithoutID = 0
     private(set) var older = 0
     /// The ids this poll listed first by a record whose content the row does not hold: a record
-    /// set aside (nil until the first readable one comes), or an older one (its content hash).
-    /// Twins are told from repeats by it; empty in a live poll of readable records.
+    /// set aside (nil until the first readable one comes), or an older one with other content
+    /// (its content hash). Twins are told from repeats by it; empty in a current poll of
+    /// readable records (a replay of an old file holds one entry per changed record).
     private var firstsNotStored: [String: Int64?] = [:]
     /// Whether the previous record was an unchanged incident (try the touch first).
     private var expectUnchanged: Bool
@@ -265,7 +266,7 @@ final class PollWriter: PollSink, UnlistedIncidents {
             return
         }
         if poll.stale != nil || poll.observedAt.rfc3339 < latest {
-            firstsNotStored[incident.externalID] = hash
+            if hash != storedHash { firstsNotStored[incident.externalID] = hash }
             older += 1
             try db.run("""
                 UPDATE incidents SET first_seen_at = min(first_seen_at, :observed), last_seen_run_id = :run WHERE id = :id
