@@ -43,7 +43,8 @@ let package = Package(
                 .embedInCode("0006_geometry_and_road_ref.sql"),
                 .embedInCode("0007_source_leases.sql"),
                 .embedInCode("0008_validity.sql"),
-                .embedInCode("0009_history_independent_indexes.sql"),
+                .embedInCode("0009_publication_order.sql"),
+                .embedInCode("0010_history_independent_indexes.sql"),
             ]
         ),
         // The PostgreSQL schema migrations, embedded in the binary.
@@ -55,7 +56,8 @@ let package = Package(
                 .embedInCode("0002_source_leases.sql"),
                 .embedInCode("0003_geometry_and_road_ref.sql"),
                 .embedInCode("0004_validity.sql"),
-                .embedInCode("0005_history_independent_indexes.sql"),
+                .embedInCode("0005_publication_order.sql"),
+                .embedInCode("0006_history_independent_indexes.sql"),
             ]
         ),
         // SQLite: connection/statement wrappers, migrator, the incident repository.

@@ -17,7 +17,8 @@ public enum BundledMigrations {
         ("0006_geometry_and_road_ref.sql", String(decoding: PackageResources._006_geometry_and_road_ref_sql, as: UTF8.self)),
         ("0007_source_leases.sql", String(decoding: PackageResources._007_source_leases_sql, as: UTF8.self)),
         ("0008_validity.sql", String(decoding: PackageResources._008_validity_sql, as: UTF8.self)),
-        ("0009_history_independent_indexes.sql",
-         String(decoding: PackageResources._009_history_independent_indexes_sql, as: UTF8.self)),
+        ("0009_publication_order.sql", String(decoding: PackageResources._009_publication_order_sql, as: UTF8.self)),
+        ("0010_history_independent_indexes.sql",
+         String(decoding: PackageResources._010_history_independent_indexes_sql, as: UTF8.self)),
     ]
 }

@@ -10,7 +10,8 @@ public enum BundledPostgresMigrations {
         ("0002_source_leases.sql", String(decoding: PackageResources._002_source_leases_sql, as: UTF8.self)),
         ("0003_geometry_and_road_ref.sql", String(decoding: PackageResources._003_geometry_and_road_ref_sql, as: UTF8.self)),
         ("0004_validity.sql", String(decoding: PackageResources._004_validity_sql, as: UTF8.self)),
-        ("0005_history_independent_indexes.sql",
-         String(decoding: PackageResources._005_history_independent_indexes_sql, as: UTF8.self)),
+        ("0005_publication_order.sql", String(decoding: PackageResources._005_publication_order_sql, as: UTF8.self)),
+        ("0006_history_independent_indexes.sql",
+         String(decoding: PackageResources._006_history_independent_indexes_sql, as: UTF8.self)),
     ]
 }

@@ -60,6 +60,9 @@ enum Metrics {
                })
         family("trafficincidents_consecutive_failures", "Failed or cancelled runs of the source since its last run that stored records.",
                configured.map { (label($0.source), String($0.consecutiveFailures)) })
+        family("trafficincidents_stale_runs",
+               "Runs of the source since its last current poll whose document was older than one already applied (stored as history only).",
+               configured.map { (label($0.source), String($0.staleRuns)) })
         family("trafficincidents_quota_paused_until_timestamp_seconds",
                "Unix time until which the source's exhausted request quota pauses it; 0 if it was never paused.",
                configured.map { (label($0.source), unixTime($0.quotaExhaustedUntil)) })

@@ -8,6 +8,14 @@ public enum FeedRecord: Sendable {
     /// A record that could not be read faithfully: kept aside with its reason (quarantined),
     /// never stored as an incident and never allowed to stop the rest of the response.
     case rejected(RejectedRecord)
+
+    /// The provider's id of the record, when it could be read.
+    public var externalID: String? {
+        switch self {
+        case .incident(let incident): incident.externalID
+        case .rejected(let record): record.externalID
+        }
+    }
 }
 
 /// A record set aside: why, where, and a log-safe excerpt of what the provider sent.
@@ -46,10 +54,23 @@ public struct ResponseVerdict: Equatable, Sendable {
     /// Things worth an operator's attention that do not make the response incomplete
     /// (characters replaced in a value, a repeated record).
     public var warnings: [String]
+    /// When the document says it was published or last updated (WZDx `feed_info.update_date`,
+    /// 2.0 `feed_update_date`; DATEX II `publicationTime`); nil when it says nothing (GITS, ITS,
+    /// Open511). A poll whose document is older than the newest already applied for its
+    /// source is stored as history only (``StaleDocument``). For a paged answer: the earliest
+    /// of its pages'.
+    public var publishedAt: UTCInstant?
+    /// How many pages the answer came in. An answer of several pages may have been read while
+    /// the server's list moved (Open511 pages by offset), so what it does not list is cleared
+    /// only when the previous complete poll did not list it either (README, "When a poll
+    /// clears").
+    public var pages: Int
 
-    public init(incompleteBecause: [String] = [], warnings: [String] = []) {
+    public init(incompleteBecause: [String] = [], warnings: [String] = [], publishedAt: UTCInstant? = nil, pages: Int = 1) {
         self.incompleteBecause = incompleteBecause
         self.warnings = warnings
+        self.publishedAt = publishedAt
+        self.pages = pages
     }
 
     /// The response lists every active incident of the source.

@@ -37,7 +37,8 @@ public struct IngestIncidents: Sendable {
                                   resumesAt: resumesAt), dryRun: dryRun)
             }
             return try await feed.poll { stream in
-                try store.ingest(poll) { sink in
+                // A document older than the newest applied is read again, as history only.
+                try store.ingestInTimeOrder(poll) { sink in
                     try stream.read { record in
                         // Cheap atomic load; lets SIGTERM stop a long read promptly.
                         if Task.isCancelled { throw CancellationError() }

@@ -8,6 +8,11 @@ public enum RunStatus: String, Sendable, Codable, CaseIterable {
     /// Fetched, read and stored, but the response was not complete (see
     /// ``ResponseVerdict``), so nothing was cleared; `warnings` say why.
     case incomplete
+    /// Fetched, read and stored as history only: the document says it was published before
+    /// the newest one already applied for its source (a cache or a replica served an older
+    /// copy), so it overwrote no newer content, reopened and cleared nothing (README, "Time
+    /// order"); `warnings` give both publication times.
+    case stale
     /// Nothing was stored; `error` says why.
     case failed
     /// Stopped by a signal or deadline after it started; nothing was stored.
@@ -17,7 +22,7 @@ public enum RunStatus: String, Sendable, Codable, CaseIterable {
     case skipped
 
     /// Records of this run are in the database.
-    public var stored: Bool { self == .succeeded || self == .incomplete }
+    public var stored: Bool { self == .succeeded || self == .incomplete || self == .stale }
 }
 
 /// Record counts of one poll.
@@ -75,11 +80,14 @@ public struct IngestRun: Equatable, Sendable {
     public var resumesAt: UTCInstant?
     /// The host name of the scheduler that ran the poll.
     public var host: String?
+    /// When the response's document says it was published (WZDx `update_date`, DATEX II
+    /// `publicationTime`), to the second; nil when it says nothing or nothing was read.
+    public var publishedAt: UTCInstant?
 
     public init(id: Int64? = nil, source: String, startedAt: UTCInstant, finishedAt: UTCInstant,
                 status: RunStatus, counts: IngestCounts = IngestCounts(), origin: FeedOrigin = .live,
                 observedAt: UTCInstant? = nil, error: String? = nil, warnings: [String] = [],
-                resumesAt: UTCInstant? = nil, host: String? = nil) {
+                resumesAt: UTCInstant? = nil, host: String? = nil, publishedAt: UTCInstant? = nil) {
         self.id = id
         self.source = source
         self.startedAt = startedAt
@@ -92,5 +100,6 @@ public struct IngestRun: Equatable, Sendable {
         self.warnings = warnings
         self.resumesAt = resumesAt
         self.host = host
+        self.publishedAt = publishedAt
     }
 }

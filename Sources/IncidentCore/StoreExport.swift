@@ -42,7 +42,7 @@ public struct RejectionRecord: Equatable, Sendable {
     }
 }
 
-/// A source's quota state (`source_state`).
+/// A source's quota state and newest publication time (`source_state`).
 public struct QuotaState: Equatable, Sendable {
     public var source: String
     /// nil when the source may run.
@@ -50,12 +50,15 @@ public struct QuotaState: Equatable, Sendable {
     /// Log-safe text of the error that exhausted it.
     public var reason: String?
     public var updatedAt: UTCInstant
+    /// The newest publication time a current document of the source stated (README, "Time order").
+    public var publishedAt: UTCInstant?
 
-    public init(source: String, exhaustedUntil: UTCInstant?, reason: String?, updatedAt: UTCInstant) {
+    public init(source: String, exhaustedUntil: UTCInstant?, reason: String?, updatedAt: UTCInstant, publishedAt: UTCInstant? = nil) {
         self.source = source
         self.exhaustedUntil = exhaustedUntil
         self.reason = reason
         self.updatedAt = updatedAt
+        self.publishedAt = publishedAt
     }
 }
 

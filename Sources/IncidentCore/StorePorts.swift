@@ -16,23 +16,39 @@ public struct PollContext: Equatable, Sendable {
     public var host: String?
     /// Do everything, then roll back: the returned run says what would have been written.
     public var dryRun: Bool
+    /// Set when the response's document is older than the newest already applied for the
+    /// source: it is then stored like an older replay (history at its own time, never
+    /// overwriting newer content, never reopening, never clearing) and its run is `stale`.
+    public var stale: StaleDocument?
 
     public init(source: String, startedAt: UTCInstant, observedAt: UTCInstant? = nil, origin: FeedOrigin = .live,
-                host: String? = nil, dryRun: Bool = false) {
+                host: String? = nil, dryRun: Bool = false, stale: StaleDocument? = nil) {
         self.source = source
         self.startedAt = startedAt
         self.observedAt = observedAt ?? startedAt
         self.origin = origin
         self.host = host
         self.dryRun = dryRun
+        self.stale = stale
     }
 
-    /// Whether a complete response of this poll may clear the incidents it no longer lists.
+    /// Whether a complete response of this poll may clear the incidents it no longer lists: a
+    /// live poll or a replay said to be complete, and not a stale document.
     public var mayClear: Bool {
+        guard stale == nil else { return false }
         switch origin {
-        case .live: true
-        case .file(_, let complete): complete
+        case .live: return true
+        case .file(_, let complete): return complete
         }
+    }
+
+    /// The same poll as a stale document: observed at its publication time when that is
+    /// earlier (its own time), stored as history only.
+    public func asStale(_ stale: StaleDocument) -> PollContext {
+        var poll = self
+        poll.stale = stale
+        poll.observedAt = min(observedAt, stale.publishedAt)
+        return poll
     }
 }
 
@@ -46,14 +62,34 @@ public protocol PollSink {
     func reject(_ record: RejectedRecord) throws
 }
 
+/// Stores and the time order of a source's documents.
+extension IngestStore {
+    /// Stores one poll (``ingest(_:_:)``); when the store finds its document older than the
+    /// newest already applied for the source (it throws ``StaleDocument`` and rolls back), reads
+    /// it again as a stale document (``PollContext/asStale(_:)``): `produce` is called twice
+    /// then, so it must be able to read its response again.
+    public func ingestInTimeOrder(_ poll: PollContext, _ produce: (any PollSink) throws -> ResponseVerdict) throws -> IngestRun {
+        do {
+            return try ingest(poll, produce)
+        } catch let stale as StaleDocument where poll.stale == nil {
+            return try ingest(poll.asStale(stale), produce)
+        }
+    }
+}
+
 /// Writing polls and the run log.
 public protocol IngestStore: Sendable {
     /// Stores one poll as one transaction: every record `produce` passes to the sink, then, when
     /// the verdict `produce` returns is complete and `poll.mayClear`, marks cleared the source's
     /// active incidents this poll did not list (nor reject); then records the run
-    /// (`succeeded`, or `incomplete` with the verdict's reasons as warnings). When `produce`
-    /// throws, the transaction is rolled back (nothing of this poll remains) and the error is
-    /// rethrown.
+    /// (`succeeded`, or `incomplete` with the verdict's reasons as warnings; `stale` for a
+    /// ``PollContext/stale`` poll). When `produce` throws, the transaction is rolled back
+    /// (nothing of this poll remains) and the error is rethrown. When the verdict's
+    /// ``ResponseVerdict/publishedAt`` is earlier than the newest publication time applied for
+    /// the source and the poll is not already stale, it rolls back and throws
+    /// ``StaleDocument`` (``ingestInTimeOrder(_:_:)`` then stores it again as history). A
+    /// record whose id an earlier record of the poll listed with other content (twins) is set
+    /// aside with ``RejectedRecord/twin(of:position:)``; with the same content it is a duplicate.
     func ingest(_ poll: PollContext, _ produce: (any PollSink) throws -> ResponseVerdict) throws -> IngestRun
 
     /// Records a run that stored nothing (failed, cancelled or skipped). When `run.resumesAt`
@@ -108,6 +144,9 @@ public struct SourceSummary: Equatable, Sendable {
     public var failingSince: UTCInstant?
     /// The quota pause, when one is in force or was last set.
     public var quotaExhaustedUntil: UTCInstant?
+    /// Stale runs (a document older than one already applied) since the last run that stored
+    /// a current document.
+    public var staleRuns = 0
 
     public init(source: String, lastRun: IngestRun? = nil, lastSuccessAt: UTCInstant? = nil,
                 consecutiveFailures: Int = 0, failingSince: UTCInstant? = nil, quotaExhaustedUntil: UTCInstant? = nil) {

@@ -97,8 +97,9 @@ extension PostgresStore {
                 }
                 for state in try source.exportQuotaStates() {
                     try connection.query("""
-                        INSERT INTO source_state (source, exhausted_until, exhausted_reason, updated_at) VALUES ($1, $2, $3, $4)
-                        """, [.text(state.source), .optional(state.exhaustedUntil), .optional(state.reason), .instant(state.updatedAt)],
+                        INSERT INTO source_state (source, exhausted_until, exhausted_reason, updated_at, published_at) VALUES ($1, $2, $3, $4, $5)
+                        """, [.text(state.source), .optional(state.exhaustedUntil), .optional(state.reason), .instant(state.updatedAt),
+                              .optional(state.publishedAt)],
                         context: "copying the quota state of \(state.source)")
                     streamed.quotaStates += 1
                 }
@@ -210,11 +211,11 @@ extension PostgresStore: StoreExport {
 
     public func exportQuotaStates() throws -> [QuotaState] {
         try withConnection { connection in
-            let r = try connection.query("SELECT source, exhausted_until, exhausted_reason, updated_at FROM source_state ORDER BY source",
+            let r = try connection.query("SELECT source, exhausted_until, exhausted_reason, updated_at, published_at FROM source_state ORDER BY source",
                                          context: "exporting quota states")
             return (0..<r.rowCount).map {
                 QuotaState(source: r.string($0, 0) ?? "", exhaustedUntil: r.instant($0, 1), reason: r.string($0, 2),
-                           updatedAt: r.instant($0, 3) ?? UTCInstant(secondsSince1970: 0))
+                           updatedAt: r.instant($0, 3) ?? UTCInstant(secondsSince1970: 0), publishedAt: r.instant($0, 4))
             }
         }
     }

@@ -308,6 +308,18 @@ extension PostgresStore: IncidentReader {
                     summaries[source, default: SourceSummary(source: source)].consecutiveFailures = successes.int(row, 2) ?? 0
                     summaries[source, default: SourceSummary(source: source)].failingSince = successes.instant(row, 3)
                 }
+                // Stale runs since the last run that stored a current document.
+                let stale = try connection.query("""
+                    SELECT r.source, count(*) FROM ingest_runs r
+                    WHERE r.status = 'stale'
+                      AND r.id > coalesce((SELECT max(s.id) FROM ingest_runs s
+                                           WHERE s.source = r.source AND s.status IN ('succeeded', 'incomplete')), 0)
+                    GROUP BY r.source
+                    """, context: context)
+                for row in 0..<stale.rowCount {
+                    guard let source = stale.string(row, 0) else { continue }
+                    summaries[source, default: SourceSummary(source: source)].staleRuns = stale.int(row, 1) ?? 0
+                }
                 let quota = try connection.query("SELECT source, exhausted_until FROM source_state WHERE exhausted_until IS NOT NULL",
                                                  context: context)
                 for row in 0..<quota.rowCount {

@@ -4,7 +4,7 @@ import IncidentCore
 enum RunRows {
     static let columns = """
         id, source, started_at, finished_at, status, fetched, inserted, updated, unchanged, reopened, cleared, \
-        rejected, duplicates, error, origin, file, observed_at, warnings, host
+        rejected, duplicates, error, origin, file, observed_at, warnings, host, published_at
         """
 
     /// The columns ``values(_:)`` writes, in order.
@@ -25,6 +25,7 @@ enum RunRows {
             ("error", .optional(run.error)), ("origin", .text(file == nil ? "live" : "file")), ("file", .optional(file)),
             ("observed_at", .instant(run.observedAt)),
             ("warnings", .optional(run.warnings.isEmpty ? nil : run.warnings.joined(separator: "\n"))), ("host", .optional(run.host)),
+            ("published_at", .optional(run.publishedAt)),
         ]
     }
 
@@ -73,7 +74,7 @@ enum RunRows {
             observedAt: r.instant(row, try r.column("observed_at")),
             error: try text("error"),
             warnings: try text("warnings").map { $0.split(separator: "\n").map(String.init) } ?? [],
-            host: try text("host"))
+            host: try text("host"), publishedAt: r.instant(row, try r.column("published_at")))
     }
 }
 

@@ -68,7 +68,7 @@ enum DerivedIndexes {
             """, rows.arguments)
         try db.run("DELETE FROM incidents_bbox WHERE id IN (SELECT id FROM incidents WHERE \(rows.condition))", rows.arguments)
         try count(rows, by: -1, in: db)
-        // Through the partial index of keys at zero (0009), not every key.
+        // Through the partial index of keys at zero (0010), not every key.
         try db.run("DELETE FROM incident_counts WHERE incidents = 0")
     }
 

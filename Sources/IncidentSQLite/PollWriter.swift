@@ -10,25 +10,20 @@ extension SQLiteStore: IngestStore {
                 let runID = try RunRow.insert(run, running: true, db: db)
                 let writer = try PollWriter(db: db, columns: columns, poll: poll, runID: runID)
                 let verdict = try produce(writer)
+                let publication = try Publication(stated: verdict.publishedAt, poll: poll,
+                                                  newestApplied: try Self.newestPublication(of: poll.source, db: db))
                 run.counts = try writer.counts()
-                var incompleteBecause = verdict.incompleteBecause
-                if writer.rejectedWithoutID > 0 {
-                    incompleteBecause.append("\(writer.rejectedWithoutID) record(s) set aside had no readable id, so the response may not list every active incident")
-                }
-                var warnings = verdict.warnings
-                if run.counts.duplicates > 0 {
-                    warnings.append("\(run.counts.duplicates) record(s) repeated an id listed earlier in the response; the first of each was kept")
-                }
-                if writer.older > 0 {
-                    warnings.append("\(writer.older) record(s) were older than the stored state of their incident (observed \(poll.observedAt.rfc3339)); only their first-seen time was used")
-                }
-                if incompleteBecause.isEmpty && poll.mayClear {
-                    run.counts.cleared = try writer.clearUnlisted()
-                }
+                var outcome = PollOutcome(verdict: verdict, counts: run.counts, rejectedWithoutID: writer.rejectedWithoutID,
+                                          older: writer.older, poll: poll, publication: publication)
+                run.counts.cleared = try outcome.clear(writer, poll: poll)
                 try writer.finish()
+                if let newest = publication.newestApplied(after: poll) {
+                    try Self.recordPublication(newest, of: poll.source, at: poll.startedAt, db: db)
+                }
                 run.id = runID
-                run.status = incompleteBecause.isEmpty ? .succeeded : .incomplete
-                run.warnings = incompleteBecause + warnings
+                run.status = outcome.status
+                run.warnings = outcome.runWarnings
+                run.publishedAt = verdict.publishedAt
                 run.finishedAt = clock.now()
                 try RunRow.finish(run, db: db)
                 if poll.dryRun {
@@ -63,6 +58,25 @@ extension SQLiteStore: IngestStore {
         }
     }
 
+    /// The newest publication time a current document of `source` stated (`source_state`).
+    static func newestPublication(of source: String, db: Database) throws -> UTCInstant? {
+        var newest: UTCInstant?
+        try db.query("SELECT published_at FROM source_state WHERE source = :source", ["source": .text(source)]) {
+            newest = $0.instant(at: 0)
+        }
+        return newest
+    }
+
+    /// Keeps `instant` as the newest publication time of `source`, unless a later one is kept,
+    /// by the poll that started at `now`.
+    static func recordPublication(_ instant: UTCInstant, of source: String, at now: UTCInstant, db: Database) throws {
+        try db.run("""
+            INSERT INTO source_state (source, published_at, updated_at) VALUES (:source, :published_at, :updated_at)
+            ON CONFLICT (source) DO UPDATE SET published_at = max(coalesce(published_at, ''), excluded.published_at),
+                updated_at = excluded.updated_at
+            """, ["source": .text(source), "published_at": .text(instant.rfc3339), "updated_at": .text(now.rfc3339)])
+    }
+
     public func quotaResumesAt(source: String) throws -> UTCInstant? {
         try withDatabase { db in
             var until: UTCInstant?
@@ -84,8 +98,9 @@ extension SQLiteStore: IngestStore {
 ///   content hash that is not cleared and not yet listed by this poll, do the touch (the
 ///   statement the benchmark's C ceiling runs, plus the guard);
 /// - anything else changes no row and takes the slow path: an id this poll already listed is a
-///   duplicate (the first occurrence was kept); a response older than the stored state of the
-///   incident (a replayed file) only moves `first_seen_at` earlier; otherwise the content
+///   duplicate (the first occurrence was kept), or with other content a twin, set aside; a
+///   response older than the stored state of the incident (a replayed file, a stale document)
+///   only moves `first_seen_at` earlier; otherwise the content
 ///   changed, or the incident had been cleared: the previous values go to
 ///   `incident_revisions`, the row is updated and `revision` incremented.
 ///
@@ -102,7 +117,7 @@ extension SQLiteStore: IngestStore {
 ///
 /// The derived structures (``DerivedIndexes``) follow in ``finish()``: for the poll's changed
 /// incidents (their previous values kept before each change) and its new ones, all at once.
-final class PollWriter: PollSink {
+final class PollWriter: PollSink, UnlistedIncidents {
     private let db: Database
     private let columns: ContentColumns
     private let poll: PollContext
@@ -118,6 +133,11 @@ final class PollWriter: PollSink {
     private var rejected = 0
     private(set) var rejectedWithoutID = 0
     private(set) var older = 0
+    /// The ids this poll listed first by a record whose content the row does not hold: a record
+    /// set aside (nil until the first readable one comes), or an older one with other content
+    /// (its content hash). Twins are told from repeats by it; empty in a current poll of
+    /// readable records (a replay of an old file holds one entry per changed record).
+    private var firstsNotStored: [String: Int64?] = [:]
     /// Whether the previous record was an unchanged incident (try the touch first).
     private var expectUnchanged: Bool
 
@@ -212,7 +232,7 @@ final class PollWriter: PollSink {
     /// A known incident that is listed twice, older than the stored state, changed or reopened.
     private func slowPath(_ incident: Incident, values: [IncidentValue], hash: Int64) throws {
         let lookup = try db.cachedStatement("""
-            SELECT id, cleared_at IS NOT NULL AS cleared, last_seen_run_id,
+            SELECT id, cleared_at IS NOT NULL AS cleared, last_seen_run_id, content_hash,
                    max(last_seen_at, coalesce(cleared_at, '')) AS latest
             FROM incidents WHERE source = :source AND external_id = :external_id
             """)
@@ -223,14 +243,30 @@ final class PollWriter: PollSink {
         let wasCleared = lookup.int64(at: try lookup.column("cleared")) == 1
         let listedByThisPoll = lookup.int64(at: try lookup.column("last_seen_run_id")) == runID
         let latest = lookup.string(at: try lookup.column("latest")) ?? ""
+        let storedHash = lookup.int64(at: try lookup.column("content_hash"))
         lookup.reset()
         // The same id twice in one response: the first occurrence wins. Taking each in turn
-        // would record two revisions per poll forever.
+        // would record two revisions per poll forever. With other content ("twins") the later
+        // one is set aside with the reason.
         if listedByThisPoll {
-            duplicates += 1
+            let first: Int64?
+            switch firstsNotStored[incident.externalID] {
+            case .some(.some(let hash)): first = hash
+            case .some(.none):
+                // Its first listing was a record set aside: this is its first readable one.
+                firstsNotStored[incident.externalID] = hash
+                first = hash
+            case .none: first = storedHash
+            }
+            if first == hash {
+                duplicates += 1
+            } else {
+                try quarantine(RejectedRecord.twin(of: incident, position: fetched))
+            }
             return
         }
-        if poll.observedAt.rfc3339 < latest {
+        if poll.stale != nil || poll.observedAt.rfc3339 < latest {
+            if hash != storedHash { firstsNotStored[incident.externalID] = hash }
             older += 1
             try db.run("""
                 UPDATE incidents SET first_seen_at = min(first_seen_at, :observed), last_seen_run_id = :run WHERE id = :id
@@ -255,6 +291,11 @@ final class PollWriter: PollSink {
 
     func reject(_ record: RejectedRecord) throws {
         fetched += 1
+        try quarantine(record)
+    }
+
+    /// Stores a record set aside; `fetched` already counts it.
+    private func quarantine(_ record: RejectedRecord) throws {
         rejected += 1
         if record.externalID == nil { rejectedWithoutID += 1 }
         try db.run("""
@@ -265,21 +306,45 @@ final class PollWriter: PollSink {
                   "rejected_at": .text(poll.observedAt.rfc3339)])
         if let externalID = record.externalID {
             // Listed, though unreadable: this poll must not clear it.
-            try db.run("UPDATE incidents SET last_seen_run_id = :run WHERE source = :source AND external_id = :external_id",
-                       ["run": .integer(runID), "source": .text(poll.source), "external_id": .text(externalID)])
+            try db.run("""
+                UPDATE incidents SET last_seen_run_id = :run
+                WHERE source = :source AND external_id = :external_id AND last_seen_run_id <> :run
+                """, ["run": .integer(runID), "source": .text(poll.source), "external_id": .text(externalID)])
+            if db.changes == 1 { firstsNotStored[externalID] = .some(nil) }
         }
     }
 
-    /// Marks cleared, at the observation time, every active incident of the source that this
-    /// complete poll did not list (nor reject) and that no poll saw at or after that time (an
-    /// older replay never clears what a newer poll listed). Reads the active set (its index),
-    /// not the source's whole history.
-    func clearUnlisted() throws -> Int {
+    /// Marks cleared, at `instant` (the observation time, or for an answer of several pages the
+    /// previous complete poll's), every active incident of the source that this complete poll
+    /// did not list (nor reject) and that no poll saw at or after that time (an older replay
+    /// never clears what a newer poll listed). Reads the active set (its index), not the
+    /// source's whole history.
+    func clearUnlisted(at instant: UTCInstant) throws -> Int {
         try db.run("""
             UPDATE incidents INDEXED BY incidents_active SET cleared_at = :observed
             WHERE cleared_at IS NULL AND source = :source AND last_seen_run_id <> :run AND last_seen_at < :observed
-            """, ["observed": .text(poll.observedAt.rfc3339), "source": .text(poll.source), "run": .integer(runID)])
+            """, ["observed": .text(instant.rfc3339), "source": .text(poll.source), "run": .integer(runID)])
         return db.changes
+    }
+
+    /// The active incidents of the source this poll did not list and no poll saw at or after it.
+    func unlistedActive() throws -> Int {
+        Int(try db.scalarInt("""
+            SELECT count(*) FROM incidents INDEXED BY incidents_active
+            WHERE cleared_at IS NULL AND source = :source AND last_seen_run_id <> :run AND last_seen_at < :observed
+            """, ["observed": .text(poll.observedAt.rfc3339), "source": .text(poll.source), "run": .integer(runID)]) ?? 0)
+    }
+
+    /// When the source's previous complete poll (`succeeded`) was fetched, before this one.
+    func previousCompleteObservation() throws -> UTCInstant? {
+        var previous: UTCInstant?
+        try db.query("""
+            SELECT max(observed_at) FROM ingest_runs
+            WHERE source = :source AND status = 'succeeded' AND id <> :run AND observed_at < :observed
+            """, ["source": .text(poll.source), "run": .integer(runID), "observed": .text(poll.observedAt.rfc3339)]) {
+            previous = $0.instant(at: 0)
+        }
+        return previous
     }
 
     /// Adds the poll's new incidents to the derived structures, in the poll's transaction.

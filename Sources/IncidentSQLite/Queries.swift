@@ -204,6 +204,17 @@ extension SQLiteStore: IncidentReader {
                     summaries[source, default: SourceSummary(source: source)].consecutiveFailures = row.int(at: 2) ?? 0
                     summaries[source, default: SourceSummary(source: source)].failingSince = row.instant(at: 3)
                 }
+                // Stale runs since the last run that stored a current document.
+                try db.query("""
+                    SELECT r.source, count(*) FROM ingest_runs r
+                    WHERE r.status = 'stale'
+                      AND r.id > coalesce((SELECT max(s.id) FROM ingest_runs s
+                                           WHERE s.source = r.source AND s.status IN ('succeeded', 'incomplete')), 0)
+                    GROUP BY r.source
+                    """) { row in
+                    guard let source = row.string(at: 0) else { return }
+                    summaries[source, default: SourceSummary(source: source)].staleRuns = row.int(at: 1) ?? 0
+                }
                 try db.query("SELECT source, exhausted_until FROM source_state WHERE exhausted_until IS NOT NULL") { row in
                     guard let source = row.string(at: 0) else { return }
                     summaries[source, default: SourceSummary(source: source)].quotaExhaustedUntil = row.instant(at: 1)

@@ -4,7 +4,7 @@ import IncidentCore
 enum RunRow {
     static let columns = """
         id, source, started_at, finished_at, status, fetched, inserted, updated, unchanged, reopened, cleared, \
-        rejected, duplicates, error, origin, file, observed_at, warnings, host
+        rejected, duplicates, error, origin, file, observed_at, warnings, host, published_at
         """
 
     static func arguments(_ run: IngestRun) -> [String: SQLiteValue] {
@@ -19,6 +19,7 @@ enum RunRow {
             "error": .optional(run.error), "origin": .text(file == nil ? "live" : "file"), "file": .optional(file),
             "observed_at": .text(run.observedAt.rfc3339),
             "warnings": .optional(run.warnings.isEmpty ? nil : run.warnings.joined(separator: "\n")), "host": .optional(run.host),
+            "published_at": .optional(run.publishedAt?.rfc3339),
         ]
     }
 
@@ -64,6 +65,6 @@ enum RunRow {
             observedAt: try s.instant(at: s.column("observed_at")),
             error: try text("error"),
             warnings: try text("warnings").map { $0.split(separator: "\n").map(String.init) } ?? [],
-            host: try text("host"))
+            host: try text("host"), publishedAt: try s.instant(at: s.column("published_at")))
     }
 }

@@ -80,9 +80,9 @@ extension SQLiteStore: StoreExport {
     public func exportQuotaStates() throws -> [QuotaState] {
         try withDatabase { db in
             var states: [QuotaState] = []
-            try db.query("SELECT source, exhausted_until, exhausted_reason, updated_at FROM source_state ORDER BY source") { row in
+            try db.query("SELECT source, exhausted_until, exhausted_reason, updated_at, published_at FROM source_state ORDER BY source") { row in
                 states.append(QuotaState(source: row.string(at: 0) ?? "", exhaustedUntil: row.instant(at: 1), reason: row.string(at: 2),
-                                         updatedAt: row.instant(at: 3) ?? UTCInstant(secondsSince1970: 0)))
+                                         updatedAt: row.instant(at: 3) ?? UTCInstant(secondsSince1970: 0), publishedAt: row.instant(at: 4)))
             }
             return states
         }

@@ -183,7 +183,7 @@ extension SQLiteStore: StoreAdministration {
 
     /// Deletes what is older than `horizon`: incidents cleared before it (with their revisions)
     /// and runs finished before it (with their rejected records), except each source's latest
-    /// run. Both are found through their indexes (0009), so a prune that deletes nothing reads
+    /// run. Both are found through their indexes (0010), so a prune that deletes nothing reads
     /// a few index entries, however long the history. Works in batches of `batchSize` rows, each
     /// its own short transaction, so an ingest or a reader never waits long behind a large prune.
     public func prune(before horizon: UTCInstant) throws -> PruneCounts {

@@ -22,7 +22,7 @@ struct DATEX2StoreTests {
 
     static func rows(_ store: SQLiteStore) throws -> [StoredIncident] {
         var rows: [StoredIncident] = []
-        try store.forEachIncident(matching: IncidentQuery(now: t0.adding(seconds: 86_400), order: .source)) { rows.append($0) }
+        try store.forEachIncident(matching: IncidentQuery(now: t0.adding(seconds: 400_000), order: .source)) { rows.append($0) }
         return rows
     }
 
@@ -33,7 +33,8 @@ struct DATEX2StoreTests {
         #expect(snapshot.status == .succeeded)
         #expect(snapshot.counts == IngestCounts(fetched: 20, inserted: 20))
 
-        let push = try await Self.ingest(store, Self.push, at: 60)
+        // The push was published on 2026-04-05 at 14:01:29Z; replayed as fetched at 14:05.
+        let push = try await Self.ingest(store, Self.push, at: 266_400)
         #expect(push.status == .incomplete)
         #expect(push.counts == IngestCounts(fetched: 1, inserted: 1))
         #expect(push.warnings == ["the message is a push update (codedExchangeProtocol statefulPush): it lists only the situations that changed, so it clears nothing"])
@@ -45,12 +46,15 @@ struct DATEX2StoreTests {
         let text = try String(contentsOf: Self.container, encoding: .utf8)
         let last = try #require(text.range(of: "<sit:situation id=\"BMS01_NLHIL002020472700211_114563562\">"))
         let end = try #require(text.range(of: "</sit:situation>", range: last.upperBound..<text.endIndex))
+        // Published after the push (an older snapshot would be stored as history only).
         let shorter = text.replacingCharacters(in: last.lowerBound..<end.upperBound, with: "")
+            .replacingOccurrences(of: "2026-04-02T12:03:00.001346644Z</com:publicationTime>", with: "2026-04-05T14:10:00Z</com:publicationTime>")
         let file = try TestPaths.temporaryDirectory("datex2").appendingPathComponent("snapshot19.xml")
         try shorter.write(to: file, atomically: true, encoding: .utf8)
-        let next = try await Self.ingest(store, file, at: 120)
+        let next = try await Self.ingest(store, file, at: 267_000)
         #expect(next.status == .succeeded)
-        #expect(next.counts == IngestCounts(fetched: 19, unchanged: 19, cleared: 2))
+        // Every opening of the snapshot was over by its new publication time: each one ended.
+        #expect(next.counts == IngestCounts(fetched: 19, updated: 19, cleared: 2))
         rows = try Self.rows(store)
         #expect(rows.filter { $0.clearedAt != nil }.map(\.incident.externalID).sorted() == [
             "BMS01_NLHIL002020472700211_114563562/BMS01_NLHIL002020472700211_114563562_01",

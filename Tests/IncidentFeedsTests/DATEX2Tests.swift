@@ -65,6 +65,13 @@ struct DATEX2Sample: Sendable, CustomTestStringConvertible {
     let path: String
     /// Why the verdict is incomplete; empty for a snapshot.
     let incompleteBecause: [String]
+    /// The payload's publicationTime to the second (SOURCES.md gives each sample's).
+    let publishedAt: String
+    init(path: String, publishedAt: String, incompleteBecause: [String]) {
+        self.path = path
+        self.publishedAt = publishedAt
+        self.incompleteBecause = incompleteBecause
+    }
     var testDescription: String { path }
     var url: URL { TestPaths.sharedFeed(path) }
     var golden: URL {
@@ -72,14 +79,14 @@ struct DATEX2Sample: Sendable, CustomTestStringConvertible {
     }
 
     static let all = [
-        DATEX2Sample(path: "datex2_fi_digitraffic/situation_v2_2_accident_20170810.xml", incompleteBecause: []),
-        DATEX2Sample(path: "datex2_fi_digitraffic/situation_v3_5_GUID50456943.xml", incompleteBecause: []),
-        DATEX2Sample(path: "datex2_nl_ndw/brugopeningen_v2_soap_snapshot_20220509.xml", incompleteBecause: []),
-        DATEX2Sample(path: "datex2_nl_ndw/brugopeningen_v2_soap_push_lifecycle_end_20220512.xml", incompleteBecause: [
+        DATEX2Sample(path: "datex2_fi_digitraffic/situation_v2_2_accident_20170810.xml", publishedAt: "2017-08-10T12:56:56Z", incompleteBecause: []),
+        DATEX2Sample(path: "datex2_fi_digitraffic/situation_v3_5_GUID50456943.xml", publishedAt: "2025-11-27T06:24:59Z", incompleteBecause: []),
+        DATEX2Sample(path: "datex2_nl_ndw/brugopeningen_v2_soap_snapshot_20220509.xml", publishedAt: "2022-05-09T03:09:39Z", incompleteBecause: []),
+        DATEX2Sample(path: "datex2_nl_ndw/brugopeningen_v2_soap_push_lifecycle_end_20220512.xml", publishedAt: "2022-05-12T06:52:36Z", incompleteBecause: [
             "the publication is a push update (updateMethod allElementUpdate): it lists only the situations that changed, so it clears nothing",
         ]),
-        DATEX2Sample(path: "datex2_nl_ndw/brugopeningen_v3_messagecontainer_20260402_first20.xml", incompleteBecause: []),
-        DATEX2Sample(path: "datex2_nl_ndw/brugopeningen_v3_statefulpush_putDataInput_20260405.xml", incompleteBecause: [
+        DATEX2Sample(path: "datex2_nl_ndw/brugopeningen_v3_messagecontainer_20260402_first20.xml", publishedAt: "2026-04-02T12:03:00Z", incompleteBecause: []),
+        DATEX2Sample(path: "datex2_nl_ndw/brugopeningen_v3_statefulpush_putDataInput_20260405.xml", publishedAt: "2026-04-05T14:01:29Z", incompleteBecause: [
             "the message is a push update (codedExchangeProtocol statefulPush): it lists only the situations that changed, so it clears nothing",
         ]),
     ]
@@ -100,7 +107,7 @@ struct DATEX2Tests {
     func golden(sample: DATEX2Sample) throws {
         let reading = try DATEX2Reading.read(sample.url)
         #expect(reading.rejected.isEmpty)
-        #expect(reading.verdict == ResponseVerdict(incompleteBecause: sample.incompleteBecause))
+        #expect(reading.verdict == ResponseVerdict(incompleteBecause: sample.incompleteBecause, publishedAt: Self.t(sample.publishedAt)))
         let lines = try String(contentsOf: sample.golden, encoding: .utf8).split(separator: "\n").dropFirst()
         try #require(reading.incidents.count == lines.count)
         for (incident, line) in zip(reading.incidents, lines) {
@@ -219,7 +226,7 @@ struct DATEX2Tests {
     @Test("records that cannot be read faithfully are set aside with their reason; the others are mapped")
     func recordsWithProblems() throws {
         let reading = try DATEX2Reading.read(Self.fixture("v3_records_with_problems.xml"))
-        #expect(reading.verdict == .complete, "a record without an id is counted by the store, not the reader")
+        #expect(reading.verdict == ResponseVerdict(publishedAt: Self.t("2026-04-02T12:00:00Z")), "a record without an id is counted by the store, not the reader")
         #expect(reading.incidents.map(\.externalID) == ["S1/S1_01", "S3/S3_01"])
         #expect(reading.incidents[0] == Incident(
             source: "datex", externalID: "S1/S1_01", category: .accident, providerCategory: "Accident",
@@ -249,7 +256,7 @@ struct DATEX2Tests {
         options[DATEX2Provider.language] = "fi"
         let reading = try DATEX2Reading.read(Self.fixture("v3_linear_multilingual.xml"), options: options)
         #expect(reading.rejected.isEmpty)
-        #expect(reading.verdict == .complete)
+        #expect(reading.verdict == ResponseVerdict(publishedAt: Self.t("2026-01-15T08:00:00Z")))
         try #require(reading.incidents.count == 3)
         let works = reading.incidents[0]
         #expect(works.externalID == "W1/W1_01")
@@ -290,7 +297,7 @@ struct DATEX2Tests {
     @Test("2.x: TPEG ends and a road name, a cancelled record ended, an extension kind, a suspended record")
     func v2Fixture() throws {
         let reading = try DATEX2Reading.read(Self.fixture("v2_linear_tpeg_cancelled.xml"))
-        #expect(reading.verdict == .complete, "updateMethod snapshot")
+        #expect(reading.verdict == ResponseVerdict(publishedAt: Self.t("2024-03-01T12:00:00Z")), "updateMethod snapshot")
         #expect(reading.rejected.isEmpty)
         try #require(reading.incidents.count == 2)
         #expect(reading.incidents[0] == {
@@ -314,7 +321,7 @@ struct DATEX2Tests {
     func emptySnapshot() throws {
         let reading = try DATEX2Reading.read(Self.fixture("v2_empty_snapshot.xml"))
         #expect(reading.outputs.isEmpty)
-        #expect(reading.verdict == .complete)
+        #expect(reading.verdict == ResponseVerdict(publishedAt: Self.t("2024-03-01T12:00:00Z")))
     }
 
     @Test("two payloads in one container: every record is read, but the answer is not trusted to be complete")

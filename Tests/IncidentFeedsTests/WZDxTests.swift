@@ -13,7 +13,7 @@ struct WZDxTests {
     @Test("spec example, scenario 2 (lane shift): every field")
     func scenario2() throws {
         let (all, verdict) = try records(WZDxProvider.self, Self.feed("wzdx_v4_scenario2_laneshift_linestring.json"))
-        #expect(verdict == .complete)
+        #expect(verdict == ResponseVerdict(publishedAt: UTCInstant(rfc3339: "2020-06-18T15:00:00Z")))
         try #require(all.count == 1)
         var incident = try #require(all[0].incident)
         let geometry = try #require(incident.geometry)
@@ -35,7 +35,7 @@ struct WZDxTests {
     @Test("spec example, scenario 6 (multi-lane closure): restrictions and lanes in the restriction text")
     func scenario6() throws {
         let (all, verdict) = try records(WZDxProvider.self, Self.feed("wzdx_v4_scenario6_multi_lane_closure.json"))
-        #expect(verdict == .complete)
+        #expect(verdict == ResponseVerdict(publishedAt: UTCInstant(rfc3339: "2020-06-18T15:00:00Z")))
         let incident = try #require(all.first?.incident)
         #expect(incident.externalID == "8fed746d-8f4f-4e0c-8d9b-fa4db7c3c2d8")
         #expect(incident.category == .roadwork)
@@ -53,7 +53,7 @@ struct WZDxTests {
     @Test("WZDx 2.0 (Caltrans): road_event_feed_info, road_event_id, road_name, lane_status, accuracy flags")
     func version2() throws {
         let (all, verdict) = try records(WZDxProvider.self, Self.feed("wzdx_v2_caltrans_example.json"))
-        #expect(verdict == .complete)
+        #expect(verdict == ResponseVerdict(publishedAt: UTCInstant(rfc3339: "2016-04-19T14:41:04Z")))
         try #require(all.count == 1)
         let incident = try #require(all[0].incident)
         #expect(incident.externalID == "C299CA-0004-2016-04-12-00:01:00")
@@ -76,7 +76,7 @@ struct WZDxTests {
     @Test("CDOT's production feed of 2023-05-22: 87 LineString work zones")
     func cdot2023() throws {
         let (all, verdict) = try records(WZDxProvider.self, Self.feed("wzdx_v4_2_cdot_production_20230522_linestring.json"))
-        #expect(verdict == .complete)
+        #expect(verdict == ResponseVerdict(publishedAt: UTCInstant(rfc3339: "2023-05-22T23:40:06Z")))
         let incidents = all.compactMap(\.incident)
         #expect(incidents.count == 87)
         #expect(Set(incidents.map(\.externalID)).count == 87)
@@ -101,7 +101,7 @@ struct WZDxTests {
     @Test("CDOT's production feed of 2025-08-13: 279 work zones, 83 of them MultiPoint (start and end)")
     func cdot2025() throws {
         let (all, verdict) = try records(WZDxProvider.self, Self.feed("wzdx_v4_2_cdot_production_20250813_linestring_multipoint.json"))
-        #expect(verdict == .complete)
+        #expect(verdict == ResponseVerdict(publishedAt: UTCInstant(rfc3339: "2025-08-13T18:24:07Z")))
         let incidents = all.compactMap(\.incident)
         #expect(incidents.count == 279)
         #expect(incidents.filter { $0.geometry?.typeName == "MultiPoint" }.count == 83)
@@ -121,7 +121,7 @@ struct WZDxTests {
     @Test("bad features are set aside with their reason; the rest is stored; the feed stays complete")
     func variants() throws {
         let (all, verdict) = try records(WZDxProvider.self, TestPaths.fixture("wzdx/features_variants.json"))
-        #expect(verdict == .complete)
+        #expect(verdict == ResponseVerdict(publishedAt: UTCInstant(rfc3339: "2024-06-01T12:00:00Z")))
         try #require(all.count == 10)
         #expect(all[0].incident == {
             var i = Incident(source: "test", externalID: "wz-1", category: .closure, providerCategory: "detour/all-lanes-closed",
@@ -162,6 +162,22 @@ struct WZDxTests {
         let (all, verdict) = try records(WZDxProvider.self, try temporaryFile(#"{"feed_info": {"publisher": "X", "version": "4.2"}, "type": "FeatureCollection", "features": []}"#))
         #expect(all.isEmpty)
         #expect(verdict == .complete)
+    }
+
+    @Test("the publication time of each WZDx version, after the features too; one that is not a time is a warning", arguments: [
+        (#"{"type": "FeatureCollection", "features": [], "feed_info": {"update_date": "2024-05-01T10:05:00Z"}}"#, "2024-05-01T10:05:00Z", nil),
+        (#"{"road_event_feed_info": {"update_date": "2021-02-03T04:05:06-05:00", "version": "3.1"}, "type": "FeatureCollection", "features": []}"#,
+         "2021-02-03T09:05:06Z", nil),
+        (#"{"road_event_feed_info": {"feed_update_date": "2016-04-19T14:41:04Z"}, "type": "FeatureCollection", "features": []}"#, "2016-04-19T14:41:04Z", nil),
+        (#"{"feed_info": {"update_date": "yesterday"}, "type": "FeatureCollection", "features": []}"#, nil,
+         #"feed_info.update_date "yesterday" is not an ISO 8601 time, so this feed's age cannot be checked"#),
+        (#"{"feed_info": {"publisher": "X"}, "type": "FeatureCollection", "features": []}"#, nil, nil),
+    ] as [(String, String?, String?)])
+    func publicationTime(body: String, published: String?, warning: String?) throws {
+        let (_, verdict) = try records(WZDxProvider.self, try temporaryFile(body))
+        #expect(verdict.publishedAt == published.flatMap { UTCInstant(rfc3339: $0) })
+        #expect(verdict.warnings == (warning.map { [$0] } ?? []))
+        #expect(verdict.isComplete)
     }
 
     @Test("features without feed_info are stored but cannot clear")

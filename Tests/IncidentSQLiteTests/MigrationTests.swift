@@ -99,6 +99,42 @@ struct MigrationTests {
         }
     }
 
+    @Test("0009 on a database of 0008: every run and every record set aside is kept; stale runs are allowed; deleting a run still removes its records")
+    func publicationOrderOnExistingData() throws {
+        let path = try TestPaths.temporaryDirectory("migrate-0009").appendingPathComponent("db.sqlite").path
+        let all = try Migrator.bundled()
+        do {
+            let db = try Database(path: path)
+            try Migrator(migrations: Array(all.migrations.prefix(8))).migrate(db, now: now)
+            try db.execute("""
+                INSERT INTO ingest_runs (id, source, started_at, finished_at, status, fetched, rejected, warnings, host, observed_at)
+                    VALUES (1, 'gits', '2024-01-01T00:00:00Z', '2024-01-01T00:00:01Z', 'incomplete', 3, 2, 'why', 'h1', '2024-01-01T00:00:00Z'),
+                           (2, 'gits', '2024-01-01T00:05:00Z', '2024-01-01T00:05:01Z', 'succeeded', 1, 0, NULL, 'h1', '2024-01-01T00:05:00Z');
+                INSERT INTO rejected_records (run_id, source, external_id, position, reason, excerpt, rejected_at)
+                    VALUES (1, 'gits', 'A', 'itemList 1', 'bad date', 'regSeq=A', '2024-01-01T00:00:00Z'),
+                           (1, 'gits', NULL, 'itemList 2', 'no id', NULL, '2024-01-01T00:00:00Z');
+                INSERT INTO source_state (source, exhausted_until, exhausted_reason, updated_at) VALUES ('its', '2024-01-02T00:00:00Z', 'quota', '2024-01-01T00:00:00Z');
+                """)
+        }
+        let store = try SQLiteStore(path: path, clock: .fixed(now))
+        #expect(try store.migrationStates().allSatisfy { $0.appliedAt != nil })
+        let runs = try store.runs(source: nil, limit: 10, failuresFirst: false)
+        #expect(runs.map(\.id) == [2, 1])
+        #expect(runs.map(\.status) == [.succeeded, .incomplete])
+        #expect(runs[1].warnings == ["why"] && runs[1].counts.rejected == 2 && runs[1].host == "h1" && runs[1].publishedAt == nil)
+        #expect(try store.rejections(runID: 1).map(\.record) == [
+            RejectedRecord(externalID: "A", position: "itemList 1", reason: "bad date", excerpt: "regSeq=A"),
+            RejectedRecord(externalID: nil, position: "itemList 2", reason: "no id"),
+        ])
+        #expect(try store.quotaResumesAt(source: "its") == UTCInstant(rfc3339: "2024-01-02T00:00:00Z"))
+        try store.withDatabase { (db: Database) throws in
+            try db.execute("INSERT INTO ingest_runs (source, started_at, status, published_at) VALUES ('gits', '2024-01-01T00:10:00Z', 'stale', '2024-01-01T00:09:00Z')")
+            #expect(try db.scalarInt("SELECT count(*) FROM pragma_foreign_key_check") == 0)
+            try db.execute("DELETE FROM ingest_runs WHERE id = 1")
+            #expect(try db.scalarInt("SELECT count(*) FROM rejected_records") == 0, "the foreign key still cascades")
+        }
+    }
+
     @Test("a migration edited after it was applied is refused and nothing changes")
     func tampered() throws {
         let all = try Migrator.bundled()

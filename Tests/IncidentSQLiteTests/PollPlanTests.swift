@@ -118,7 +118,7 @@ struct PollPlanTests {
         #expect(statements.contains { $0.contains("FROM ingest_runs") })
     }
 
-    @Test("the check fails on a whole scan: the statements issue 23 found, without the indexes of 0009")
+    @Test("the check fails on a whole scan: the statements issue 23 found, without the indexes of 0010")
     func detects() throws {
         let store = try QueryFixture.store()
         try store.withDatabase { (db: Database) throws in

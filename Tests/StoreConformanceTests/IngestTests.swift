@@ -261,19 +261,56 @@ struct PollOutcomeTests {
         }
     }
 
-    @Test("the same record listed twice is counted once and reported; with other content the first is kept",
-          arguments: StoreKind.allCases, [false, true])
-    func duplicates(kind: StoreKind, changed: Bool) throws {
+    @Test("the same record listed twice is counted once and reported", arguments: StoreKind.allCases)
+    func duplicates(kind: StoreKind) throws {
         try withStore(kind) { store in
-            let second = changed ? incident("A", description: "second") : incident("A")
-            let run = try poll(store, [.incident(incident("A")), .incident(incident("B")), .incident(second)], at: t0)
+            let run = try poll(store, [.incident(incident("A")), .incident(incident("B")), .incident(incident("A"))], at: t0)
             #expect(run.counts == IngestCounts(fetched: 3, inserted: 2, duplicates: 1))
-            #expect(run.warnings == ["1 record(s) repeated an id listed earlier in the response; the first of each was kept"])
+            #expect(run.warnings == ["1 record(s) repeated an id listed earlier in the response with the same content; the first of each was kept"])
             #expect(run.status == .succeeded)
-            let again = try poll(store, [.incident(incident("A")), .incident(second), .incident(incident("B"))], at: t1)
+            let again = try poll(store, [.incident(incident("A")), .incident(incident("A")), .incident(incident("B"))], at: t1)
             #expect(again.counts == IngestCounts(fetched: 3, unchanged: 2, duplicates: 1))
-            #expect(try allRows(store).map(\.incident.description) == [incident("A").description, incident("B").description])
+            #expect(try store.rejections(runID: try #require(again.id)).isEmpty)
             #expect(try revisionCount(store) == 0)
+        }
+    }
+
+    @Test("twins (one id, other content, one response): the first is kept, the second set aside with the reason, shown with the incident",
+          arguments: StoreKind.allCases)
+    func twins(kind: StoreKind) throws {
+        try withStore(kind) { store in
+            let second = incident("A", description: "second")
+            let run = try poll(store, [.incident(incident("A")), .incident(incident("B")), .incident(second)], at: t0)
+            #expect(run.counts == IngestCounts(fetched: 3, inserted: 2, rejected: 1))
+            #expect(run.status == .succeeded)
+            #expect(run.warnings.isEmpty)
+            let twin = RejectedRecord(
+                externalID: "A", position: "record 3 of the response",
+                reason: "twins: the id was listed earlier in this response with different content; the first was kept",
+                excerpt: "category=accident; road=경부고속도로; location=(서울방향) 수원IC → 신갈JC; description=second; startedAt=2023-03-21T05:13:00Z")
+            #expect(try store.rejections(runID: try #require(run.id)).map(\.record) == [twin])
+            // Known incident, twins again (and a plain repeat): the first content is kept, nothing is revised.
+            let again = try poll(store, [.incident(second), .incident(incident("B")), .incident(incident("A")), .incident(second)], at: t1)
+            #expect(again.counts == IngestCounts(fetched: 4, updated: 1, unchanged: 1, rejected: 1, duplicates: 1))
+            let rows = try allRows(store)
+            #expect(rows.map(\.incident.description) == ["second", incident("B").description])
+            #expect(rows.allSatisfy { $0.clearedAt == nil })
+            let history = try #require(try store.history(ofIncident: rows[0].id))
+            #expect(history.rejections.map(\.record.position) == ["record 3 of the response", "record 3 of the response"])
+            #expect(try store.runs(source: "gits", limit: 1, failuresFirst: false).first?.counts.rejected == 1)
+        }
+    }
+
+    @Test("twins after a record of the same id set aside: the first readable record decides", arguments: StoreKind.allCases)
+    func twinsAfterRejected(kind: StoreKind) throws {
+        try withStore(kind) { store in
+            try poll(store, live("A"), at: t0)
+            let bad = RejectedRecord(externalID: "A", position: "items[1]", reason: "bad date")
+            let run = try poll(store, [.rejected(bad), .incident(incident("A", description: "x")), .incident(incident("A", description: "x")),
+                                       .incident(incident("A", description: "y"))], at: t1)
+            #expect(run.counts == IngestCounts(fetched: 4, rejected: 2, duplicates: 2))
+            #expect(try store.rejections(runID: try #require(run.id)).map(\.record.position) == ["items[1]", "record 4 of the response"])
+            #expect(try allRows(store).map(\.incident.description) == [incident("A").description])
         }
     }
 

@@ -14,10 +14,11 @@ enum RunsCommand {
             abstract: "List recent ingest runs (the run log), newest first.",
             discussion: """
             ORIGIN is `live` for a poll of the API, or the name of a replayed file (ingest --file). STATUS
-            incomplete means the records were stored but nothing was cleared; DETAIL says why, and holds the
+            incomplete means the records were stored but nothing was cleared; stale, that the document was
+            older than one already applied, so it was stored as history only; DETAIL says why, and holds the
             error of a run that stored nothing. REJECTED counts records set aside with their reason.
-            --format json adds the file's path, when the response was observed, duplicates, warnings and
-            the host that ran the poll.
+            --format json adds the file's path, when the response was observed and when its document says
+            it was published, duplicates, warnings and the host that ran the poll.
             """,
             options: QueryTool.databaseOptions + [source, failuresFirst, limit, CommonOptions.tableOrJSON, CommonOptions.timeZone, CommonOptions.wide],
             run: { arguments in try run(arguments, context) })
@@ -67,7 +68,7 @@ enum RunsCommand {
             ("id", .integer(run.id ?? 0)), ("source", .text(run.source)), ("status", .text(run.status.rawValue)),
             ("origin", .text(file == nil ? "live" : "file")), ("file", .text(file)),
             ("started_at", .text(run.startedAt.rfc3339)), ("finished_at", .text(run.finishedAt.rfc3339)),
-            ("observed_at", .text(run.observedAt.rfc3339)),
+            ("observed_at", .text(run.observedAt.rfc3339)), ("published_at", .text(run.publishedAt?.rfc3339)),
             ("fetched", .integer(Int64(c.fetched))), ("inserted", .integer(Int64(c.inserted))),
             ("updated", .integer(Int64(c.updated))), ("unchanged", .integer(Int64(c.unchanged))),
             ("reopened", .integer(Int64(c.reopened))), ("cleared", .integer(Int64(c.cleared))),

@@ -75,7 +75,7 @@ enum IngestCommand {
             SchedulerService.logRun(run, provider: definition.provider, dryRun: dryRun, seconds: (ContinuousClock.now - began).seconds,
                                     logger: logger)
             switch run.status {
-            case .succeeded, .incomplete: return
+            case .succeeded, .incomplete, .stale: return
             case .cancelled: throw IngestFailed(run: run, cause: CancellationError())
             case .failed, .skipped: throw IngestFailed(run: run, cause: cause.error)
             }

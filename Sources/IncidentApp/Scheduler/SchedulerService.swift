@@ -176,11 +176,11 @@ struct SchedulerService: Sendable {
 
         /// The exit status when the round was not clean: 1 when a source failed or the deadline
         /// passed, 130 when a signal stopped it, 3 when a source was skipped or its response
-        /// was incomplete; nil when every source succeeded.
+        /// was incomplete or stale; nil when every source succeeded.
         var status: Int32? {
             if deadlineExceeded || runs.contains(where: { $0.status == .failed }) { return ExitStatus.failure }
             if interrupted || runs.contains(where: { $0.status == .cancelled }) { return ExitStatus.interrupted }
-            if runs.contains(where: { $0.status == .skipped || $0.status == .incomplete }) { return ExitStatus.notFresh }
+            if runs.contains(where: { $0.status == .skipped || $0.status == .incomplete || $0.status == .stale }) { return ExitStatus.notFresh }
             return nil
         }
     }
@@ -311,12 +311,13 @@ struct SchedulerService: Sendable {
     /// how long it took (fractional, from a monotonic clock).
     static func logRun(_ run: IngestRun, provider: String, dryRun: Bool, seconds: Double, logger: Logger) {
         switch run.status {
-        case .succeeded, .incomplete:
-            logger.log(run.status == .succeeded ? .info : .warning, dryRun ? "ingest.dry_run" : "ingest.\(run.status == .succeeded ? "finished" : "incomplete")", [
+        case .succeeded, .incomplete, .stale:
+            logger.log(run.status == .succeeded ? .info : .warning, dryRun ? "ingest.dry_run" : "ingest.\(run.status == .succeeded ? "finished" : run.status.rawValue)", [
                 "source": run.source, "provider": provider, "status": run.status.rawValue,
                 "fetched": run.counts.fetched, "inserted": run.counts.inserted, "updated": run.counts.updated,
                 "unchanged": run.counts.unchanged, "reopened": run.counts.reopened, "cleared": run.counts.cleared,
                 "rejected": run.counts.rejected, "duplicates": run.counts.duplicates,
+                "published_at": run.publishedAt?.rfc3339, "observed_at": run.status == .stale ? run.observedAt.rfc3339 : nil,
                 "duration_s": seconds, "warnings": run.warnings.isEmpty ? nil : run.warnings.joined(separator: "; "),
                 "note": dryRun ? "dry run: nothing was written" : nil,
             ])

@@ -245,15 +245,29 @@ struct ProviderStream: IncidentStream {
 
     /// Reads every page; each incident's text passes through the secrets redactor first, so
     /// that a key a server echoes (in a description, a location) never reaches the database.
+    /// An id listed on two pages (the server's list moved while it was paged) makes the answer
+    /// incomplete: another event may have moved past a page boundary unseen.
     func read(_ body: (FeedRecord) throws -> Void) throws -> ResponseVerdict {
         let redact = Redaction.secretsRedactor()
-        var verdict = ResponseVerdict.combining(try pages.map {
-            try provider.read(file: $0.file, contentType: $0.contentType, definition: definition) { record in
+        var pageOf: [String: Int] = [:]
+        var movedIDs: [(id: String, first: Int, again: Int)] = []
+        var verdict = ResponseVerdict.combining(try pages.enumerated().map { number, page in
+            try provider.read(file: page.file, contentType: page.contentType, definition: definition) { record in
+                if pages.count > 1, let id = record.externalID {
+                    if let first = pageOf[id] {
+                        if first != number { movedIDs.append((id, first + 1, number + 1)) }
+                    } else {
+                        pageOf[id] = number
+                    }
+                }
                 guard let redact, case .incident(var incident) = record else { return try body(record) }
                 for field in Self.textFields { incident[keyPath: field] = incident[keyPath: field].map(redact) }
                 try body(.incident(incident))
             }
         })
+        if let first = movedIDs.first {
+            verdict.incompleteBecause.append("\(movedIDs.count) id(s) were listed on two pages (\(Redaction.redact(first.id)) on pages \(first.first) and \(first.again)): the server's list moved while it was paged, so an event may have moved past a page unseen")
+        }
         if unreadPages {
             verdict.incompleteBecause.append("the response links to a next page that was not read (a saved page of a paged answer), so it does not list every active incident")
         }

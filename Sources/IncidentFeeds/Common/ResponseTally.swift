@@ -34,6 +34,8 @@ struct ResponseTally {
     /// Further reasons the response cannot be trusted to be complete.
     var incompleteBecause: [String] = []
     var warnings: [String] = []
+    /// When the document says it was published (``ResponseVerdict/publishedAt``).
+    var publishedAt: UTCInstant?
 
     init(successField: String) {
         self.successField = successField
@@ -65,18 +67,20 @@ struct ResponseTally {
         if repairs > 0 {
             notes.append("\(repairs) character(s) could not be read as sent (illegal in XML or JSON text, or an HTML entity) and were replaced")
         }
-        return ResponseVerdict(incompleteBecause: reasons + incompleteBecause, warnings: notes)
+        return ResponseVerdict(incompleteBecause: reasons + incompleteBecause, warnings: notes, publishedAt: publishedAt)
     }
 }
 
 extension ResponseVerdict {
-    /// The verdicts of the pages of one response, in order: incomplete when any page is.
+    /// The verdicts of the pages of one response, in order: incomplete when any page is; its
+    /// publication time is the earliest page's.
     static func combining(_ pages: [ResponseVerdict]) -> ResponseVerdict {
         guard pages.count > 1 else { return pages.first ?? .complete }
         func numbered(_ lines: KeyPath<ResponseVerdict, [String]>) -> [String] {
             pages.enumerated().flatMap { index, page in page[keyPath: lines].map { "page \(index + 1): \($0)" } }
         }
-        return ResponseVerdict(incompleteBecause: numbered(\.incompleteBecause), warnings: numbered(\.warnings))
+        return ResponseVerdict(incompleteBecause: numbered(\.incompleteBecause), warnings: numbered(\.warnings),
+                               publishedAt: pages.compactMap(\.publishedAt).min(), pages: pages.count)
     }
 }
 

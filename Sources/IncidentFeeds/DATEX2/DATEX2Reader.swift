@@ -161,6 +161,8 @@ final class DATEX2DocumentReader {
         try checkPayload(envelope, atEnd: true)
         tally.confirmedSuccess = true
         tally.repairs = reader.repairs
+        // The payload's publicationTime (DATEX II 2.x PayloadPublication, 3.x com:publicationTime).
+        tally.publishedAt = publicationContext(envelope).time
         tally.incompleteBecause += envelope.problems.map { "the publication's envelope is ambiguous (\($0)), so it may not list every active situation" }
         switch Self.payload(envelope)?.element {
         case .v2Payload?:

@@ -64,6 +64,22 @@ public enum WZDxProvider: FeedProvider {
         return try format.read(file: file, contentType: contentType, map: { WZDxMapper.record($0, source: source) }, body)
     }
 
+    /// When the feed says it was generated: 4.x `feed_info.update_date`, 3.x
+    /// `road_event_feed_info.update_date`, 2.0 `road_event_feed_info.feed_update_date` (the
+    /// specification's schemas 2.0, 3.1 and 4.2; CDOT's feed: `2023-05-22T23:40:06Z`). A value
+    /// that is not an ISO 8601 time is a warning and orders nothing.
+    static func readPublication(_ envelope: JSONEnvelope, into tally: inout ResponseTally) {
+        let candidates = [(envelope[0], "feed_info.update_date", "update_date"), (envelope[1], "road_event_feed_info.update_date", "update_date"),
+                          (envelope[1], "road_event_feed_info.feed_update_date", "feed_update_date")]
+        guard let (value, field) = candidates.lazy.compactMap({ info, field, key in info?[key].map { ($0, field) } }).first,
+              !value.isNull else { return }
+        if let text = value.string, let instant = UTCInstant(iso8601: text, utcOffsetSeconds: 0) {
+            tally.publishedAt = instant
+        } else {
+            tally.warnings.append("\(field) \(String(value.description.prefix(40))) is not an ISO 8601 time, so this feed's age cannot be checked")
+        }
+    }
+
     /// Features of a WZDx feed: `feed_info` (or `road_event_feed_info`) says it is one; a
     /// document of another GeoJSON type, or without `features`, is refused.
     static let format = JSONFeedFormat(
@@ -74,6 +90,7 @@ public enum WZDxProvider: FeedProvider {
                                 message: "the JSON document's type is \(String(type.description.prefix(40))), not FeatureCollection: it is not a WZDx feed; check the base URL")
             }
             tally.confirmedSuccess = (envelope[0] ?? envelope[1])?.object != nil
+            readPublication(envelope, into: &tally)
         },
         inspectRecordLists: { summary, _ in
             guard summary.recordPathsFound[0] > 0 else {

@@ -1,4 +1,4 @@
--- PostgreSQL 0005: the indexes of SQLite's 0009 that apply here (issue 23): prune finds the
+-- PostgreSQL 0006: the indexes of SQLite's 0010 that apply here (issue 23): prune finds the
 -- incidents cleared, and the runs finished, before its horizon through an index instead of
 -- reading every incident and every run; a status refresh finds each source's last runs from the
 -- end of ingest_runs_by_source (0001). Forward-only: never edit this file after it has landed.

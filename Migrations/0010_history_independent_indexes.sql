@@ -1,4 +1,4 @@
--- 0009: indexes that keep a poll, a prune and a status refresh independent of the history
+-- 0010: indexes that keep a poll, a prune and a status refresh independent of the history
 -- (issue 23): each finds its few rows through an index instead of scanning every stored incident
 -- or every run. Forward-only: never edit this file after it has landed.
 --
