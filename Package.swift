@@ -50,6 +50,7 @@ let package = Package(
                 .embedInCode("0001_incidents.sql"),
                 .embedInCode("0002_source_leases.sql"),
                 .embedInCode("0003_geometry_and_road_ref.sql"),
+                .embedInCode("0004_lease_holder_token.sql"),
             ]
         ),
         // SQLite: connection/statement wrappers, migrator, the incident repository.

@@ -9,5 +9,6 @@ public enum BundledPostgresMigrations {
         ("0001_incidents.sql", String(decoding: PackageResources._001_incidents_sql, as: UTF8.self)),
         ("0002_source_leases.sql", String(decoding: PackageResources._002_source_leases_sql, as: UTF8.self)),
         ("0003_geometry_and_road_ref.sql", String(decoding: PackageResources._003_geometry_and_road_ref_sql, as: UTF8.self)),
+        ("0004_lease_holder_token.sql", String(decoding: PackageResources._004_lease_holder_token_sql, as: UTF8.self)),
     ]
 }

@@ -16,9 +16,15 @@ public struct PollContext: Equatable, Sendable {
     public var host: String?
     /// Do everything, then roll back: the returned run says what would have been written.
     public var dryRun: Bool
+    /// The scheduler process that claimed the source's lease for this poll (nil: no lease).
+    /// A store shared by several hosts commits the poll only while this holder still holds
+    /// the lease (a fencing check in the poll's transaction); SQLite, which one scheduler
+    /// holds at a time, needs none.
+    public var leaseHolder: LeaseHolder?
 
     public init(source: String, startedAt: UTCInstant, observedAt: UTCInstant? = nil, origin: FeedOrigin = .live,
-                host: String? = nil, dryRun: Bool = false) {
+                host: String? = nil, dryRun: Bool = false, leaseHolder: LeaseHolder? = nil) {
+        self.leaseHolder = leaseHolder
         self.source = source
         self.startedAt = startedAt
         self.observedAt = observedAt ?? startedAt

@@ -7,11 +7,17 @@ import Foundation
 /// returned or found broken when lent, and a new one is made. While the server cannot be
 /// reached (refused, starting up, shutting down), connecting is retried for up to
 /// `reconnectSeconds`, so a server restart costs the poll under way (it fails, nothing of it is
-/// stored) and no more: the failure is then recorded once the server is back.
+/// stored) and no more: the failure is then recorded once the server is back. A caller whose
+/// task is cancelled (SIGTERM, a deadline) tries once and does not wait for the server.
+///
+/// Each lent connection carries the label of the work it serves (a source's name), so that
+/// ``interrupt(label:)`` can stop that work's statement from another thread.
 final class ConnectionPool: @unchecked Sendable {  // all state is behind `condition`
     private let condition = NSCondition()
     private var idle: [Connection] = []
     private var lent = 0
+    /// The lent connections and their labels.
+    private var inUse: [ObjectIdentifier: (connection: Connection, label: String?)] = [:]
     let capacity: Int
     private let reconnectSeconds: Double
     private let connect: @Sendable () throws -> Connection
@@ -22,12 +28,24 @@ final class ConnectionPool: @unchecked Sendable {  // all state is behind `condi
         self.connect = connect
     }
 
-    /// Runs `body` with a connection of its own; waits while all `capacity` are lent.
+    /// Runs `body` with a connection of its own, lent under `label`; waits while all
+    /// `capacity` are lent.
     /// - Throws: ``PostgresError`` when no connection can be made, or what `body` throws.
-    func withConnection<T>(_ body: (Connection) throws -> T) throws -> T {
+    func withConnection<T>(label: String? = nil, _ body: (Connection) throws -> T) throws -> T {
         let connection = try lend()
+        condition.lock()
+        inUse[ObjectIdentifier(connection)] = (connection, label)
+        condition.unlock()
         defer { giveBack(connection) }
         return try body(connection)
+    }
+
+    /// Interrupts the statements under way on the connections lent under `label` (every lent
+    /// connection when nil): see ``Connection/interrupt()``. Their callers get an error at once.
+    func interrupt(label: String?) {
+        condition.lock()
+        defer { condition.unlock() }
+        for (connection, owner) in inUse.values where label == nil || owner == label { connection.interrupt() }
     }
 
     private func lend() throws -> Connection {
@@ -60,6 +78,7 @@ final class ConnectionPool: @unchecked Sendable {  // all state is behind `condi
     private func giveBack(_ connection: Connection) {
         let usable = connection.isUsable
         condition.lock()
+        inUse[ObjectIdentifier(connection)] = nil
         lent -= 1
         if usable { idle.append(connection) } else { idle.removeAll() }
         condition.signal()
@@ -71,7 +90,7 @@ final class ConnectionPool: @unchecked Sendable {  // all state is behind `condi
         while true {
             do {
                 return try connect()
-            } catch let error as PostgresError where error.isServerUnavailable && Date() < deadline {
+            } catch let error as PostgresError where error.isServerUnavailable && Date() < deadline && !Task.isCancelled {
                 Thread.sleep(forTimeInterval: 0.5)
             }
         }
@@ -80,11 +99,13 @@ final class ConnectionPool: @unchecked Sendable {  // all state is behind `condi
 
 extension PostgresError {
     /// The server could not be reached or is not accepting connections yet (refused, no
-    /// socket, starting up or shutting down): worth connecting again shortly.
+    /// socket, starting up, in crash recovery or shutting down): worth connecting again shortly.
     var isServerUnavailable: Bool {
         guard isConnectionFailure else { return false }
         return ["Connection refused", "No such file or directory", "the database system is starting up",
                 "the database system is shutting down", "the database system is in recovery mode",
+                // 57P03 during crash recovery, before the server accepts connections again:
+                "the database system is not yet accepting connections",
                 "server closed the connection", "timeout expired"].contains { message.contains($0) }
     }
 }

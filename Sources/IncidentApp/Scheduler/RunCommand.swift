@@ -53,9 +53,10 @@ enum RunCommand {
         let dryRun = arguments[CommonOptions.dryRun]
         let configuration = try SchedulerTool.loadConfiguration(arguments, context, requireKeys: true)
         let path = try context.databasePath(arguments, configured: configuration.database)
-        try await SchedulerTool.withStore(path: path, context: context, scheduler: true) { store in
+        try await SchedulerTool.withStore(path: path, context: context, scheduler: true, leaseSeconds: configuration.leaseSeconds) { store in
             let service = SchedulerService(store: store, clock: context.clock, host: context.host, logger: logger, dryRun: dryRun,
-                                           metricsFile: metricsPath, concurrency: concurrencyLimit ?? configuration.concurrency)
+                                           metricsFile: metricsPath, concurrency: concurrencyLimit ?? configuration.concurrency,
+                                           leaseSeconds: configuration.leaseSeconds)
             if arguments[loop] {
                 await PollingLoop(service: service, heartbeatSeconds: heartbeatSeconds).run(configuration) {
                     try SchedulerTool.loadConfiguration(arguments, context, requireKeys: true)

@@ -43,7 +43,7 @@ public enum SchedulerTool {
     /// - Throws: ``SchedulerLocked`` when another scheduler holds the lock (exit 75);
     ///   ``DatabaseFailure`` when the database or its lock cannot be opened (exit 1); what
     ///   `body` throws.
-    static func withStore<Result>(path: String, context: Context, scheduler: Bool = false,
+    static func withStore<Result>(path: String, context: Context, scheduler: Bool = false, leaseSeconds: Int64? = nil,
                                   _ body: (Stores.Writable) async throws -> Result) async throws -> Result {
         if !Stores.isPostgreSQL(path) {
             do {
@@ -68,7 +68,7 @@ public enum SchedulerTool {
         defer { lock?.release() }
         let store: Stores.Writable
         do {
-            store = try Stores.openForWriting(path, clock: context.clock)
+            store = try Stores.openForWriting(path, clock: context.clock, leaseSeconds: leaseSeconds)
         } catch {
             throw DatabaseFailure(database: path, cause: error)
         }
