@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 
 /// Up to `capacity` connections, each lent to one caller at a time, so that the sources a
@@ -31,14 +32,34 @@ final class ConnectionPool: @unchecked Sendable {  // all state is behind `condi
     /// Runs `body` with a connection of its own, lent under `label`; waits while all
     /// `capacity` are lent.
     /// - Throws: ``PostgresError`` when no connection can be made, or what `body` throws.
+    /// A caller whose task is already cancelled (recording a poll that SIGTERM or a deadline
+    /// stopped) gets ``cancelledCallSeconds``: then its statement is interrupted, so that a
+    /// network that stopped answering cannot hold up the end of the process.
     func withConnection<T>(label: String? = nil, _ body: (Connection) throws -> T) throws -> T {
         let connection = try lend()
         condition.lock()
         inUse[ObjectIdentifier(connection)] = (connection, label)
+        lends += 1
+        let lend = lends
+        lendOf[ObjectIdentifier(connection)] = lend
         condition.unlock()
         defer { giveBack(connection) }
+        if Task.isCancelled {
+            let id = ObjectIdentifier(connection)
+            DispatchQueue.global().asyncAfter(deadline: .now() + Self.cancelledCallSeconds) { [self] in
+                condition.lock()
+                defer { condition.unlock() }
+                if lendOf[id] == lend, let entry = inUse[id] { entry.connection.interrupt() }
+            }
+        }
         return try body(connection)
     }
+
+    /// How long a call made after its task was cancelled may take.
+    static let cancelledCallSeconds = 3.0
+    private var lends = 0
+    /// The lend number of each lent connection, so that a late interruption spares the next borrower.
+    private var lendOf: [ObjectIdentifier: Int] = [:]
 
     /// Interrupts the statements under way on the connections lent under `label` (every lent
     /// connection when nil): see ``Connection/interrupt()``. Their callers get an error at once.
@@ -79,6 +100,7 @@ final class ConnectionPool: @unchecked Sendable {  // all state is behind `condi
         let usable = connection.isUsable
         condition.lock()
         inUse[ObjectIdentifier(connection)] = nil
+        lendOf[ObjectIdentifier(connection)] = nil
         lent -= 1
         if usable { idle.append(connection) } else { idle.removeAll() }
         condition.signal()

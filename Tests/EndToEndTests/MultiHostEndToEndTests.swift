@@ -264,11 +264,12 @@ struct MultiHostEndToEndTests {
     }
 
     /// A configuration of GITS sources named `names`, each at its own path of `server`.
-    static func config(_ server: LoopbackServer, names: [String], interval: String) throws -> String {
+    static func config(_ server: LoopbackServer, names: [String], interval: String, lease: String? = nil) throws -> String {
         let sources = names.map {
             #"{"name": "\#($0)", "provider": "gits", "keyEnv": "K", "baseURL": "\#(server.url("/\($0)/").absoluteString)", "interval": "\#(interval)", "retry": {"maxRetries": 0}}"#
         }
-        return try Workspace().write("config.json", #"{"sources": [\#(sources.joined(separator: ", "))]}"#)
+        let leaseField = lease.map { #""lease": "\#($0)", "# } ?? ""
+        return try Workspace().write("config.json", #"{\#(leaseField)"sources": [\#(sources.joined(separator: ", "))]}"#)
     }
 
     /// The run log (`incidents runs --format json`), oldest first.
@@ -319,7 +320,7 @@ struct MultiHostEndToEndTests {
 }
 
 /// Waits (up to `timeout` seconds) until `condition` holds; returns whether it did.
-private func eventually(timeout: Double, _ condition: () async throws -> Bool) async throws -> Bool {
+func eventually(timeout: Double, _ condition: () async throws -> Bool) async throws -> Bool {
     let deadline = Date().addingTimeInterval(timeout)
     while Date() < deadline {
         if try await condition() { return true }
@@ -334,12 +335,17 @@ private func eventually(timeout: Double, _ condition: () async throws -> Bool) a
 final class SchedulerFleet: @unchecked Sendable {  // the processes are set once, in init
     let processes: [(host: String, process: RunningProcess)]
 
-    init(hosts: [String], _ arguments: [String], environment: [String: String] = ["K": "multi+host/key="]) throws {
+    convenience init(hosts: [String], _ arguments: [String], environment: [String: String] = ["K": "multi+host/key="]) throws {
+        try self.init(hosts.map { ($0, arguments, []) }, environment: environment)
+    }
+
+    /// Hosts with arguments of their own, each run under `prefix` (e.g. `faketime -f +10m`).
+    init(_ hosts: [(host: String, arguments: [String], prefix: [String])], environment: [String: String] = ["K": "multi+host/key="]) throws {
         try #require(runningAsRoot, "the stand-in hosts need unshare --uts (CAP_SYS_ADMIN): run the end-to-end tests as root")
-        processes = try hosts.map { host in
+        processes = try hosts.map { host, arguments, prefix in
             (host, try RunningProcess(URL(fileURLWithPath: "/usr/bin/unshare"),
-                                      ["--uts", "/bin/sh", "-c", #"hostname "$0" && exec "$@""#, host,
-                                       Executables.url("incident-scheduler").path] + arguments,
+                                      ["--uts", "/bin/sh", "-c", #"hostname "$0" && exec "$@""#, host]
+                                          + prefix + [Executables.url("incident-scheduler").path] + arguments,
                                       environment: environment))
         }
     }

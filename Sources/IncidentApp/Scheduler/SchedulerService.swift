@@ -79,7 +79,16 @@ struct SchedulerService: Sendable {
 
     /// Polls `source` once over HTTP when this scheduler gets its lease, then logs the run with
     /// its duration (monotonic clock); nil when the source is left to another scheduler.
+    /// Cancelling the task interrupts the store's calls for the source (a claim, a poll, a
+    /// record blocked by a network that stopped answering return at once).
     func poll(_ source: SourceDefinition, client: any HTTPClient) async -> IngestRun? {
+        let interruptible = store as? any StoreInterruption
+        return await withTaskCancellationHandler { await pollHoldingLease(source, client: client) } onCancel: {
+            interruptible?.interrupt(source: source.name)
+        }
+    }
+
+    private func pollHoldingLease(_ source: SourceDefinition, client: any HTTPClient) async -> IngestRun? {
         // A dry run writes nothing, not even a lease, and takes no source from another scheduler.
         if dryRun { return await pollNow(source, client: client) }
         switch claimLease(source) {
