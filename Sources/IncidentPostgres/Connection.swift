@@ -49,14 +49,15 @@ final class Connection {
 
     /// Connects to `location`; libpq reads the password from PGPASSWORD, PGPASSFILE or ~/.pgpass.
     /// - Throws: ``PostgresError`` naming the server and libpq's reason.
-    init(location: PostgresLocation, readOnly: Bool, timeouts: PostgresTimeouts = .standard) throws {
+    /// `connectSeconds` bounds each attempt to connect (libpq's `connect_timeout`, at least 2).
+    init(location: PostgresLocation, readOnly: Bool, timeouts: PostgresTimeouts = .standard, connectSeconds: Int = 5) throws {
         label = location.description
         self.readOnly = readOnly
         self.timeouts = timeouts
         // Entries before `dbname` are defaults the connection string may override; entries
         // after it override the string (libpq-connect.html, PQconnectdbParams).
         let parameters: [(String, String)] = [
-            ("connect_timeout", "10"), ("fallback_application_name", "trafficincidents"),
+            ("connect_timeout", String(max(2, connectSeconds))), ("fallback_application_name", "trafficincidents"),
             ("keepalives", "1"), ("keepalives_idle", "10"), ("keepalives_interval", "5"), ("keepalives_count", "3"),
             ("tcp_user_timeout", "30000"),
             ("dbname", location.connectionString), ("client_encoding", "UTF8"),

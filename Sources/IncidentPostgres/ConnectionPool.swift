@@ -21,9 +21,10 @@ final class ConnectionPool: @unchecked Sendable {  // all state is behind `condi
     private var inUse: [ObjectIdentifier: (connection: Connection, label: String?)] = [:]
     let capacity: Int
     private let reconnectSeconds: Double
-    private let connect: @Sendable () throws -> Connection
+    /// Connects; the argument is the longest one attempt may take (seconds).
+    private let connect: @Sendable (Int) throws -> Connection
 
-    init(capacity: Int, reconnectSeconds: Double, connect: @escaping @Sendable () throws -> Connection) {
+    init(capacity: Int, reconnectSeconds: Double, connect: @escaping @Sendable (Int) throws -> Connection) {
         self.capacity = max(1, capacity)
         self.reconnectSeconds = reconnectSeconds
         self.connect = connect
@@ -111,7 +112,8 @@ final class ConnectionPool: @unchecked Sendable {  // all state is behind `condi
         let deadline = Date().addingTimeInterval(reconnectSeconds)
         while true {
             do {
-                return try connect()
+                // A cancelled caller (recording the poll SIGTERM stopped) waits for no slow network.
+                return try connect(Task.isCancelled ? 2 : 5)
             } catch let error as PostgresError where error.isServerUnavailable && Date() < deadline && !Task.isCancelled {
                 Thread.sleep(forTimeInterval: 0.5)
             }

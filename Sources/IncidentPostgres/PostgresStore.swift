@@ -45,8 +45,8 @@ public final class PostgresStore: Sendable {
         self.clock = clock
         self.columns = PostgresColumns(fields)
         self.migrator = migrator
-        pool = ConnectionPool(capacity: connections, reconnectSeconds: reconnectSeconds) {
-            try Connection(location: location, readOnly: access == .read, timeouts: timeouts)
+        pool = ConnectionPool(capacity: connections, reconnectSeconds: reconnectSeconds) { seconds in
+            try Connection(location: location, readOnly: access == .read, timeouts: timeouts, connectSeconds: seconds)
         }
         try pool.withConnection { connection in
             switch access {

@@ -66,7 +66,106 @@ struct PostgresFaultsEndToEndTests {
             print("PgBouncer transaction mode, one role: \(windows) windows polled once each, \(runs.count) runs recorded, \(answers.count) reader commands answered")
         }
     }
+
+    // MARK: 2. A partition that closes nothing
+
+    @Test("a partition that closes nothing (a proxy that stops forwarding) while a host's poll is inside its transaction: the other host polls within lease + one interval; the cut-off host's poll never commits; cut off, it stops on SIGTERM within seconds, and run --once within its deadline")
+    func partition() async throws {
+        let (lease, interval) = (6.0, 2.0)
+        let server = try await LoopbackServer.start(routes: Hosts.routes(["p1"]))
+        try await PostgresDatabase.with { database in
+            let migrated = try await run("incident-scheduler", ["migrate", "--database", database.uri])
+            try #require(migrated.status == 0, "migrate failed: \(migrated.stderr)")
+            let proxy = try PartitionProxy(database: database.uri)
+            defer { proxy.stop() }
+            let config = try Hosts.config(server, names: ["p1"], interval: "2s", lease: "6s")
+            // Polls wait inside their transaction while a session of the test locks incidents.
+            let locker = try RunningProcess(PostgresDatabase.bin.appendingPathComponent("psql"), ["-X", "-d", database.uri, "-c", """
+                BEGIN; LOCK TABLE incidents IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(120);
+                """])
+            defer { if locker.process.isRunning { locker.send(SIGKILL) } }
+            // host-a, reaching the database through the proxy, starts the poll.
+            let cutOff = try SchedulerFleet([("host-a", ["run", "--loop", "--config", config, "--database", proxy.uri], [])])
+            defer { cutOff.kill() }
+            let waiting = try await eventually(timeout: 20) {
+                try await database.query("SELECT count(*) FROM pg_locks WHERE relation = 'incidents'::regclass AND NOT granted") == [["1"]]
+            }
+            try #require(waiting, "host-a's poll did not reach the locked table: \(cutOff.processes[0].process.stderrSoFar.suffix(1500))")
+            #expect(try await database.query("SELECT holder_host FROM source_leases WHERE expires_at IS NOT NULL") == [["host-a"]])
+            let other = try SchedulerFleet([("host-b", ["run", "--loop", "--config", config, "--database", database.uri], [])])
+            defer { other.kill() }
+
+            // The partition: then the lock goes, and host-a's statement ends on a server it cannot hear.
+            proxy.pause()
+            let partitioned = monotonicNow()
+            // (Its backend, in pg_sleep, would not notice psql's end: it is terminated.)
+            _ = try await database.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE '%pg_sleep(120)%' AND pid <> pg_backend_pid()")
+            let tookOver = try await eventually(timeout: lease + interval + 20) {
+                try await database.query("SELECT count(*) FROM ingest_runs WHERE host = 'host-b' AND status = 'succeeded'") == [["1"]]
+            }
+            let succeededAfter = monotonicNow() - partitioned
+            #expect(tookOver, "host-b did not poll p1 successfully within \(lease + interval + 20) s of the partition: \(other.processes[0].process.stderrSoFar.suffix(2000))")
+            let requests = try await server.requests().map(\.time)
+            let firstAfter = try #require(requests.first { $0 > partitioned }, "no request after the partition") - partitioned
+            // The lease runs out at most `lease` after the partition (renewed before it), then one
+            // turn of host-b: an interval, its 10 % jitter, and the 0.9-interval rule's rounding.
+            #expect(firstAfter <= lease + interval * 1.1 + 2 + 1, "host-b's first request \(firstAfter) s after the partition")
+
+            // Still cut off: SIGTERM stops host-a promptly, and a run --once ends within its deadline.
+            let once = try SchedulerFleet([("host-c", ["run", "--once", "--deadline", "3s", "--config", config, "--database", proxy.uri], [])])
+            defer { once.kill() }
+            let terminated = monotonicNow()
+            cutOff.processes[0].process.send(SIGTERM)
+            let stopped = await cutOff.processes[0].process.finished(timeout: 30)
+            let stopSeconds = monotonicNow() - terminated
+            let onceResult = await once.processes[0].process.finished(timeout: 40)
+            let onceSeconds = monotonicNow() - terminated
+            #expect(stopSeconds < 8, "SIGTERM took \(stopSeconds) s: \(stopped.stderr.suffix(2000))")
+            #expect(!stopped.signaled, "host-a did not exit by itself: \(stopped.stderr.suffix(2000))")
+            #expect(onceResult.status == 1 && onceSeconds < 3 + 10 + 3, "run --once: exit \(onceResult.status) after \(onceSeconds) s: \(onceResult.stderr.suffix(2000))")
+            #expect(stopped.stderr.contains("event=lease.lost source=p1"), "\(stopped.stderr.suffix(2000))")
+
+            // The network comes back: what host-a had sent arrives, and nothing of its poll commits.
+            proxy.resume()
+            try await Task.sleep(for: .seconds(2))
+            await other.stopCleanly()
+            #expect(try await database.query("SELECT count(*) FROM ingest_runs WHERE host = 'host-a' AND status = 'succeeded'") == [["0"]])
+            #expect(try await database.query("SELECT count(*) FROM ingest_runs WHERE status = 'running'") == [["0"]])
+            let first = try await database.query("SELECT host, inserted FROM ingest_runs WHERE status = 'succeeded' ORDER BY id LIMIT 1")
+            #expect(first == [["host-b", "3"]], "the first poll stored: \(first)")
+            #expect(try await database.query("SELECT count(*) FROM pg_stat_activity WHERE state LIKE 'idle in transaction%'") == [["0"]])
+            print(String(format: "partition: host-b's first request %.1f s and first stored poll %.1f s after it (lease 6 s, interval 2 s); SIGTERM %.1f s; run --once --deadline 3s ended after %.1f s",
+                         firstAfter, succeededAfter, stopSeconds, onceSeconds))
+        }
+    }
 }
+
+/// `Tests/Fixtures/tools/partition_proxy.py` in front of the database of a `postgresql://` URI:
+/// ``pause()`` stops forwarding without closing anything, ``resume()`` delivers what was held.
+final class PartitionProxy: @unchecked Sendable {  // set once, in init
+    let process: RunningProcess
+    /// The database through the proxy.
+    let uri: String
+
+    init(database: String) throws {
+        var target = try #require(URLComponents(string: database))
+        process = try RunningProcess(URL(fileURLWithPath: "/usr/bin/python3"),
+                                     [TestPaths.fixture("tools/partition_proxy.py").path, try #require(target.host), String(try #require(target.port))])
+        let deadline = Date().addingTimeInterval(10)
+        while Int(process.stdoutSoFar.trimmingCharacters(in: .whitespacesAndNewlines)) == nil && Date() < deadline { usleep(20_000) }
+        target.port = try #require(Int(process.stdoutSoFar.trimmingCharacters(in: .whitespacesAndNewlines)), "the proxy did not start: \(process.stderrSoFar)")
+        uri = try #require(target.string)
+    }
+
+    func pause() { process.send(SIGUSR1) }
+    func resume() { process.send(SIGUSR2) }
+
+    func stop() {
+        if process.process.isRunning { process.send(SIGKILL) }
+        _ = process.wait(timeout: 10)
+    }
+}
+
 
 /// Debian's PgBouncer on loopback in front of the database `database` (a `postgresql://` URI
 /// on the test server), in transaction mode with `poolSize` server connections per database
