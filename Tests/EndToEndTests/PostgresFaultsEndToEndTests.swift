@@ -138,6 +138,67 @@ struct PostgresFaultsEndToEndTests {
                          firstAfter, succeededAfter, stopSeconds, onceSeconds))
         }
     }
+
+    // MARK: 3. Clocks 10 minutes apart
+
+    /// libfaketime shifts a host's wall clock. A loop cannot run 10 min *behind* under it: the
+    /// shift reaches the timed waits Dispatch uses and the loop's sleeps stall (one poll, then
+    /// nothing, with FAKETIME=-10 as with -10m); `run --once` does not sleep, so the host behind
+    /// runs that.
+    @Test("a host 10 min ahead (libfaketime) polls, then is killed: another host takes its sources within lease + one interval; a run --once 10 min behind runs beside it; both skewed hosts warn, and no incident is seen, and no run started, off the server's clock")
+    func skewedClocks() async throws {
+        let (lease, interval) = (6.0, 2.0)
+        let names = ["f1", "f2"]
+        let server = try await LoopbackServer.start(routes: Hosts.routes(names))
+        try await PostgresDatabase.with { database in
+            let migrated = try await run("incident-scheduler", ["migrate", "--database", database.uri])
+            try #require(migrated.status == 0, "migrate failed: \(migrated.stderr)")
+            let config = try Hosts.config(server, names: names, interval: "2s", lease: "6s")
+            let arguments = ["run", "--loop", "--config", config, "--database", database.uri]
+            // libfaketime preloaded into the scheduler itself (faketime(1) would run it as a
+            // child, which kill -9 of the host would not reach); only the wall clock is shifted.
+            func shifted(_ offset: String) -> [String: String] {
+                ["K": "multi+host/key=", "LD_PRELOAD": "/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1",
+                 "FAKETIME": offset, "FAKETIME_DONT_FAKE_MONOTONIC": "1"]
+            }
+            let fast = try SchedulerFleet([("host-fast", arguments, [])], environment: shifted("+10m"))
+            defer { fast.kill() }
+            let polling = try await eventually(timeout: 20) {
+                try await database.query("SELECT count(DISTINCT source) FROM ingest_runs WHERE host = 'host-fast' AND status = 'succeeded'") == [["2"]]
+            }
+            try #require(polling, "host-fast did not poll both sources: \(fast.processes[0].process.stderrSoFar.suffix(1500))")
+            let other = try SchedulerFleet(hosts: ["host-b"], arguments)
+            defer { other.kill() }
+            try await Task.sleep(for: .seconds(3))
+            let fastLog = fast.processes[0].process.stderrSoFar
+            fast.kill()
+            let killed = monotonicNow()
+            let tookOver = try await eventually(timeout: lease + interval + 15) {
+                try await database.query("SELECT count(DISTINCT source) FROM ingest_runs WHERE host = 'host-b' AND status = 'succeeded'") == [["2"]]
+            }
+            let took = monotonicNow() - killed
+            #expect(tookOver, "host-b did not take both sources within \(lease + interval + 15) s: \(other.processes[0].process.stderrSoFar.suffix(2000))")
+            let requests = try await server.requests()
+            var latest = 0.0
+            for name in names {
+                let after = try #require(requests.first { $0.path == Hosts.path(name) && $0.time > killed }, "\(name) not polled after the kill")
+                latest = max(latest, after.time - killed)
+            }
+            #expect(latest <= lease + interval * 1.1 + 2 + 1, "the last source was polled again \(latest) s after the kill")
+            let behind = try SchedulerFleet([("host-slow", ["run", "--once", "--config", config, "--database", database.uri], [])],
+                                            environment: shifted("-10m"))
+            let once = await behind.finished(timeout: 60)
+            await other.stopCleanly()
+            #expect(once.first?.1.status == 0, "\(once.first?.1.stderr.suffix(1500) ?? "")")
+            #expect(fastLog.contains("event=clock.skew offset_s=-600"), "\(fastLog.suffix(1500))")
+            #expect(once.first?.1.stderr.contains("event=clock.skew offset_s=600") == true, "\(once.first?.1.stderr.suffix(1500) ?? "")")
+            // Times from the server's clock (to the second), whichever host wrote them.
+            #expect(try await database.query("SELECT count(*) FROM incidents WHERE last_seen_at > now() OR first_seen_at > now()") == [["0"]])
+            #expect(try await database.query("SELECT count(*) FROM ingest_runs WHERE started_at > now() OR started_at < now() - interval '2 minutes'") == [["0"]])
+            #expect(try await database.query("SELECT count(*) FROM source_leases WHERE last_started_at > now() OR last_started_at < now() - interval '2 minutes'") == [["0"]])
+            print(String(format: "skewed clocks: the sources of a host 10 min ahead taken over %.1f s after it was killed (last first request %.1f s; lease 6 s, interval 2 s)", took, latest))
+        }
+    }
 }
 
 /// `Tests/Fixtures/tools/partition_proxy.py` in front of the database of a `postgresql://` URI:
