@@ -469,6 +469,11 @@ struct ThrowawayPostgres: Sendable {
         try await pgctl("-m fast -w stop")
     }
 
+    /// `pg_ctl stop -m immediate`: a crash; the next start runs crash recovery.
+    func crash() async throws {
+        try await pgctl("-m immediate -w stop")
+    }
+
     /// Starts the stopped server again, on the same port.
     func start() async throws {
         try await pgctl("-l \(shellQuoted(directory + "/log")) -w -o \(shellQuoted("-k \(directory) -p \(port) -c listen_addresses=127.0.0.1 -c fsync=off")) start")

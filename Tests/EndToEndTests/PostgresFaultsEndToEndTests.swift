@@ -199,6 +199,61 @@ struct PostgresFaultsEndToEndTests {
             print(String(format: "skewed clocks: the sources of a host 10 min ahead taken over %.1f s after it was killed (last first request %.1f s; lease 6 s, interval 2 s)", took, latest))
         }
     }
+
+    // MARK: 4. A crash and its recovery
+
+    @Test("PostgreSQL crashes (pg_ctl -m immediate) under two run --loop hosts for 12 s and starts again (crash recovery): every poll the hosts logged is in the run log once the server is back, failed ones included; with the server down, SIGTERM stops both within seconds")
+    func crashRecovery() async throws {
+        let names = ["c1", "c2", "c3"]
+        let server = try await LoopbackServer.start(routes: Hosts.routes(names))
+        try await ThrowawayPostgres.with { postgres in
+            try await PostgresDatabase.with(server: postgres.uri) { database in
+                let migrated = try await run("incident-scheduler", ["migrate", "--database", database.uri])
+                try #require(migrated.status == 0, "migrate failed: \(migrated.stderr)")
+                let config = try Hosts.config(server, names: names, interval: "2s", lease: "6s")
+                let fleet = try SchedulerFleet(hosts: ["host-a", "host-b"], ["run", "--loop", "--config", config, "--database", database.uri])
+                defer { fleet.kill() }
+                let polling = try await eventually(timeout: 20) {
+                    try await database.query("SELECT count(DISTINCT source) FROM ingest_runs WHERE status = 'succeeded'") == [["3"]]
+                }
+                try #require(polling, "the hosts did not poll every source: \(fleet.processes.map { $0.process.stderrSoFar.suffix(1000) })")
+                // Down for longer than a host keeps trying to connect (10 s): polls fail, and so
+                // does recording them.
+                try await postgres.crash()
+                try await Task.sleep(for: .seconds(12))
+                try await postgres.start()
+                // Recorded late once the server is back, at the hosts' next polls.
+                let recovered = try await eventually(timeout: 30) {
+                    let logged = fleet.processes.map { Self.loggedRuns($0.process.stderrSoFar) }.reduce(0, +)
+                    let stored = Int((try? await database.query("SELECT count(*) FROM ingest_runs"))?.first?.first ?? "") ?? -1
+                    let failed = Int((try? await database.query("SELECT count(*) FROM ingest_runs WHERE status = 'failed'"))?.first?.first ?? "") ?? 0
+                    return failed > 0 && stored == logged
+                }
+                let logged = fleet.processes.map { Self.loggedRuns($0.process.stderrSoFar) }.reduce(0, +)
+                let stored = try await database.query("SELECT status, count(*) FROM ingest_runs GROUP BY status ORDER BY status")
+                #expect(recovered, "\(logged) runs logged, stored: \(stored); \(fleet.processes.map { $0.process.stderrSoFar.suffix(1500) })")
+                let late = fleet.processes.map { $0.process.stderrSoFar.components(separatedBy: "event=run.recorded_late").count - 1 }.reduce(0, +)
+
+                // The server down: SIGTERM ends both promptly (their last runs cannot be recorded).
+                for (host, process) in fleet.processes { #expect(process.process.isRunning, "\(host) exited: \(process.stderrSoFar.suffix(2000))") }
+                try await postgres.crash()
+                let asked = monotonicNow()
+                let results = await fleet.stop(timeout: 30)
+                #expect(results.count == 2)
+                let seconds = monotonicNow() - asked
+                #expect(seconds < 8, "SIGTERM with the server down took \(seconds) s")
+                for (host, result) in results { #expect(!result.signaled && [0, 143].contains(result.status), "\(host): \(result.status) \(result.stderr.suffix(1500))") }
+                try await postgres.start()
+                print(String(format: "crash recovery: %d runs logged, all in the run log (%@; %d late recordings); SIGTERM with the server down: %.1f s",
+                             logged, stored.map { $0.joined(separator: " ") }.joined(separator: ", "), late, seconds))
+            }
+        }
+    }
+
+    /// The runs a scheduler's log reports (one `ingest.*` line per run; dry runs aside).
+    static func loggedRuns(_ log: String) -> Int {
+        ["finished", "incomplete", "failed", "cancelled", "skipped"].map { log.components(separatedBy: "event=ingest.\($0) ").count - 1 }.reduce(0, +)
+    }
 }
 
 /// `Tests/Fixtures/tools/partition_proxy.py` in front of the database of a `postgresql://` URI:

@@ -74,7 +74,10 @@ struct PollingLoop: Sendable {
         heartbeat.cancel()
         for entry in running.values { entry.task.cancel() }
         for entry in running.values { await entry.task.value }
-        logger.log(.info, "scheduler.stopped", ["polls": counters.polls.withLock { $0 }])
+        let unrecorded = service.pendingRuns.count
+        logger.log(unrecorded == 0 ? .info : .warning, "scheduler.stopped", [
+            "polls": counters.polls.withLock { $0 }, "unrecorded_runs": unrecorded == 0 ? nil : unrecorded,
+        ])
     }
 }
 

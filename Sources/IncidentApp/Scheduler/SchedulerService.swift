@@ -45,6 +45,8 @@ struct SchedulerService: Sendable {
     let leaseSeconds: Int64
     /// The database server's clock, when the store has one.
     let serverClock: ServerClock?
+    /// The runs not recorded yet (the database was unreachable when they ended).
+    let pendingRuns: PendingRuns
 
     init(store: Stores.Writable, clock: UTCClock, host: String? = nil, logger: Logger, dryRun: Bool = false, metricsFile: String? = nil,
          concurrency: Int, leaseSeconds: Int64 = 60, timing: PollTiming = .live,
@@ -54,6 +56,7 @@ struct SchedulerService: Sendable {
         self.serverClock = serverClock
         self.clock = serverClock?.clock ?? clock
         self.leaseSeconds = leaseSeconds
+        self.pendingRuns = PendingRuns(store, logger: logger)
         self.host = host
         self.logger = logger
         self.dryRun = dryRun
@@ -72,7 +75,7 @@ struct SchedulerService: Sendable {
     }
 
     var ingest: IngestIncidents {
-        var ingest = IngestIncidents(store: store, clock: clock, host: host, describe: ErrorText.describer(origin: .live))
+        var ingest = IngestIncidents(store: pendingRuns, clock: clock, host: host, describe: ErrorText.describer(origin: .live))
         if !dryRun { ingest.leaseHolder = holder }
         return ingest
     }
@@ -89,6 +92,7 @@ struct SchedulerService: Sendable {
     }
 
     private func pollHoldingLease(_ source: SourceDefinition, client: any HTTPClient) async -> IngestRun? {
+        pendingRuns.flush()
         // A dry run writes nothing, not even a lease, and takes no source from another scheduler.
         if dryRun { return await pollNow(source, client: client) }
         switch claimLease(source) {
