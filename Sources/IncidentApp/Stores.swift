@@ -34,7 +34,7 @@ enum Stores {
     ///   (a PostgreSQL database that does not exist is the server's error, which names it).
     static func openForReading(_ database: String, clock: UTCClock) throws -> any IncidentReader {
         if PostgresLocation.recognizes(database) {
-            return try PostgresStore(PostgresLocation(database), clock: clock, access: .read)
+            return try PostgresStore(PostgresLocation(database), clock: clock, access: .read, timeouts: .reading)
         }
         do {
             return try SQLiteStore(readingFrom: database, clock: clock)

@@ -27,6 +27,10 @@ public struct PostgresTimeouts: Equatable, Sendable {
     /// 5 minutes per statement, 1 minute for a lock or an idle transaction.
     public static let standard = PostgresTimeouts(statementSeconds: 300, lockSeconds: 60, idleInTransactionSeconds: 60)
 
+    /// For readers (`incidents`): no limit on an idle transaction, as a listing streamed into
+    /// a pager that the user has paused leaves its transaction idle between fetches.
+    public static let reading = PostgresTimeouts(statementSeconds: 300, lockSeconds: 60, idleInTransactionSeconds: 0)
+
     /// No limits (a copy of a whole database into an empty one, which nothing else waits for).
     public static let none = PostgresTimeouts(statementSeconds: 0, lockSeconds: 0, idleInTransactionSeconds: 0)
 
