@@ -250,6 +250,33 @@ struct PostgresFaultsEndToEndTests {
         }
     }
 
+    // MARK: 5. Two loops on one host
+
+    @Test("two run --loop on one host (the same host name, two processes): every source polled once per interval between them, every request a run")
+    func twoLoopsOnOneHost() async throws {
+        let names = ["h1", "h2", "h3"]
+        let server = try await LoopbackServer.start(routes: Hosts.routes(names))
+        try await PostgresDatabase.with { database in
+            let migrated = try await run("incident-scheduler", ["migrate", "--database", database.uri])
+            try #require(migrated.status == 0, "migrate failed: \(migrated.stderr)")
+            let config = try Hosts.config(server, names: names, interval: "2s", lease: "6s")
+            let fleet = try SchedulerFleet(hosts: ["same-host", "same-host"], ["run", "--loop", "--config", config, "--database", database.uri])
+            defer { fleet.kill() }
+            let polled = try await eventually(timeout: 30) { try await server.requests().count >= names.count * 5 }
+            await fleet.stopCleanly()
+            #expect(polled, "three sources every 2 s were not polled 5 times each within 30 s")
+            let requests = try await server.requests()
+            let runs = try await Hosts.runs(database)
+            for name in names {
+                let times = requests.filter { $0.path == Hosts.path(name) }.map(\.time)
+                let ofSource = Hosts.runs(runs, of: name, requests: times.count)
+                #expect(ofSource.count == times.count, "\(name): \(times.count) requests, \(ofSource.count) runs")
+                Hosts.expectOncePerInterval(Hosts.polls(times, ofSource), interval: 2, source: name)
+            }
+            print("two loops on one host: \(requests.count) polls of \(names.count) sources, none within 0.75 interval of another")
+        }
+    }
+
     /// The runs a scheduler's log reports (one `ingest.*` line per run; dry runs aside).
     static func loggedRuns(_ log: String) -> Int {
         ["finished", "incomplete", "failed", "cancelled", "skipped"].map { log.components(separatedBy: "event=ingest.\($0) ").count - 1 }.reduce(0, +)
