@@ -102,7 +102,7 @@ final class Connection {
     func interrupt() {
         if cancel != nil {
             // The thread keeps the connection (and so its cancel key) alive until it is done.
-            let owner = Unowned(connection: self)
+            let owner = Retained(connection: self)
             Thread {
                 guard let cancel = owner.connection.cancel else { return }
                 var buffer = [CChar](repeating: 0, count: 256)
@@ -115,7 +115,7 @@ final class Connection {
 
     /// A connection handed to the thread that cancels its statement: only its cancel key is
     /// used there (`PQcancel` is safe beside the connection's own thread).
-    private struct Unowned: @unchecked Sendable { let connection: Connection }
+    private struct Retained: @unchecked Sendable { let connection: Connection }
 
     /// Whether the connection still works: reads what the server sent meanwhile (a server that
     /// restarted has closed it) without blocking.

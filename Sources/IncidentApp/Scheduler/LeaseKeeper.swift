@@ -24,7 +24,10 @@ final class LeaseKeeper: @unchecked Sendable {  // the timer is set once, in ini
     }
     private let box: Box
 
-    init(source: String, holder: LeaseHolder, store: any SourceLeases, clock: UTCClock, leaseSeconds: Int64,
+    /// `shared`: the store is shared by several hosts (PostgreSQL), so a lease not renewed for
+    /// a whole lease is lost; an SQLite store, which one scheduler holds, loses a lease only
+    /// when a renewal says so (its own poll's write transaction may hold renewals up).
+    init(source: String, holder: LeaseHolder, store: any SourceLeases, clock: UTCClock, leaseSeconds: Int64, shared: Bool,
          lost: @escaping @Sendable () -> Void) {
         box = Box(State(heldSince: Self.monotonic()))
         let lease = Double(leaseSeconds)
@@ -36,7 +39,7 @@ final class LeaseKeeper: @unchecked Sendable {  // the timer is set once, in ini
             // Give up a little before the lease runs out on the server: the poll must be
             // stopped before another host may claim the source.
             let losing = box.state.withLock { s -> Bool in
-                guard !s.lost, !s.stopped else { return false }
+                guard shared, !s.lost, !s.stopped else { return false }
                 if Self.monotonic() - s.heldSince >= lease - min(1, lease / 6) {
                     s.lost = true
                     return true

@@ -106,7 +106,8 @@ struct SchedulerService: Sendable {
             return run
         }
         let polling = Task { await pollNow(source, client: client) }
-        let keeper = LeaseKeeper(source: source.name, holder: holder, store: store, clock: clock, leaseSeconds: leaseSeconds) {
+        let keeper = LeaseKeeper(source: source.name, holder: holder, store: store, clock: clock, leaseSeconds: leaseSeconds,
+                                 shared: serverClock != nil) {
             logger.log(.error, "lease.lost", [
                 "source": source.name, "holder": holder.description,
                 "detail": "the lease could not be renewed in time (the database is unreachable, or another host took it); the poll was stopped",
