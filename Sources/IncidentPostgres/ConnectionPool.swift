@@ -17,8 +17,10 @@ final class ConnectionPool: @unchecked Sendable {  // all state is behind `condi
     private let condition = NSCondition()
     private var idle: [Connection] = []
     private var lent = 0
-    /// The lent connections and their labels.
-    private var inUse: [ObjectIdentifier: (connection: Connection, label: String?)] = [:]
+    /// The lent connections, their labels and lend numbers (so that a late interruption
+    /// spares the next borrower of the same connection).
+    private var inUse: [ObjectIdentifier: (connection: Connection, label: String?, lend: Int)] = [:]
+    private var lends = 0
     let capacity: Int
     private let reconnectSeconds: Double
     /// Connects; the argument is the longest one attempt may take (seconds).
@@ -36,13 +38,14 @@ final class ConnectionPool: @unchecked Sendable {  // all state is behind `condi
     /// A caller whose task is already cancelled (recording a poll that SIGTERM or a deadline
     /// stopped) gets ``cancelledCallSeconds``: then its statement is interrupted, so that a
     /// network that stopped answering cannot hold up the end of the process.
-    func withConnection<T>(label: String? = nil, _ body: (Connection) throws -> T) throws -> T {
-        let connection = try lend()
+    /// `reconnect` false: one attempt to connect, for calls that are repeated anyway (a lease
+    /// renewal), so that they do not hold a slot of the pool while the server is down.
+    func withConnection<T>(label: String? = nil, reconnect: Bool = true, _ body: (Connection) throws -> T) throws -> T {
+        let connection = try lend(reconnect: reconnect)
         condition.lock()
-        inUse[ObjectIdentifier(connection)] = (connection, label)
         lends += 1
         let lend = lends
-        lendOf[ObjectIdentifier(connection)] = lend
+        inUse[ObjectIdentifier(connection)] = (connection, label, lend)
         condition.unlock()
         defer { giveBack(connection) }
         if Task.isCancelled {
@@ -50,7 +53,7 @@ final class ConnectionPool: @unchecked Sendable {  // all state is behind `condi
             DispatchQueue.global().asyncAfter(deadline: .now() + Self.cancelledCallSeconds) { [self] in
                 condition.lock()
                 defer { condition.unlock() }
-                if lendOf[id] == lend, let entry = inUse[id] { entry.connection.interrupt() }
+                if let entry = inUse[id], entry.lend == lend { entry.connection.interrupt() }
             }
         }
         return try body(connection)
@@ -58,19 +61,16 @@ final class ConnectionPool: @unchecked Sendable {  // all state is behind `condi
 
     /// How long a call made after its task was cancelled may take.
     static let cancelledCallSeconds = 3.0
-    private var lends = 0
-    /// The lend number of each lent connection, so that a late interruption spares the next borrower.
-    private var lendOf: [ObjectIdentifier: Int] = [:]
 
     /// Interrupts the statements under way on the connections lent under `label` (every lent
     /// connection when nil): see ``Connection/interrupt()``. Their callers get an error at once.
     func interrupt(label: String?) {
         condition.lock()
         defer { condition.unlock() }
-        for (connection, owner) in inUse.values where label == nil || owner == label { connection.interrupt() }
+        for entry in inUse.values where label == nil || entry.label == label { entry.connection.interrupt() }
     }
 
-    private func lend() throws -> Connection {
+    private func lend(reconnect: Bool) throws -> Connection {
         condition.lock()
         while idle.isEmpty && lent >= capacity { condition.wait() }
         lent += 1
@@ -82,7 +82,7 @@ final class ConnectionPool: @unchecked Sendable {  // all state is behind `condi
         }
         condition.unlock()
         do {
-            return try connectRetrying()
+            return try connectRetrying(reconnect ? reconnectSeconds : 0)
         } catch {
             condition.lock()
             lent -= 1
@@ -101,15 +101,14 @@ final class ConnectionPool: @unchecked Sendable {  // all state is behind `condi
         let usable = connection.isUsable
         condition.lock()
         inUse[ObjectIdentifier(connection)] = nil
-        lendOf[ObjectIdentifier(connection)] = nil
         lent -= 1
         if usable { idle.append(connection) } else { idle.removeAll() }
         condition.signal()
         condition.unlock()
     }
 
-    private func connectRetrying() throws -> Connection {
-        let deadline = Date().addingTimeInterval(reconnectSeconds)
+    private func connectRetrying(_ seconds: Double) throws -> Connection {
+        let deadline = Date().addingTimeInterval(seconds)
         while true {
             do {
                 // A cancelled caller (recording the poll SIGTERM stopped) waits for no slow network.

@@ -36,8 +36,10 @@ extension PostgresStore: SourceLeases {
         }
     }
 
+    /// One attempt to connect when needed: the scheduler renews every third of a lease, and a
+    /// renewal waiting for a server that is down would hold a connection slot the others need.
     public func renew(source: String, holder: LeaseHolder, now: UTCInstant, leaseSeconds: Int64) throws -> Bool {
-        try withConnection(source: source) { connection in
+        try withConnection(source: source, reconnect: false) { connection in
             try connection.query("""
                 UPDATE source_leases SET expires_at = $4
                 WHERE source = $1 AND holder_host = $2 AND holder_pid = $3 AND holder_token = $5 AND expires_at IS NOT NULL

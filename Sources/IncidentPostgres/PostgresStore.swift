@@ -59,8 +59,8 @@ public final class PostgresStore: Sendable {
 
     /// Runs `body` with a connection of the pool, lent for the work on `source` (which
     /// ``interrupt(source:)`` can stop).
-    func withConnection<T>(source: String? = nil, _ body: (Connection) throws -> T) throws -> T {
-        try pool.withConnection(label: source, body)
+    func withConnection<T>(source: String? = nil, reconnect: Bool = true, _ body: (Connection) throws -> T) throws -> T {
+        try pool.withConnection(label: source, reconnect: reconnect, body)
     }
 }
 

@@ -243,7 +243,7 @@ struct PostgresFaultsEndToEndTests {
                 let results = await fleet.stop(timeout: 30)
                 #expect(results.count == 2)
                 let seconds = monotonicNow() - asked
-                #expect(seconds < 8, "SIGTERM with the server down took \(seconds) s")
+                #expect(seconds < 8, "SIGTERM with the server down took \(seconds) s: \(results.map { "\($0.0): \($0.1.stderr.suffix(1200))" })")
                 for (host, result) in results { #expect(!result.signaled && [0, 143].contains(result.status), "\(host): \(result.status) \(result.stderr.suffix(1500))") }
                 try await postgres.start()
                 print(String(format: "crash recovery: %d runs logged, all in the run log (%@; %d late recordings); SIGTERM with the server down: %.1f s",
