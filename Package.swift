@@ -58,6 +58,7 @@ let package = Package(
                 .embedInCode("0004_validity.sql"),
                 .embedInCode("0005_publication_order.sql"),
                 .embedInCode("0006_history_independent_indexes.sql"),
+                .embedInCode("0007_lease_holder_token.sql"),
             ]
         ),
         // SQLite: connection/statement wrappers, migrator, the incident repository.

@@ -13,5 +13,6 @@ public enum BundledPostgresMigrations {
         ("0005_publication_order.sql", String(decoding: PackageResources._005_publication_order_sql, as: UTF8.self)),
         ("0006_history_independent_indexes.sql",
          String(decoding: PackageResources._006_history_independent_indexes_sql, as: UTF8.self)),
+        ("0007_lease_holder_token.sql", String(decoding: PackageResources._007_lease_holder_token_sql, as: UTF8.self)),
     ]
 }

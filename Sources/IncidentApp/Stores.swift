@@ -15,12 +15,15 @@ enum Stores {
     /// Everything a scheduler command needs from its store.
     typealias Writable = any IngestStore & IncidentReader & StoreAdministration & SourceLeases
 
-    /// Opens (creating and migrating when needed) the store for writing.
+    /// Opens (creating and migrating when needed) the store for writing; a scheduler gives its
+    /// `leaseSeconds`, which bound how long PostgreSQL keeps a lock or an idle transaction of
+    /// a host that stopped answering (``PostgresTimeouts/scheduler(leaseSeconds:)``).
     /// - Throws: the store's errors (cannot open or connect, not a database, migration failures,
     ///   a connection string holding a password).
-    static func openForWriting(_ database: String, clock: UTCClock) throws -> Writable {
+    static func openForWriting(_ database: String, clock: UTCClock, leaseSeconds: Int64? = nil) throws -> Writable {
         if PostgresLocation.recognizes(database) {
-            return try PostgresStore(PostgresLocation(database), clock: clock, access: .write)
+            return try PostgresStore(PostgresLocation(database), clock: clock, access: .write,
+                                     timeouts: leaseSeconds.map(PostgresTimeouts.scheduler(leaseSeconds:)) ?? .standard)
         }
         return try SQLiteStore(path: database, clock: clock)
     }
@@ -39,7 +42,7 @@ enum Stores {
     ///   (a PostgreSQL database that does not exist is the server's error, which names it).
     static func openForReading(_ database: String, clock: UTCClock) throws -> any IncidentReader {
         if PostgresLocation.recognizes(database) {
-            return try PostgresStore(PostgresLocation(database), clock: clock, access: .read)
+            return try PostgresStore(PostgresLocation(database), clock: clock, access: .read, timeouts: .reading)
         }
         do {
             return try SQLiteStore(readingFrom: database, clock: clock)

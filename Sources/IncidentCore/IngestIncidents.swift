@@ -9,6 +9,9 @@ public struct IngestIncidents: Sendable {
     public var describe: @Sendable (any Error) -> String
     /// The scheduler's host name, recorded with each run.
     public var host: String?
+    /// The scheduler process holding the source's lease, for the store's fencing check
+    /// (``PollContext/leaseHolder``); nil outside a scheduler.
+    public var leaseHolder: LeaseHolder?
 
     public init(store: any IngestStore, clock: UTCClock, host: String? = nil,
                 describe: @escaping @Sendable (any Error) -> String) {
@@ -30,7 +33,7 @@ public struct IngestIncidents: Sendable {
         let startedAt = clock.now()
         let isLive = feed.origin == .live
         let poll = PollContext(source: feed.source, startedAt: startedAt, observedAt: isLive ? startedAt : observedAt ?? startedAt,
-                               origin: feed.origin, host: host, dryRun: dryRun)
+                               origin: feed.origin, host: host, dryRun: dryRun, leaseHolder: leaseHolder)
         do {
             if isLive, let resumesAt = try store.quotaResumesAt(source: feed.source), resumesAt > startedAt {
                 return record(run(poll, status: .skipped, error: "the source's request quota is exhausted until \(resumesAt.rfc3339); no request was sent",

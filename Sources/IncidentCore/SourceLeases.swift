@@ -12,22 +12,36 @@
 ///   start: within `max(0.9 × interval, lease)` plus one turn (an interval and its jitter)
 ///   after that start.
 /// - `run --once` from cron on several hosts at the same minute: the same claim; the first host
-///   polls, the others are refused (the poll was started by another host). Two `run --once` in
-///   a row on one host both poll: a host's own earlier starts never refuse it.
+///   polls, the others are refused (the poll was started by another host). A process's own
+///   earlier starts never refuse it; another process's do, on the same host too (two loops on
+///   one host poll each source once per interval between them).
 /// - After the poll: `release` (the start time stays, for the rule above).
 ///
-/// Times come from the caller's clock (hosts keep their clocks in step, e.g. with NTP).
+/// Times come from the caller's clock. Schedulers sharing a PostgreSQL store take them from the
+/// database server's clock (``SharedClock``), so a host whose clock is off does not hold a
+/// source for longer than its lease, nor take one early.
 
-/// Who holds a lease: one scheduler process.
+/// Who holds a lease: one scheduler process, named by its host, its process id and a token it
+/// drew when it started. The token tells apart processes that host and pid alone do not: two
+/// containers given the same host name, each with pid 1, or a pid reused after a restart.
+/// (The SQLite store, which one scheduler at a time holds, keeps no token.)
 public struct LeaseHolder: Hashable, Sendable, CustomStringConvertible {
     /// The host name (`gethostname(2)`), as recorded in the run log.
     public var host: String
     /// The process id on that host.
     public var pid: Int32
+    /// Drawn once per process (``newToken()``); empty when the store keeps none.
+    public var token: String
 
-    public init(host: String, pid: Int32) {
+    public init(host: String, pid: Int32, token: String = "") {
         self.host = host
         self.pid = pid
+        self.token = token
+    }
+
+    /// A random token for a process that starts: 16 hex digits.
+    public static func newToken() -> String {
+        String(UInt64.random(in: 1...UInt64.max), radix: 16)
     }
 
     /// `host pid 1234`, for messages.
@@ -79,7 +93,7 @@ public protocol SourceLeases: Sendable {
     /// Claims the lease of `source` for `holder` until `now + leaseSeconds`, and records `now`
     /// as its last start. Succeeds when no other holder has an unexpired lease (a holder whose
     /// process is known dead counts as expired where the store can tell: SQLite, same host)
-    /// and no poll of the source was started by another host after `notStartedAfter` (nil: no
+    /// and no poll of the source was started by another holder after `notStartedAfter` (nil: no
     /// such condition). The holder's own unexpired lease is claimed again.
     /// - Throws: the store's errors; a refused claim is an answer, not an error.
     func claim(source: String, holder: LeaseHolder, now: UTCInstant, leaseSeconds: Int64,
@@ -96,4 +110,19 @@ public protocol SourceLeases: Sendable {
 
     /// The stored lease of `source`; nil when none was ever claimed.
     func lease(of source: String) throws -> SourceLease?
+}
+
+/// A store whose blocking calls can be stopped from another thread (a SIGTERM, a deadline, a
+/// lost lease), even while the network to the database has stopped answering.
+public protocol StoreInterruption: Sendable {
+    /// Stops the store calls under way for `source` (every call when nil): they throw now,
+    /// and what they had not committed is rolled back.
+    func interrupt(source: String?)
+}
+
+/// A clock every host sharing a store agrees on: the database server's.
+public protocol SharedClock: Sendable {
+    /// The server's current time, in seconds since 1970 (fractional).
+    /// - Throws: the store's errors.
+    func sharedTime() throws -> Double
 }

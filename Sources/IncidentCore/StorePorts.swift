@@ -20,9 +20,15 @@ public struct PollContext: Equatable, Sendable {
     /// source: it is then stored like an older replay (history at its own time, never
     /// overwriting newer content, never reopening, never clearing) and its run is `stale`.
     public var stale: StaleDocument?
+    /// The scheduler process that claimed the source's lease for this poll (nil: no lease).
+    /// A store shared by several hosts commits the poll only while this holder still holds
+    /// the lease (a fencing check in the poll's transaction); SQLite, which one scheduler
+    /// holds at a time, needs none.
+    public var leaseHolder: LeaseHolder?
 
     public init(source: String, startedAt: UTCInstant, observedAt: UTCInstant? = nil, origin: FeedOrigin = .live,
-                host: String? = nil, dryRun: Bool = false, stale: StaleDocument? = nil) {
+                host: String? = nil, dryRun: Bool = false, stale: StaleDocument? = nil, leaseHolder: LeaseHolder? = nil) {
+        self.leaseHolder = leaseHolder
         self.source = source
         self.startedAt = startedAt
         self.observedAt = observedAt ?? startedAt

@@ -29,9 +29,19 @@ enum PostgresValue {
 /// connect, as `PQconnectdbParams` requires).
 ///
 /// Not thread-safe by itself: one thread at a time (``ConnectionPool`` hands each out to one
-/// caller). Every session runs with `TimeZone=UTC` and `DateStyle=ISO` (so instants read back
-/// as `2023-03-21 05:13:00+00`), `client_encoding=UTF8`, and, for readers,
-/// `default_transaction_read_only` on, so a query can never write.
+/// caller), except ``interrupt()``, which another thread may call while a statement runs.
+///
+/// The session keeps no state that outlives a transaction, so that a pooler in transaction
+/// mode (PgBouncer `pool_mode = transaction`, which hands each transaction to any server
+/// connection) loses nothing and leaks nothing to other clients: every statement runs in a
+/// transaction of its own (``transaction(_:context:_:)``) that opens with its access mode
+/// (`READ ONLY` for readers, `READ WRITE` for writers, so a reader can never write and a
+/// setting left on a pooled server connection cannot stop a writer) and its settings as
+/// `SET LOCAL`: `TimeZone=UTC` and `DateStyle=ISO` (instants read back as
+/// `2023-03-21 05:13:00+00`) and the time limits of ``PostgresTimeouts``. Only
+/// `client_encoding=UTF8` is a startup parameter (a pooler keeps it per client). TCP keepalives
+/// and a TCP user timeout (libpq `keepalives*`, `tcp_user_timeout`) notice a peer that stopped
+/// answering without closing; the connection string may override them.
 final class Connection {
     private let handle: OpaquePointer
     /// The redacted location, for error messages.
@@ -39,12 +49,17 @@ final class Connection {
 
     /// Connects to `location`; libpq reads the password from PGPASSWORD, PGPASSFILE or ~/.pgpass.
     /// - Throws: ``PostgresError`` naming the server and libpq's reason.
-    init(location: PostgresLocation, readOnly: Bool) throws {
+    /// `connectSeconds` bounds each attempt to connect (libpq's `connect_timeout`, at least 2).
+    init(location: PostgresLocation, readOnly: Bool, timeouts: PostgresTimeouts = .standard, connectSeconds: Int = 5) throws {
         label = location.description
+        self.readOnly = readOnly
+        self.timeouts = timeouts
         // Entries before `dbname` are defaults the connection string may override; entries
         // after it override the string (libpq-connect.html, PQconnectdbParams).
         let parameters: [(String, String)] = [
-            ("connect_timeout", "10"), ("fallback_application_name", "trafficincidents"),
+            ("connect_timeout", String(max(2, connectSeconds))), ("fallback_application_name", "trafficincidents"),
+            ("keepalives", "1"), ("keepalives_idle", "10"), ("keepalives_interval", "5"), ("keepalives_count", "3"),
+            ("tcp_user_timeout", "30000"),
             ("dbname", location.connectionString), ("client_encoding", "UTF8"),
         ]
         // Both arrays end with a null pointer.
@@ -57,26 +72,70 @@ final class Connection {
             throw PostgresError(message: "out of memory", context: "connecting to \(label)")
         }
         guard PQstatus(connection) == CONNECTION_OK else {
-            let message = Self.oneLine(String(cString: PQerrorMessage(connection)))
+            let failure = Self.connectionError(connection, context: "connecting to \(label)")
             PQfinish(connection)
-            throw PostgresError(message: message, context: "connecting to \(label)")
+            throw failure
         }
         handle = connection
+        cancel = PQgetCancel(connection)
         // Notices (`already exists, skipping`) are not errors; libpq would print them on stderr.
         PQsetNoticeProcessor(handle, { _, _ in }, nil)
-        try execute("""
-            SET TimeZone = 'UTC'; SET DateStyle = 'ISO, YMD'; SET IntervalStyle = 'postgres'; SET extra_float_digits = 1;
-            \(readOnly ? "SET default_transaction_read_only = on;" : "")
-            """, context: "setting up the session")
     }
 
-    deinit { PQfinish(handle) }
+    deinit {
+        if let cancel { PQfreeCancel(cancel) }
+        PQfinish(handle)
+    }
+
+    private let readOnly: Bool
+    private let timeouts: PostgresTimeouts
+    /// For ``interrupt()``: libpq's cancel key, usable from another thread.
+    private let cancel: OpaquePointer?
+
+    /// Stops the statement under way from another thread: asks the server to cancel it
+    /// (`PQcancel`, on a thread of its own, as it connects to the server and a partition may
+    /// hold it up), and shuts the socket down so that the call blocked in libpq returns now
+    /// with the connection lost, whether or not the server can be reached. The connection is
+    /// then unusable (the pool drops it); its transaction is rolled back by the server (at
+    /// once, or at `idle_in_transaction_session_timeout` when the network is down), and
+    /// never committed. Only while the connection is lent (its socket is open).
+    func interrupt() {
+        if cancel != nil {
+            // The thread keeps the connection (and so its cancel key) alive until it is done.
+            let owner = Retained(connection: self)
+            Thread {
+                guard let cancel = owner.connection.cancel else { return }
+                var buffer = [CChar](repeating: 0, count: 256)
+                _ = PQcancel(cancel, &buffer, Int32(buffer.count))
+            }.start()
+        }
+        let socket = PQsocket(handle)
+        if socket >= 0 { _ = shutdown(socket, Int32(SHUT_RDWR)) }
+    }
+
+    /// A connection handed to the thread that cancels its statement: only its cancel key is
+    /// used there (`PQcancel` is safe beside the connection's own thread).
+    private struct Retained: @unchecked Sendable { let connection: Connection }
 
     /// Whether the connection still works: reads what the server sent meanwhile (a server that
     /// restarted has closed it) without blocking.
     var isUsable: Bool {
         PQstatus(handle) == CONNECTION_OK && PQconsumeInput(handle) == 1 && PQstatus(handle) == CONNECTION_OK
             && PQtransactionStatus(handle) == PQTRANS_IDLE
+    }
+
+    /// Whether a transaction is open.
+    var inTransaction: Bool { PQtransactionStatus(handle) != PQTRANS_IDLE }
+
+    /// Opens a transaction: `begin` (e.g. `BEGIN ISOLATION LEVEL REPEATABLE READ`) with this
+    /// connection's access mode unless `begin` names one, then its settings as `SET LOCAL`
+    /// (see the type's comment), all in one round trip. `timeouts` replaces the connection's
+    /// time limits (``PostgresTimeouts/none`` for a copy of a whole database).
+    func begin(_ begin: String = "BEGIN", context: String, timeouts: PostgresTimeouts? = nil) throws {
+        let mode = begin.contains(" READ ONLY") || begin.contains(" READ WRITE") ? "" : readOnly ? " READ ONLY" : " READ WRITE"
+        var settings = "SET LOCAL TimeZone = 'UTC'; SET LOCAL DateStyle = 'ISO, YMD'; SET LOCAL IntervalStyle = 'postgres'; SET LOCAL extra_float_digits = 1;"
+        settings += " " + (timeouts ?? self.timeouts).settings
+        try execute(begin + mode + "; " + settings, context: context)
     }
 
     /// Runs one or more statements without parameters (`PQexec`), e.g. `BEGIN`, DDL.
@@ -86,8 +145,10 @@ final class Connection {
     }
 
     /// Runs one statement with `$1`, `$2`, … bound to `parameters`, returning all its rows.
+    /// Outside a transaction it runs in one of its own (``transaction(_:context:_:)``).
     @discardableResult
     func query(_ sql: String, _ parameters: [PostgresValue] = [], context: String) throws -> Result {
+        if !inTransaction { return try transaction(context: context) { try query(sql, parameters, context: context) } }
         let result = withCStrings(parameters.map(\.text)) { values in
             PQexecParams(handle, sql, Int32(parameters.count), nil, values, nil, nil, 0)
         }
@@ -154,10 +215,11 @@ final class Connection {
         }
     }
 
-    /// Runs `body` in a transaction (`begin`, e.g. `BEGIN ISOLATION LEVEL REPEATABLE READ`):
-    /// committed when it returns, rolled back when it throws.
-    func transaction<T>(_ begin: String = "BEGIN", context: String, _ body: () throws -> T) throws -> T {
-        try execute(begin, context: context)
+    /// Runs `body` in a transaction (`begin`, e.g. `BEGIN ISOLATION LEVEL REPEATABLE READ`,
+    /// opened by ``begin(_:context:timeouts:)``): committed when it returns, rolled back when it throws.
+    func transaction<T>(_ begin: String = "BEGIN", context: String, timeouts: PostgresTimeouts? = nil,
+                        _ body: () throws -> T) throws -> T {
+        try self.begin(begin, context: context, timeouts: timeouts)
         do {
             let value = try body()
             try execute("COMMIT", context: context)
@@ -198,7 +260,12 @@ final class Connection {
     }
 
     private func error(context: String) -> PostgresError {
-        PostgresError(message: Self.oneLine(String(cString: PQerrorMessage(handle))), context: context)
+        Self.connectionError(handle, context: context)
+    }
+
+    /// libpq's own error (no result).
+    private static func connectionError(_ connection: OpaquePointer, context: String) -> PostgresError {
+        PostgresError(message: oneLine(String(cString: PQerrorMessage(connection))), context: context)
     }
 
     static func oneLine(_ text: String) -> String {

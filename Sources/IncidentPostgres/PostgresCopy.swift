@@ -29,7 +29,9 @@ extension PostgresStore {
     /// - Throws: ``StoreCopyError`` (the transaction is rolled back), the stores' errors.
     public func copy(from source: any StoreExport) throws -> StoreCounts {
         try withConnection { connection in
-            try connection.transaction(context: "copying into \(location)") {
+            // No time limits: one COPY may take longer than any limit on a large database, and
+            // nothing else waits for this one (the target is new and empty).
+            try connection.transaction(context: "copying into \(location)", timeouts: PostgresTimeouts.none) {
                 let before = try Self.counts(connection)
                 guard before == StoreCounts() else { throw StoreCopyError.targetNotEmpty(before) }
                 var streamed = StoreCounts()

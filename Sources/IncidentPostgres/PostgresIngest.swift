@@ -7,8 +7,8 @@ extension PostgresStore: IngestStore {
     /// response ends, a few set-based statements apply them (``PollStaging``). Polls of one
     /// source are serialized across hosts by a transaction-level advisory lock.
     public func ingest(_ poll: PollContext, _ produce: (any PollSink) throws -> ResponseVerdict) throws -> IngestRun {
-        try withConnection { connection in
-            try connection.execute("BEGIN", context: "starting the poll of \(poll.source)")
+        try withConnection(source: poll.source) { connection in
+            try connection.begin(context: "starting the poll of \(poll.source)")
             do {
                 try connection.query("SELECT pg_advisory_xact_lock($1)", [.integer(Self.pollLockKey(poll.source))],
                                      context: "waiting for another poll of \(poll.source) to finish")
@@ -37,6 +37,7 @@ extension PostgresStore: IngestStore {
                 run.publishedAt = verdict.publishedAt
                 run.finishedAt = clock.now()
                 try RunRows.finish(run, connection: connection)
+                if let holder = poll.leaseHolder, !poll.dryRun { try Self.checkLease(of: poll.source, holder: holder, connection: connection) }
                 try connection.execute(poll.dryRun ? "ROLLBACK" : "COMMIT", context: "committing the poll of \(poll.source)")
                 if poll.dryRun { run.id = nil }
                 return run
@@ -48,7 +49,7 @@ extension PostgresStore: IngestStore {
     }
 
     public func recordRun(_ run: IngestRun) throws {
-        try withConnection { connection in
+        try withConnection(source: run.source) { connection in
             try connection.transaction(context: "recording a run of \(run.source)") {
                 _ = try RunRows.insert(run, running: false, connection: connection)
                 if let resumesAt = run.resumesAt {

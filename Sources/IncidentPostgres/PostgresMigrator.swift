@@ -7,10 +7,11 @@ import IncidentPostgresMigrations
 /// whose SQL changed after it was applied (FNV-1a 64 checksum) or a database migrated by a
 /// newer binary is refused and nothing is changed.
 ///
-/// Several hosts starting at once apply each migration exactly once: the migrator takes a
-/// session advisory lock (`pg_advisory_lock`, "Advisory Locks" in the PostgreSQL manual's
-/// explicit-locking chapter) and re-reads what is applied under it; the others wait for the
-/// lock and then find nothing left to do. Up-to-date databases take no lock.
+/// Several hosts starting at once apply each migration exactly once: each migration's
+/// transaction takes a transaction-level advisory lock (`pg_advisory_xact_lock`, "Advisory
+/// Locks" in the PostgreSQL manual's explicit-locking chapter) and re-reads what is applied
+/// under it; the others wait for the lock and then find nothing left to do. Up-to-date
+/// databases take no lock.
 public struct PostgresMigrator: Sendable {
     public var migrations: [Migration]
 
@@ -33,25 +34,36 @@ public struct PostgresMigrator: Sendable {
     }()
 
     /// Applies every pending migration; returns those this call applied.
+    ///
+    /// Each in a transaction of its own that first takes the migration lock
+    /// (`pg_advisory_xact_lock`, held until the transaction ends: a pooler in transaction mode
+    /// keeps it with the transaction, where a session lock would stay on a pooled server
+    /// connection or be released on another) and re-reads what is applied under it. No limit
+    /// on statements or lock waits (a migration may build an index on a large table while
+    /// other hosts wait for it); an idle one ends as ``PostgresTimeouts/standard`` says.
     func migrate(_ connection: Connection, now: UTCInstant) throws -> [Migration] {
         guard try !pending(in: try recorded(connection)).isEmpty else { return [] }
-        try connection.query("SELECT pg_advisory_lock($1)", [.integer(Self.lockKey)], context: "waiting for the migration lock")
-        defer { _ = try? connection.query("SELECT pg_advisory_unlock($1)", [.integer(Self.lockKey)], context: "releasing the migration lock") }
-        try connection.execute("""
-            CREATE TABLE IF NOT EXISTS schema_migrations (
-                version integer PRIMARY KEY, name text NOT NULL, checksum text NOT NULL, applied_at timestamptz NOT NULL)
-            """, context: "creating schema_migrations")
-        // Another host may have applied some while this one waited for the lock.
-        let pending = try pending(in: try recorded(connection))
-        for migration in pending {
-            try connection.transaction(context: "applying migration \(migration.name)") {
+        let limits = PostgresTimeouts(statementSeconds: 0, lockSeconds: 0,
+                                      idleInTransactionSeconds: PostgresTimeouts.standard.idleInTransactionSeconds)
+        var applied: [Migration] = []
+        while true {
+            let next = try connection.transaction(context: "applying migrations", timeouts: limits) { () throws -> Migration? in
+                try connection.query("SELECT pg_advisory_xact_lock($1)", [.integer(Self.lockKey)], context: "waiting for the migration lock")
+                try connection.execute("""
+                    CREATE TABLE IF NOT EXISTS schema_migrations (
+                        version integer PRIMARY KEY, name text NOT NULL, checksum text NOT NULL, applied_at timestamptz NOT NULL)
+                    """, context: "creating schema_migrations")
+                // Another host may have applied some while this one waited for the lock.
+                guard let migration = try pending(in: try recorded(connection)).first else { return nil }
                 try connection.execute(migration.sql, context: "applying migration \(migration.name)")
                 try connection.query("INSERT INTO schema_migrations (version, name, checksum, applied_at) VALUES ($1, $2, $3, $4)",
                                      [.integer(Int64(migration.version)), .text(migration.name), .text(migration.checksum), .instant(now)],
                                      context: "recording migration \(migration.name)")
+                return migration
             }
+            guard let next else { return applied }
+            applied.append(next)
         }
-        return pending
     }
 
     /// Checks, without writing, that the database is exactly at this binary's schema.

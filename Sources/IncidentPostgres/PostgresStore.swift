@@ -14,9 +14,8 @@ public final class PostgresStore: Sendable {
     public enum Access: Sendable {
         /// Ingest and administration: pending migrations are applied when opening.
         case write
-        /// Queries only: the schema must be up to date (never migrated); every session is
-        /// read-only (`default_transaction_read_only`), so a reader role with SELECT rights
-        /// suffices.
+        /// Queries only: the schema must be up to date (never migrated); every transaction is
+        /// `READ ONLY`, so a reader role with SELECT rights suffices.
         case read
         /// Schema administration: migrations are neither applied nor required.
         case inspect
@@ -34,19 +33,20 @@ public final class PostgresStore: Sendable {
     /// - Parameters:
     ///   - connections: the most connections this store opens at once.
     ///   - reconnectSeconds: how long to keep trying while the server cannot be reached.
+    ///   - timeouts: the time limits of every transaction (``PostgresTimeouts``).
     ///   - fields: the content fields (tests add one to prove the list drives every statement).
     /// - Throws: ``PostgresError`` (cannot connect, no such database: ``PostgresError/isMissingDatabase``),
     ///   ``MigrationError``.
     public init(_ location: PostgresLocation, clock: UTCClock, access: Access = .write,
-                connections: Int = 4, reconnectSeconds: Double = 10, fields: [IncidentField] = IncidentField.content,
-                migrator: PostgresMigrator? = nil) throws {
+                connections: Int = 4, reconnectSeconds: Double = 10, timeouts: PostgresTimeouts = .standard,
+                fields: [IncidentField] = IncidentField.content, migrator: PostgresMigrator? = nil) throws {
         let migrator = try migrator ?? PostgresMigrator.bundled()
         self.location = location
         self.clock = clock
         self.columns = PostgresColumns(fields)
         self.migrator = migrator
-        pool = ConnectionPool(capacity: connections, reconnectSeconds: reconnectSeconds) {
-            try Connection(location: location, readOnly: access == .read)
+        pool = ConnectionPool(capacity: connections, reconnectSeconds: reconnectSeconds) { seconds in
+            try Connection(location: location, readOnly: access == .read, timeouts: timeouts, connectSeconds: seconds)
         }
         try pool.withConnection { connection in
             switch access {
@@ -57,9 +57,21 @@ public final class PostgresStore: Sendable {
         }
     }
 
-    /// Runs `body` with a connection of the pool.
-    func withConnection<T>(_ body: (Connection) throws -> T) throws -> T {
-        try pool.withConnection(body)
+    /// Runs `body` with a connection of the pool, lent for the work on `source` (which
+    /// ``interrupt(source:)`` can stop).
+    func withConnection<T>(source: String? = nil, reconnect: Bool = true, _ body: (Connection) throws -> T) throws -> T {
+        try pool.withConnection(label: source, reconnect: reconnect, body)
+    }
+}
+
+// MARK: - StoreInterruption
+
+extension PostgresStore: StoreInterruption {
+    /// Stops the statements under way for `source` (all when nil) from another thread: the
+    /// server is asked to cancel them and their connections are shut down, so a call blocked
+    /// by a network that stopped answering returns at once (``Connection/interrupt()``).
+    public func interrupt(source: String?) {
+        pool.interrupt(label: source)
     }
 }
 

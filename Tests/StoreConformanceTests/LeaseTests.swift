@@ -117,7 +117,7 @@ struct LeaseTests {
         }
     }
 
-    @Test("cron runs `run --once` on three hosts in the same minute: one polls; a second manual run on that host polls again",
+    @Test("cron runs `run --once` on three hosts in the same minute: one polls; a second manual run on that host polls again on SQLite (one scheduler at a time), is refused on PostgreSQL (another process)",
           arguments: StoreKind.allCases)
     func onceFromCron(kind: StoreKind) throws {
         try withSharedStores(kind, count: 3) { stores in
@@ -137,16 +137,49 @@ struct LeaseTests {
                 }
             }
             #expect(polls == Dictionary(uniqueKeysWithValues: sources.map { ($0, ["host-a"]) }))
-            // An operator runs `run --once` by hand on host-a a minute later: its own host's start does not refuse it.
-            let manual = LeaseHolder(host: "host-a", pid: 4100)
+            // An operator runs `run --once` by hand on host-a a minute later. SQLite: its own
+            // host's start does not refuse it (a scheduler holds the whole database, so the cron
+            // run has ended). PostgreSQL: another process, on the same host or not, waits for
+            // 0.9 intervals after a start (two loops on one host both polled, issue 24).
+            let manual = LeaseHolder(host: "host-a", pid: 4100, token: "manual")
             let later = minute.adding(seconds: 60)
-            #expect(try stores[0].claim(source: "gits", holder: manual, now: later, leaseSeconds: Self.leaseSeconds,
-                                        notStartedAfter: Self.turn(later)).lease.holder == manual)
-            try stores[0].release(source: "gits", holder: manual)
+            let claim = try stores[0].claim(source: "gits", holder: manual, now: later, leaseSeconds: Self.leaseSeconds,
+                                            notStartedAfter: Self.turn(later))
+            switch kind {
+            case .sqlite:
+                #expect(claim.lease.holder == manual)
+                try stores[0].release(source: "gits", holder: manual)
+            case .postgres:
+                #expect(claim == .recentlyStarted(SourceLease(source: "gits", holder: LeaseHolder(host: "host-a", pid: 4000), expiresAt: nil,
+                                                              lastStartedAt: minute)))
+                // The cron run's own process may claim again.
+                #expect(try stores[0].claim(source: "gits", holder: LeaseHolder(host: "host-a", pid: 4000), now: later,
+                                            leaseSeconds: Self.leaseSeconds, notStartedAfter: Self.turn(later)).lease.expiresAt != nil)
+            }
             // The next cron minute, one interval later: the first host to come polls again.
             let next = minute.adding(seconds: Self.interval)
             #expect(try stores[1].claim(source: "its-seoul", holder: LeaseHolder(host: "host-b", pid: 4200), now: next,
                                         leaseSeconds: Self.leaseSeconds, notStartedAfter: Self.turn(next)).lease.holder.host == "host-b")
+        }
+    }
+
+    @Test("PostgreSQL: two processes with the same host name and pid (two containers, pid 1), told apart by their tokens: a live lease of one refuses the other, and so does its start less than 0.9 intervals ago")
+    func sameHostAndPidOtherProcess() throws {
+        try withSharedStores(.postgres, count: 2) { stores in
+            let first = LeaseHolder(host: "scheduler", pid: 1, token: "a1"), second = LeaseHolder(host: "scheduler", pid: 1, token: "b2")
+            let claimed = try stores[0].claim(source: "gits", holder: first, now: t0, leaseSeconds: Self.leaseSeconds, notStartedAfter: Self.turn(t0))
+            #expect(claimed == .claimed(SourceLease(source: "gits", holder: first, expiresAt: t0.adding(seconds: Self.leaseSeconds), lastStartedAt: t0)))
+            let soon = t0.adding(seconds: 5)
+            #expect(try stores[1].claim(source: "gits", holder: second, now: soon, leaseSeconds: Self.leaseSeconds, notStartedAfter: nil) == .held(claimed.lease))
+            #expect(try stores[1].renew(source: "gits", holder: second, now: soon, leaseSeconds: Self.leaseSeconds) == false)
+            try stores[1].release(source: "gits", holder: second)  // not its lease: changes nothing
+            #expect(try stores[0].lease(of: "gits") == claimed.lease)
+            try stores[0].release(source: "gits", holder: first)
+            #expect(try stores[1].claim(source: "gits", holder: second, now: soon, leaseSeconds: Self.leaseSeconds,
+                                        notStartedAfter: Self.turn(soon)).lease.holder == first)
+            let due = t0.adding(seconds: Self.interval)
+            #expect(try stores[1].claim(source: "gits", holder: second, now: due, leaseSeconds: Self.leaseSeconds,
+                                        notStartedAfter: Self.turn(due)).lease.holder == second)
         }
     }
 

@@ -194,6 +194,87 @@ struct PostgresConnectionTests {
         }
     }
 
+    @Test("fencing: a poll commits only while its holder still holds the lease on the server's clock; a lease taken by another or run out rolls the whole poll back")
+    func pollCommitsOnlyUnderItsLease() throws {
+        try TestServer.withDatabase { name in
+            let store = try PostgresStore(try TestServer.location(database: name), clock: .fixed(t0))
+            let now = UTCInstant(secondsSince1970: Int64(Date().timeIntervalSince1970))
+            let a = LeaseHolder(host: "host-a", pid: 11, token: "a"), b = LeaseHolder(host: "host-b", pid: 22, token: "b")
+            func fencedPoll(_ holder: LeaseHolder, _ id: String) throws -> IngestRun {
+                try store.ingest(PollContext(source: "gits", startedAt: now, leaseHolder: holder),
+                                 ListProducer(records: live(id), verdict: .complete).callAsFunction)
+            }
+            func refused(_ error: any Error) -> Bool {
+                "\(error)".contains("this scheduler no longer holds the lease of gits (it ran out or another host took it)")
+            }
+            _ = try store.claim(source: "gits", holder: a, now: now, leaseSeconds: 60, notStartedAfter: nil)
+            #expect(try fencedPoll(a, "A").status == .succeeded)
+            // Another holder's poll (the host that was cut off while a took over).
+            #expect { try fencedPoll(b, "B") } throws: { refused($0) }
+            // a's lease, claimed two minutes ago for one, has run out on the server's clock.
+            _ = try store.claim(source: "gits", holder: a, now: now.adding(seconds: -120), leaseSeconds: 60, notStartedAfter: nil)
+            #expect { try fencedPoll(a, "C") } throws: { refused($0) }
+            // Released: not held either.
+            _ = try store.claim(source: "gits", holder: a, now: now, leaseSeconds: 60, notStartedAfter: nil)
+            try store.release(source: "gits", holder: a)
+            #expect { try fencedPoll(a, "D") } throws: { refused($0) }
+            // Nothing of the refused polls, not even their runs.
+            #expect(try allRows(store).map(\.incident.externalID) == ["A"])
+            #expect(try runLog(store).map(\.status) == [.succeeded])
+        }
+    }
+
+    @Test("a poll blocked inside its transaction is interrupted from another thread: it fails at once, the server ends its statement, nothing is stored")
+    func interruptBlockedPoll() throws {
+        try TestServer.withDatabase { name in
+            let location = try TestServer.location(database: name)
+            let store = try PostgresStore(location, clock: .fixed(t0))
+            let locker = try Connection(location: location, readOnly: false)
+            try locker.execute("BEGIN; LOCK TABLE incidents IN ACCESS EXCLUSIVE MODE", context: "locking")
+            let outcome = Mutex<(any Error)?>(nil)
+            let finished = DispatchSemaphore(value: 0)
+            Thread {
+                do { try poll(store, live("A"), at: t0) } catch { outcome.withLock { $0 = error } }
+                finished.signal()
+            }.start()
+            // Waiting for the lock, inside its transaction.
+            var waiting = false
+            for _ in 0..<100 where !waiting {
+                Thread.sleep(forTimeInterval: 0.05)
+                waiting = try locker.query("SELECT count(*) FROM pg_locks WHERE relation = 'incidents'::regclass AND NOT granted",
+                                           context: "watching").int(0, 0) == 1
+            }
+            try #require(waiting, "the poll never waited for the lock")
+            let asked = Date()
+            store.interrupt(source: "gits")
+            #expect(finished.wait(timeout: .now() + 5) == .success)
+            #expect(Date().timeIntervalSince(asked) < 2)
+            #expect(outcome.withLock { $0 }.map { ($0 as? PostgresError)?.isConnectionFailure == true } == true)
+            // The server cancelled the waiting statement: nobody waits for the lock any more.
+            var gone = false
+            for _ in 0..<50 where !gone {
+                gone = try locker.query("SELECT count(*) FROM pg_locks WHERE relation = 'incidents'::regclass AND NOT granted",
+                                        context: "watching").int(0, 0) == 0
+                if !gone { Thread.sleep(forTimeInterval: 0.1) }
+            }
+            #expect(gone)
+            try locker.execute("ROLLBACK", context: "unlocking")
+            #expect(try allRows(store).isEmpty)
+            #expect(try runLog(store).isEmpty)
+            // The store works on: the broken connection was dropped.
+            #expect(try poll(store, live("B"), at: t1).status == .succeeded)
+        }
+    }
+
+    @Test("a server in crash recovery (SQLSTATE 57P03, not yet accepting connections) is one to connect to again shortly, as one starting up is")
+    func recoveryIsTransient() {
+        for message in ["connection to server at \"127.0.0.1\", port 5432 failed: FATAL:  the database system is not yet accepting connections DETAIL:  Consistent recovery state has not been yet reached.",
+                        "connection to server at \"127.0.0.1\", port 5432 failed: FATAL:  the database system is starting up"] {
+            #expect(PostgresError(message: message, context: "connecting").isServerUnavailable, "\(message)")
+        }
+        #expect(!PostgresError(message: "FATAL:  password authentication failed for user \"x\"", context: "connecting").isServerUnavailable)
+    }
+
     @Test("a text holding U+0000, which PostgreSQL cannot store, sets its record aside instead of failing the poll")
     func nulCharacter() throws {
         try withStore(.postgres) { store in

@@ -76,6 +76,9 @@ public final class RunningProcess: @unchecked Sendable {
     /// What the process has written to stderr so far.
     public var stderrSoFar: String { output(stderrURL) }
 
+    /// What the process has written to stdout so far.
+    public var stdoutSoFar: String { output(stdoutURL) }
+
     private func output(_ url: URL) -> String {
         (try? String(contentsOf: url, encoding: .utf8)) ?? ""
     }

@@ -28,6 +28,10 @@ struct Configuration: Sendable {
     var retentionSeconds: Int64?
     /// `concurrency`: at most this many sources are polled at a time. Default 4.
     var concurrency = Configuration.defaultConcurrency
+    /// `lease`: how long a scheduler sharing a PostgreSQL store holds a source's lease without
+    /// renewing it (renewed every third of it while the poll runs): a host that dies or is cut
+    /// off leaves its sources to the others after this long. Default 60 s.
+    var leaseSeconds: Int64 = 60
     /// Sources left without a key, and why, in configuration order (only when keys were not
     /// required: `check-config`, `sources`, `ingest`; `run` fails on the first instead).
     var keyProblems: [KeyProblem] = []
@@ -45,7 +49,7 @@ struct Configuration: Sendable {
     static let credentialParameterNames = ["apikey", "api_key", "key", "servicekey", "token", "access_token", "password", "secret"]
 
     /// The fields of the file's top level.
-    static let fields = ["database", "deadline", "retention", "concurrency", "sources"]
+    static let fields = ["database", "deadline", "retention", "concurrency", "lease", "sources"]
     /// The fields every source may have, whatever its provider.
     static let sourceFields = ["name", "provider", "keyEnv", "keyFile", "baseURL", "interval", "timeout", "attemptTimeout", "retry"]
     /// The fields of a source's `retry`.
@@ -77,6 +81,10 @@ struct Configuration: Sendable {
         configuration.keyProblems = keyProblems
         configuration.deadlineSeconds = try file.duration("deadline") ?? 900
         configuration.retentionSeconds = try file.duration("retention")
+        if let lease = try file.duration("lease") {
+            guard lease >= 3 else { throw file.problem("lease", "must be at least 3s (it is renewed every third of it)") }
+            configuration.leaseSeconds = lease
+        }
         if let concurrency = try file.integer("concurrency") {
             guard (1...maxConcurrency).contains(concurrency) else {
                 throw file.problem("concurrency", "must be 1 to \(maxConcurrency)")

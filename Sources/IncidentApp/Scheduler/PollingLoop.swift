@@ -58,26 +58,43 @@ struct PollingLoop: Sendable {
                 ])
             }
         }
-        // Wait for SIGHUPs until cancelled (the stream then ends).
-        for await _ in hangups.events {
-            do {
-                let configuration = try reload()
-                logger.log(.info, "config.reloaded", ["sources": configuration.sources.count])
-                apply(configuration.sources)
-                // Sources removed from the configuration leave the metrics file now.
-                service.writeMetrics()
-            } catch {
-                logger.log(.error, "config.reload_failed", [
-                    "error": ErrorText.describe(error), "detail": "kept the previous configuration",
-                ])
+        // Wait for SIGHUPs until cancelled (the stream then ends). The source tasks are
+        // cancelled by the signal itself too, on its thread: when polls blocked in the database
+        // hold every cooperative thread, this task may not run again until they return.
+        let sourceTasks = SourceTasks()
+        sourceTasks.tasks.withLock { $0 = running.values.map(\.task) }
+        await withTaskCancellationHandler {
+            for await _ in hangups.events {
+                do {
+                    let configuration = try reload()
+                    logger.log(.info, "config.reloaded", ["sources": configuration.sources.count])
+                    apply(configuration.sources)
+                    // Sources removed from the configuration leave the metrics file now.
+                    service.writeMetrics()
+                } catch {
+                    logger.log(.error, "config.reload_failed", [
+                        "error": ErrorText.describe(error), "detail": "kept the previous configuration",
+                    ])
+                }
+                sourceTasks.tasks.withLock { $0 = running.values.map(\.task) }
             }
+        } onCancel: {
+            for task in sourceTasks.tasks.withLock({ $0 }) { task.cancel() }
         }
         hangups.stop()
         heartbeat.cancel()
         for entry in running.values { entry.task.cancel() }
         for entry in running.values { await entry.task.value }
-        logger.log(.info, "scheduler.stopped", ["polls": counters.polls.withLock { $0 }])
+        let unrecorded = service.pendingRuns.count
+        logger.log(unrecorded == 0 ? .info : .warning, "scheduler.stopped", [
+            "polls": counters.polls.withLock { $0 }, "unrecorded_runs": unrecorded == 0 ? nil : unrecorded,
+        ])
     }
+}
+
+/// The source tasks of a loop, for its cancellation handler.
+final class SourceTasks: Sendable {
+    let tasks = Mutex<[Task<Void, Never>]>([])
 }
 
 /// A signal (e.g. SIGHUP) delivered as an async stream instead of its default action.

@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import IncidentCore
 
@@ -53,11 +54,15 @@ enum RunCommand {
         let dryRun = arguments[CommonOptions.dryRun]
         let configuration = try SchedulerTool.loadConfiguration(arguments, context, requireKeys: true)
         let path = try context.databasePath(arguments, configured: configuration.database)
-        try await SchedulerTool.withStore(path: path, context: context, scheduler: true) { store, lock in
+        // --once: whatever holds the run up (a database that stopped answering while the store
+        // opens, a call that nothing could interrupt), it ends at most 10 s after its deadline.
+        let backstop = arguments[once] ? DeadlineBackstop(seconds: (deadlineSeconds ?? configuration.deadlineSeconds) + 10, logger: logger) : nil
+        defer { backstop?.cancel() }
+        try await SchedulerTool.withStore(path: path, context: context, scheduler: true, leaseSeconds: configuration.leaseSeconds) { store, lock in
             let fileWatch = (store as? any StoreFile).map { StoreFileWatch(database: path, store: $0, lock: lock, logger: logger) }
             let service = SchedulerService(store: store, clock: context.clock, host: context.host, logger: logger, dryRun: dryRun,
                                            metricsFile: metricsPath, concurrency: concurrencyLimit ?? configuration.concurrency,
-                                           fileWatch: fileWatch)
+                                           leaseSeconds: configuration.leaseSeconds, fileWatch: fileWatch)
             if arguments[loop] {
                 await PollingLoop(service: service, heartbeatSeconds: heartbeatSeconds).run(configuration) {
                     try SchedulerTool.loadConfiguration(arguments, context, requireKeys: true)
@@ -74,4 +79,25 @@ enum RunCommand {
             if let status = round.status { throw RoundOutcome(status: status) }
         }
     }
+}
+
+/// Ends the process with exit status 1 when a `run --once` is still running this long after it
+/// started: a last resort beyond the round's own deadline (which cancels the polls and
+/// interrupts their database calls), for what cannot be cancelled (a connection attempt that
+/// a partition holds up). Nothing uncommitted is kept: the database rolls it back.
+final class DeadlineBackstop: @unchecked Sendable {  // the work item is set once; cancel is thread-safe
+    private let item: DispatchWorkItem
+
+    init(seconds: Int64, logger: Logger) {
+        item = DispatchWorkItem {
+            logger.log(.error, "run.deadline_backstop", [
+                "after_s": seconds,
+                "detail": "the run was still going 10 s after its deadline (the database or the network stopped answering); exiting",
+            ])
+            exit(ExitStatus.failure)
+        }
+        DispatchQueue.global().asyncAfter(deadline: .now() + .seconds(Int(seconds)), execute: item)
+    }
+
+    func cancel() { item.cancel() }
 }

@@ -17,7 +17,11 @@ import Synchronization
 /// source that another scheduler is polling, or started polling less than 0.9 intervals ago,
 /// is left to it (logged `poll.left_to_other`, no run recorded). The lease lasts
 /// ``leaseSeconds`` and is renewed every third of that while the poll runs, so a scheduler that
-/// dies (kill -9, lost network) leaves its sources to the others within the lease time.
+/// dies (kill -9, lost network) leaves its sources to the others within the lease time. A poll
+/// whose lease could not be renewed in time is stopped (``LeaseKeeper``), and a shared store
+/// commits a poll only while its lease is held, so a host that was cut off never overwrites
+/// the poll of the host that took its source. Lease times come from the database server's
+/// clock when the store has one (``SharedClock``): see ``ServerClock``.
 struct SchedulerService: Sendable {
     let store: Stores.Writable
     let clock: UTCClock
@@ -37,18 +41,26 @@ struct SchedulerService: Sendable {
     let metrics: MetricsState
     /// This scheduler process in the store's leases.
     let holder: LeaseHolder
-    /// How long a claimed lease lasts without renewal (seconds).
-    static let leaseSeconds: Int64 = 60
+    /// How long a claimed lease lasts without renewal (seconds): the configuration's `lease`.
+    let leaseSeconds: Int64
+    /// The database server's clock, when the store has one.
+    let serverClock: ServerClock?
+    /// The runs not recorded yet (the database was unreachable when they ended).
+    let pendingRuns: PendingRuns
     /// For a store in a file: checked before each poll (a deleted database stops the
     /// scheduler, a replaced one is reopened).
     let fileWatch: StoreFileWatch?
 
     init(store: Stores.Writable, clock: UTCClock, host: String? = nil, logger: Logger, dryRun: Bool = false, metricsFile: String? = nil,
-         concurrency: Int, timing: PollTiming = .live, makeClient: (@Sendable (SourceDefinition) -> any HTTPClient)? = nil,
-         fileWatch: StoreFileWatch? = nil) {
+         concurrency: Int, leaseSeconds: Int64 = 60, timing: PollTiming = .live,
+         makeClient: (@Sendable (SourceDefinition) -> any HTTPClient)? = nil, fileWatch: StoreFileWatch? = nil) {
         self.store = store
         self.fileWatch = fileWatch
-        self.clock = clock
+        let serverClock = (store as? any SharedClock).map { ServerClock(shared: $0, host: clock, logger: logger) }
+        self.serverClock = serverClock
+        self.clock = serverClock?.clock ?? clock
+        self.leaseSeconds = leaseSeconds
+        self.pendingRuns = PendingRuns(store, logger: logger)
         self.host = host
         self.logger = logger
         self.dryRun = dryRun
@@ -56,7 +68,7 @@ struct SchedulerService: Sendable {
         self.timing = timing
         self.permits = PollPermits(concurrency)
         self.metrics = MetricsState()
-        self.holder = LeaseHolder(host: host ?? ProcessInfo.processInfo.hostName, pid: getpid())
+        self.holder = LeaseHolder(host: host ?? ProcessInfo.processInfo.hostName, pid: getpid(), token: LeaseHolder.newToken())
         self.makeClient = makeClient ?? { source in
             URLSessionHTTPClient(configuration: NetworkConfiguration(requestTimeout: source.requestTimeoutSeconds,
                                                                      attemptTimeout: source.attemptTimeoutSeconds,
@@ -67,16 +79,28 @@ struct SchedulerService: Sendable {
     }
 
     var ingest: IngestIncidents {
-        IngestIncidents(store: store, clock: clock, host: host, describe: ErrorText.describer(origin: .live))
+        var ingest = IngestIncidents(store: pendingRuns, clock: clock, host: host, describe: ErrorText.describer(origin: .live))
+        if !dryRun { ingest.leaseHolder = holder }
+        return ingest
     }
 
     /// Polls `source` once over HTTP when this scheduler gets its lease, then logs the run with
     /// its duration (monotonic clock); nil when the source is left to another scheduler, or
     /// when the database file was taken from under this scheduler (``StoreFileWatch``).
+    /// Cancelling the task interrupts the store's calls for the source (a claim, a poll, a
+    /// record blocked by a network that stopped answering return at once).
     func poll(_ source: SourceDefinition, client: any HTTPClient) async -> IngestRun? {
+        let interruptible = store as? any StoreInterruption
+        return await withTaskCancellationHandler { await pollHoldingLease(source, client: client) } onCancel: {
+            interruptible?.interrupt(source: source.name)
+        }
+    }
+
+    private func pollHoldingLease(_ source: SourceDefinition, client: any HTTPClient) async -> IngestRun? {
         // A database file deleted under this process stops it (nothing recorded: there is
         // nowhere to record it); a replaced one is reopened first.
         if let fileWatch, !fileWatch.allowsPoll() { return nil }
+        pendingRuns.flush()
         // A dry run writes nothing, not even a lease, and takes no source from another scheduler.
         if dryRun { return await pollNow(source, client: client) }
         switch claimLease(source) {
@@ -89,28 +113,37 @@ struct SchedulerService: Sendable {
             Self.logRun(run, provider: source.provider, dryRun: dryRun, seconds: 0, logger: logger)
             return run
         }
-        let renewing = Task {
-            while (try? await Task.sleep(for: .seconds(Double(Self.leaseSeconds) / 3))) != nil {
-                _ = try? store.renew(source: source.name, holder: holder, now: clock.now(), leaseSeconds: Self.leaseSeconds)
-            }
+        let polling = Task { await pollNow(source, client: client) }
+        let keeper = LeaseKeeper(source: source.name, holder: holder, store: store, clock: clock, leaseSeconds: leaseSeconds,
+                                 shared: serverClock != nil) {
+            logger.log(.error, "lease.lost", [
+                "source": source.name, "holder": holder.description,
+                "detail": "the lease could not be renewed in time (the database is unreachable, or another host took it); the poll was stopped",
+            ])
+            polling.cancel()
         }
-        defer {
-            renewing.cancel()
-            do {
-                try store.release(source: source.name, holder: holder)
-            } catch {
-                logger.log(.warning, "lease.release_failed", ["source": source.name, "detail": ErrorText.describe(error)])
-            }
+        let run = await withTaskCancellationHandler { await polling.value } onCancel: { polling.cancel() }
+        keeper.stop()
+        do {
+            try store.release(source: source.name, holder: holder)
+        } catch {
+            logger.log(.warning, "lease.release_failed", ["source": source.name, "detail": ErrorText.describe(error)])
         }
-        return await pollNow(source, client: client)
+        return run
     }
 
     /// Polls `source` once over HTTP, then logs the run with its duration (monotonic clock).
+    /// Cancelling the task interrupts the store's statements for the source too (a call
+    /// blocked by a network that stopped answering returns at once).
     private func pollNow(_ source: SourceDefinition, client: any HTTPClient) async -> IngestRun {
         let began = timing.now()
         let run: IngestRun
         do {
-            run = await ingest(try ProviderRegistry.feed(for: source, client: client), dryRun: dryRun)
+            let feed = try ProviderRegistry.feed(for: source, client: client)
+            let interruptible = store as? any StoreInterruption
+            run = await withTaskCancellationHandler { await ingest(feed, dryRun: dryRun) } onCancel: {
+                interruptible?.interrupt(source: source.name)
+            }
         } catch {
             // The feed could not be built: a provider this build does not know (the
             // configuration is checked against the registry, so this is a programming error).
@@ -131,10 +164,11 @@ struct SchedulerService: Sendable {
     func claimLease(_ source: SourceDefinition) -> Result<Bool, any Error> {
         var claim: LeaseClaim?
         var failure: (any Error)?
+        serverClock?.measureIfDue()
         for _ in 1...2 where claim == nil {
             let now = clock.now()
             do {
-                claim = try store.claim(source: source.name, holder: holder, now: now, leaseSeconds: Self.leaseSeconds,
+                claim = try store.claim(source: source.name, holder: holder, now: now, leaseSeconds: leaseSeconds,
                                         notStartedAfter: Self.notStartedAfter(now: now, intervalSeconds: source.intervalSeconds))
             } catch {
                 failure = error

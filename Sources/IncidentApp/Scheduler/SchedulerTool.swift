@@ -43,14 +43,14 @@ public enum SchedulerTool {
     /// - Throws: ``SchedulerLocked`` when another scheduler holds the lock (exit 75);
     ///   ``DatabaseFailure`` when the database or its lock cannot be opened (exit 1); what
     ///   `body` throws.
-    static func withStore<Result>(path: String, context: Context, scheduler: Bool = false,
+    static func withStore<Result>(path: String, context: Context, scheduler: Bool = false, leaseSeconds: Int64? = nil,
                                   _ body: (Stores.Writable) async throws -> Result) async throws -> Result {
-        try await withStore(path: path, context: context, scheduler: scheduler) { store, _ in try await body(store) }
+        try await withStore(path: path, context: context, scheduler: scheduler, leaseSeconds: leaseSeconds) { store, _ in try await body(store) }
     }
 
-    /// ``withStore(path:context:scheduler:_:)``, giving `body` the scheduling lock too (nil
-    /// without `scheduler`, or for PostgreSQL).
-    static func withStore<Result>(path: String, context: Context, scheduler: Bool,
+    /// ``withStore(path:context:scheduler:leaseSeconds:_:)``, giving `body` the scheduling lock
+    /// too (nil without `scheduler`, or for PostgreSQL).
+    static func withStore<Result>(path: String, context: Context, scheduler: Bool, leaseSeconds: Int64? = nil,
                                   _ body: (Stores.Writable, (any HeldLock)?) async throws -> Result) async throws -> Result {
         do {
             try createParentDirectory(of: path)
@@ -79,7 +79,7 @@ public enum SchedulerTool {
         defer { lock?.release() }
         let store: Stores.Writable
         do {
-            store = try Stores.openForWriting(path, clock: context.clock)
+            store = try Stores.openForWriting(path, clock: context.clock, leaseSeconds: leaseSeconds)
         } catch {
             throw DatabaseFailure(database: path, cause: error)
         }
