@@ -299,7 +299,10 @@ extension PostgresStore: IncidentReader {
                         (SELECT count(*) FROM ingest_runs f WHERE f.source = latest.source AND f.id > coalesce(success_id, 0)
                             AND f.status IN ('failed', 'cancelled')),
                         (SELECT min(started_at) FROM ingest_runs f WHERE f.source = latest.source AND f.id > coalesce(success_id, 0)
-                            AND f.status IN ('failed', 'cancelled'))
+                            AND f.status IN ('failed', 'cancelled')),
+                        -- stale runs since the last run that stored a current document
+                        (SELECT count(*) FROM ingest_runs f WHERE f.source = latest.source AND f.id > coalesce(success_id, 0)
+                            AND f.status = 'stale')
                     FROM latest
                     """, context: context)
                 for row in 0..<successes.rowCount {
@@ -307,18 +310,7 @@ extension PostgresStore: IncidentReader {
                     summaries[source, default: SourceSummary(source: source)].lastSuccessAt = successes.instant(row, 1)
                     summaries[source, default: SourceSummary(source: source)].consecutiveFailures = successes.int(row, 2) ?? 0
                     summaries[source, default: SourceSummary(source: source)].failingSince = successes.instant(row, 3)
-                }
-                // Stale runs since the last run that stored a current document.
-                let stale = try connection.query("""
-                    SELECT r.source, count(*) FROM ingest_runs r
-                    WHERE r.status = 'stale'
-                      AND r.id > coalesce((SELECT max(s.id) FROM ingest_runs s
-                                           WHERE s.source = r.source AND s.status IN ('succeeded', 'incomplete')), 0)
-                    GROUP BY r.source
-                    """, context: context)
-                for row in 0..<stale.rowCount {
-                    guard let source = stale.string(row, 0) else { continue }
-                    summaries[source, default: SourceSummary(source: source)].staleRuns = stale.int(row, 1) ?? 0
+                    summaries[source, default: SourceSummary(source: source)].staleRuns = successes.int(row, 4) ?? 0
                 }
                 let quota = try connection.query("SELECT source, exhausted_until FROM source_state WHERE exhausted_until IS NOT NULL",
                                                  context: context)

@@ -196,24 +196,17 @@ extension SQLiteStore: IncidentReader {
                         (SELECT count(*) FROM ingest_runs f WHERE f.source = latest.source AND f.id > coalesce(success_id, 0)
                             AND f.status IN ('failed', 'cancelled')),
                         (SELECT min(started_at) FROM ingest_runs f WHERE f.source = latest.source AND f.id > coalesce(success_id, 0)
-                            AND f.status IN ('failed', 'cancelled'))
+                            AND f.status IN ('failed', 'cancelled')),
+                        -- stale runs since the last run that stored a current document
+                        (SELECT count(*) FROM ingest_runs f WHERE f.source = latest.source AND f.id > coalesce(success_id, 0)
+                            AND f.status = 'stale')
                     FROM latest
                     """) { row in
                     guard let source = row.string(at: 0) else { return }
                     summaries[source, default: SourceSummary(source: source)].lastSuccessAt = row.instant(at: 1)
                     summaries[source, default: SourceSummary(source: source)].consecutiveFailures = row.int(at: 2) ?? 0
                     summaries[source, default: SourceSummary(source: source)].failingSince = row.instant(at: 3)
-                }
-                // Stale runs since the last run that stored a current document.
-                try db.query("""
-                    SELECT r.source, count(*) FROM ingest_runs r
-                    WHERE r.status = 'stale'
-                      AND r.id > coalesce((SELECT max(s.id) FROM ingest_runs s
-                                           WHERE s.source = r.source AND s.status IN ('succeeded', 'incomplete')), 0)
-                    GROUP BY r.source
-                    """) { row in
-                    guard let source = row.string(at: 0) else { return }
-                    summaries[source, default: SourceSummary(source: source)].staleRuns = row.int(at: 1) ?? 0
+                    summaries[source, default: SourceSummary(source: source)].staleRuns = row.int(at: 4) ?? 0
                 }
                 try db.query("SELECT source, exhausted_until FROM source_state WHERE exhausted_until IS NOT NULL") { row in
                     guard let source = row.string(at: 0) else { return }
