@@ -102,8 +102,9 @@ struct PostgresFaultsEndToEndTests {
             let partitioned = monotonicNow()
             // (Its backend, in pg_sleep, would not notice psql's end: it is terminated.)
             _ = try await database.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE '%pg_sleep(120)%' AND pid <> pg_backend_pid()")
+            // At least one: on a loaded machine this loop may look only after host-b's second turn.
             let tookOver = try await eventually(timeout: lease + interval + 20) {
-                try await database.query("SELECT count(*) FROM ingest_runs WHERE host = 'host-b' AND status = 'succeeded'") == [["1"]]
+                try await database.query("SELECT count(*) > 0 FROM ingest_runs WHERE host = 'host-b' AND status = 'succeeded'") == [["t"]]
             }
             let succeededAfter = monotonicNow() - partitioned
             #expect(tookOver, "host-b did not poll p1 successfully within \(lease + interval + 20) s of the partition: \(other.processes[0].process.stderrSoFar.suffix(2000))")
@@ -122,7 +123,11 @@ struct PostgresFaultsEndToEndTests {
             let stopSeconds = monotonicNow() - terminated
             let onceResult = await once.processes[0].process.finished(timeout: 40)
             let onceSeconds = monotonicNow() - terminated
-            #expect(stopSeconds < 8, "SIGTERM took \(stopSeconds) s: \(stopped.stderr.suffix(2000))")
+            // Before the fix it never stopped while cut off (blocked in libpq for as long as the
+            // partition lasts, here until `resume` below): exiting by itself while still cut off is
+            // the point; 20 s leaves a loaded machine room (9 s seen with two suites and stress-ng
+            // on 2 cores) and is far below systemd's 90 s stop timeout.
+            #expect(stopSeconds < 20, "SIGTERM took \(stopSeconds) s: \(stopped.stderr.suffix(2000))")
             #expect(!stopped.signaled, "host-a did not exit by itself: \(stopped.stderr.suffix(2000))")
             #expect(onceResult.status == 1 && onceSeconds < 3 + 10 + 3, "run --once: exit \(onceResult.status) after \(onceSeconds) s: \(onceResult.stderr.suffix(2000))")
             #expect(stopped.stderr.contains("event=lease.lost source=p1"), "\(stopped.stderr.suffix(2000))")
