@@ -16,7 +16,9 @@ struct MultiHostEndToEndTests {
     static let feed = TestPaths.fixture("gits/incidents_3.xml").path
     /// Seconds a claimed lease lasts without renewal in the takeover test (the configuration's
     /// `lease`; 60 s by default).
-    static let leaseSeconds = 10.0
+    /// 60 s, as configured by default: with a 10 s lease (renewed every 3.3 s) the test failed
+    /// twice in three runs under `stress-ng --cpu 2`, the slow poll ending before the kill.
+    static let leaseSeconds = 60.0
 
     // MARK: 1. Loops on three hosts
 
@@ -70,7 +72,7 @@ struct MultiHostEndToEndTests {
         routes[Self.path("slow")] = [ResponseSpec(bodyFile: Self.feed, chunkSize: 400, chunkDelay: 2.5), ResponseSpec(bodyFile: Self.feed)]
         let server = try await LoopbackServer.start(routes: routes)
         try await PostgresDatabase.with { database in
-            let config = try Self.config(server, names: names, interval: "2s", lease: "10s")
+            let config = try Self.config(server, names: names, interval: "2s", lease: "\(Int(Self.leaseSeconds))s")
             let fleet = try SchedulerFleet(hosts: ["host-a", "host-b", "host-c"], ["run", "--loop", "--config", config, "--database", database.uri])
             defer { fleet.kill() }
 
@@ -113,12 +115,13 @@ struct MultiHostEndToEndTests {
             #expect(try await database.query("SELECT count(*) FROM incidents WHERE source = 'slow'") == [["0"]])
 
             // Watched until every source the dead host held was polled again after its lease
-            // ran out (the server saw the request), and the slow source's run was recorded.
+            // ran out (the server saw the request), and a run of the slow source was recorded (at
+            // least one: a loaded machine may look only after the next turn).
             let takenOver = try await eventually(timeout: Self.leaseSeconds + 15) {
                 for (name, end) in leaseEnds where try await !server.requests(path: Self.path(name)).contains(where: { $0.time >= end }) {
                     return false
                 }
-                return try await database.query("SELECT count(*) FROM ingest_runs WHERE source = 'slow' AND status <> 'running'") == [["1"]]
+                return try await database.query("SELECT count(*) > 0 FROM ingest_runs WHERE source = 'slow' AND status <> 'running'") == [["t"]]
             }
             #expect(takenOver, "the killed host's sources \(heldAtKill.sorted()) were not polled again within \(Self.leaseSeconds + 15) s of the kill")
             print("sources \(heldAtKill.sorted()) taken over \(String(format: "%.1f", Date().timeIntervalSince(killed))) s after the kill")
@@ -161,9 +164,10 @@ struct MultiHostEndToEndTests {
                     #expect(!ofSource.contains { $0.text("host") == victim && $0.text("status") == "running" })
                 }
             }
-            // The poll after the takeover found nothing of the killed one: all three incidents new.
+            // The first poll after the takeover found nothing of the killed one: all three
+            // incidents new.
             let slowRuns = runs.filter { $0.text("source") == "slow" }
-            #expect(slowRuns.count == 1)
+            #expect(!slowRuns.isEmpty)
             #expect(slowRuns.first?.text("status") == "succeeded")
             #expect(slowRuns.first?.number("inserted") == 3)
             #expect(slowRuns.first?.text("host") != victim)
