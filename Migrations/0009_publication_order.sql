@@ -58,3 +58,8 @@ ALTER TABLE rejected_records_new RENAME TO rejected_records;
 CREATE INDEX ingest_runs_by_source ON ingest_runs (source, id);
 CREATE INDEX rejected_records_by_run ON rejected_records (run_id);
 CREATE INDEX rejected_records_by_incident ON rejected_records (source, external_id);
+
+-- A paged poll clears only what the previous complete poll also missed: that poll is found by
+-- seeking here (the newest succeeded observation of the source before this one), not by reading
+-- every run of the source.
+CREATE INDEX ingest_runs_by_completion ON ingest_runs (source, status, observed_at);

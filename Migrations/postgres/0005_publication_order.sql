@@ -10,3 +10,8 @@ ALTER TABLE ingest_runs ADD COLUMN published_at timestamptz;
 ALTER TABLE ingest_runs DROP CONSTRAINT ingest_runs_status_check;
 ALTER TABLE ingest_runs ADD CONSTRAINT ingest_runs_status_check
     CHECK (status IN ('running', 'succeeded', 'incomplete', 'stale', 'failed', 'cancelled', 'skipped'));
+
+-- A paged poll clears only what the previous complete poll also missed: that poll is found by
+-- seeking here (the newest succeeded observation of the source before this one), not by reading
+-- every run of the source.
+CREATE INDEX ingest_runs_by_completion ON ingest_runs (source, status, observed_at);
