@@ -349,7 +349,7 @@ struct MultiHostEndToEndTests {
 }
 
 /// Waits (up to `timeout` seconds) until `condition` holds; returns whether it did.
-func eventually(timeout: Double, _ condition: () async throws -> Bool) async throws -> Bool {
+func eventually(timeout: Double = 20, _ condition: () async throws -> Bool) async throws -> Bool {
     let deadline = Date().addingTimeInterval(timeout)
     while Date() < deadline {
         if try await condition() { return true }

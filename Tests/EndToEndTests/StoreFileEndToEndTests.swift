@@ -33,7 +33,7 @@ struct StoreFileEndToEndTests {
 
     /// Waits until `process` has logged `count` finished polls; false after 20 s.
     static func finishedPolls(_ process: RunningProcess, atLeast count: Int) async throws -> Bool {
-        try await LoopEndToEndTests.eventually { process.stderrSoFar.components(separatedBy: "event=ingest.finished").count - 1 >= count }
+        try await eventually { process.stderrSoFar.components(separatedBy: "event=ingest.finished").count - 1 >= count }
     }
 
     static func requests(_ server: LoopbackServer, _ prefix: String) async throws -> Int {

@@ -74,6 +74,15 @@ struct PollPlanTests {
             _ = try store.quotaResumesAt(source: "its")
             _ = try store.claim(source: "its", holder: holder, now: QueryFixture.now, leaseSeconds: 60, notStartedAfter: nil)
             try Self.polls(store)
+            // Two answers of two pages that list only E0 and E1: the first keeps the 8 others
+            // the previous complete poll listed (it looks that poll up) and clears the one it
+            // did not; the second clears the 8.
+            for (minutes, cleared) in [(20, 1), (30, 8)] {
+                let run = try store.ingest(PollContext(source: "its", startedAt: QueryFixture.pollC.adding(seconds: Int64(minutes) * 60)),
+                                           ListProducer(incidents: [QueryFixture.incident(0), QueryFixture.incident(1)],
+                                                        verdict: ResponseVerdict(pages: 2)).callAsFunction)
+                #expect(run.counts.cleared == cleared, "\(run)")
+            }
             try store.release(source: "its", holder: holder)
             try store.recordRun(IngestRun(source: "gits", startedAt: QueryFixture.now, finishedAt: QueryFixture.now, status: .failed,
                                           error: "quota", resumesAt: QueryFixture.now.adding(seconds: 3600)))
@@ -84,6 +93,8 @@ struct PollPlanTests {
         #expect(statements.contains { $0.hasPrefix("DELETE FROM incident_counts WHERE incidents = 0") })
         #expect(statements.contains { $0.hasPrefix("INSERT INTO incident_revisions") })
         #expect(statements.contains { $0.contains("UPDATE incidents INDEXED BY incidents_active SET cleared_at") })
+        #expect(statements.contains { $0.contains("SELECT max(observed_at) FROM ingest_runs") },
+                "the paged polls' lookup of the previous complete poll")
     }
 
     @Test("prune, deleting and not: each batch is found through an index")
