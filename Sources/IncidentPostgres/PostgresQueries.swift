@@ -53,61 +53,61 @@ extension PostgresStore: IncidentReader {
             func list(_ values: [String]) -> String {
                 "(" + values.map { bind(.text($0)) }.joined(separator: ", ") + ")"
             }
-            if !query.statuses.isEmpty {
-                // StoredIncident.status(at:), in SQL; the states of incidents still listed also
-                // say `cleared_at IS NULL`, for the partial indexes of the active set.
-                let condition = Self.status(now: bind(.instant(query.now))) + " IN " + list(query.statuses.map(\.rawValue))
-                conditions.append(query.statuses.contains(.cleared) ? condition : "cleared_at IS NULL AND " + condition)
-            }
-            if !query.sources.isEmpty {
-                conditions.append("source IN " + list(query.sources))
-            }
-            if !query.categories.isEmpty {
-                conditions.append("category IN " + list(query.categories.map(\.rawValue)))
-            }
-            if let since = query.startedSince {
-                conditions.append("started_at >= " + bind(.instant(since)))
-            }
-            if let until = query.startedUntil {
-                conditions.append("started_at < " + bind(.instant(until)))
-            }
-            if let seen = query.seenSince {
-                conditions.append("last_seen_at >= " + bind(.instant(seen)))
-            }
-            if let road = query.roadContains {
-                // A substring of the provider's road name or of the canonical name, or the
-                // canonical road the text names; case-sensitive (SQLite: instr). LIKE reads the
-                // trigram index.
-                let pattern = bind(.text("%" + Self.escapeLike(try SearchTerms.printable(road, what: "road")) + "%"))
-                var condition = "road LIKE \(pattern) OR road_ref LIKE \(pattern)"
-                if let reference = query.roadReference { condition += " OR road_ref = " + bind(.text(reference)) }
-                conditions.append("(\(condition))")
-            }
-            for box in [query.boundingBox, query.near.map { BoundingBox.around($0, meters: query.radiusMeters) }] {
-                guard let box else { continue }
+            func overlapping(_ box: BoundingBox) -> String {
                 // The incident's extent (its geometry's box, else its point) overlaps the box.
                 // The GiST index (0003) answers `&&` (with the geometric operators' 1e-6
                 // tolerance); the comparisons after it are SQLite's exact test.
                 let (minLat, maxLat) = (bind(.real(box.minLatitude)), bind(.real(box.maxLatitude)))
                 let (minLon, maxLon) = (bind(.real(box.minLongitude)), bind(.real(box.maxLongitude)))
-                conditions.append("\(Self.extent) && box(point(\(minLon), \(minLat)), point(\(maxLon), \(maxLat)))"
+                return "\(Self.extent) && box(point(\(minLon), \(minLat)), point(\(maxLon), \(maxLat)))"
                     + " AND coalesce(min_latitude, latitude) <= \(maxLat) AND coalesce(max_latitude, latitude) >= \(minLat)"
-                    + " AND coalesce(min_longitude, longitude) <= \(maxLon) AND coalesce(max_longitude, longitude) >= \(minLon)")
+                    + " AND coalesce(min_longitude, longitude) <= \(maxLon) AND coalesce(max_longitude, longitude) >= \(minLon)"
             }
-            if let search = query.search {
-                for term in try SearchTerms(search).terms {
-                    // Each term occurs in the description or the location, ASCII letters in
-                    // either case (SQLite's LIKE). ILIKE, which the trigram indexes answer,
-                    // finds a superset; the ASCII-only fold keeps exactly SQLite's matches.
-                    let pattern = "%" + Self.escapeLike(term) + "%"
-                    let exact = bind(.text(Self.asciiLowercased(pattern)))
-                    let fold = "'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz'"
-                    var condition = "(translate(description, \(fold)) LIKE \(exact) OR translate(location, \(fold)) LIKE \(exact))"
-                    if Self.hasTrigram(term) {
-                        let loose = bind(.text(pattern))
-                        condition = "(description ILIKE \(loose) OR location ILIKE \(loose)) AND " + condition
+            for filter in query.filters {
+                switch filter {
+                case .status(let statuses):
+                    // StoredIncident.status(at:), in SQL; the states of incidents still listed also
+                    // say `cleared_at IS NULL`, for the partial indexes of the active set.
+                    let condition = Self.status(now: bind(.instant(query.now))) + " IN " + list(statuses.map(\.rawValue))
+                    conditions.append(statuses.contains(.cleared) ? condition : "cleared_at IS NULL AND " + condition)
+                case .source(let sources):
+                    conditions.append("source IN " + list(sources))
+                case .category(let categories):
+                    conditions.append("category IN " + list(categories.map(\.rawValue)))
+                case .started(let since, let until):
+                    if let since { conditions.append("started_at >= " + bind(.instant(since))) }
+                    if let until { conditions.append("started_at < " + bind(.instant(until))) }
+                case .seenSince(let seen):
+                    conditions.append("last_seen_at >= " + bind(.instant(seen)))
+                case .road(let road, let reference):
+                    // A substring of the provider's road name or of the canonical name, or the
+                    // canonical road the text names; case-sensitive (SQLite: instr). LIKE reads the
+                    // trigram index.
+                    let pattern = bind(.text("%" + Self.escapeLike(try SearchTerms.printable(road, what: "road")) + "%"))
+                    var condition = "road LIKE \(pattern) OR road_ref LIKE \(pattern)"
+                    if let reference { condition += " OR road_ref = " + bind(.text(reference)) }
+                    conditions.append("(\(condition))")
+                case .boundingBox(let box):
+                    conditions.append(overlapping(box))
+                case .near(let center, let radiusMeters):
+                    // The circle's bounding box; the exact distance is checked on the rows read
+                    // (``PostgresStore/forEachIncident(matching:_:)``).
+                    conditions.append(overlapping(BoundingBox.around(center, meters: radiusMeters)))
+                case .search(let search):
+                    for term in try SearchTerms(search).terms {
+                        // Each term occurs in the description or the location, ASCII letters in
+                        // either case (SQLite's LIKE). ILIKE, which the trigram indexes answer,
+                        // finds a superset; the ASCII-only fold keeps exactly SQLite's matches.
+                        let pattern = "%" + Self.escapeLike(term) + "%"
+                        let exact = bind(.text(Self.asciiLowercased(pattern)))
+                        let fold = "'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz'"
+                        var condition = "(translate(description, \(fold)) LIKE \(exact) OR translate(location, \(fold)) LIKE \(exact))"
+                        if Self.hasTrigram(term) {
+                            let loose = bind(.text(pattern))
+                            condition = "(description ILIKE \(loose) OR location ILIKE \(loose)) AND " + condition
+                        }
+                        conditions.append(condition)
                     }
-                    conditions.append(condition)
                 }
             }
             clause = conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")

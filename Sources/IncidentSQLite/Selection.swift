@@ -105,99 +105,96 @@ struct Selection {
             candidates.append(Candidate(index: index, from: "incidents INDEXED BY \(index)", condition: nil,
                                         matches: "SELECT 1 FROM incidents INDEXED BY \(index) WHERE \(condition)"))
         }
-        if !query.statuses.isEmpty {
-            // StoredIncident.status(at:), in SQL; the states of incidents still listed read the active set.
-            arguments["now"] = .text(query.now.rfc3339)
-            let condition = "\(Self.status) IN " + list("status", query.statuses.map(\.rawValue))
-            if query.statuses.contains(.cleared) {
+        var near: (center: Coordinate, radius: Double, condition: String, candidate: Int)?
+        for filter in query.filters {
+            switch filter {
+            case .status(let statuses):
+                // StoredIncident.status(at:), in SQL; the states of incidents still listed read the active set.
+                arguments["now"] = .text(query.now.rfc3339)
+                let condition = "\(Self.status) IN " + list("status", statuses.map(\.rawValue))
+                if statuses.contains(.cleared) {
+                    conditions.append(condition)
+                } else {
+                    indexed("incidents_active", "cleared_at IS NULL AND " + condition)
+                }
+            case .source(let sources):
+                indexed("sqlite_autoindex_incidents_1", "source IN " + list("source", sources))
+            case .category(let categories):
+                indexed("incidents_by_category", "category IN " + list("category", categories.map(\.rawValue)))
+            case .road(let road, let reference):
+                // The distinct road names, and canonical names, are the `road` and `road_ref` keys
+                // of incident_counts: a few thousand at most, searched instead of every incident;
+                // their incidents come from the indexes. A canonical name matches when it contains
+                // the text or is the road the text names (`--road 경부고속도로` finds ITS's 경부선).
+                var names: [String] = [], references: [String] = []
+                try db.query("""
+                    SELECT dimension, key FROM incident_counts
+                    WHERE (dimension = 'road' AND key <> '' AND instr(key, :road) > 0)
+                       OR (dimension = 'road_ref' AND key <> '' AND (instr(key, :road) > 0 OR key = :road_reference))
+                    ORDER BY dimension, key
+                    """, ["road": .text(try SearchTerms.printable(road, what: "road")), "road_reference": .optional(reference)]) { row in
+                    if row.string(at: 0) == "road" { names.append(row.string(at: 1) ?? "") } else { references.append(row.string(at: 1) ?? "") }
+                }
+                if references.isEmpty {
+                    indexed("incidents_by_road", "road IN " + list("road", names))
+                } else {
+                    let byName = "road IN " + list("road", names), byReference = "road_ref IN " + list("road_ref", references)
+                    conditions.append("(\(byName) OR \(byReference))")
+                    let matching = "SELECT id FROM incidents INDEXED BY incidents_by_road WHERE \(byName) "
+                        + "UNION SELECT id FROM incidents INDEXED BY incidents_by_road_ref WHERE \(byReference)"
+                    candidates.append(Candidate(index: "incidents_by_road", from: "incidents NOT INDEXED", condition: "id IN (\(matching))",
+                                                matches: matching))
+                }
+            case .started(let since, let until):
+                var window: [String] = []
+                if let since {
+                    window.append("started_at >= :since")
+                    arguments["since"] = .text(since.rfc3339)
+                }
+                if let until {
+                    window.append("started_at < :until")
+                    arguments["until"] = .text(until.rfc3339)
+                }
+                indexed("incidents_by_start", window.joined(separator: " AND "))
+            case .seenSince(let seen):
+                arguments["seen_since"] = .text(seen.rfc3339)
+                indexed("incidents_by_seen", "last_seen_at >= :seen_since")
+            case .boundingBox(let box):
+                // The R*Tree's boxes are rounded outwards: each row's exact extent (its geometry's
+                // box, or its position) is checked against the box.
+                conditions.append("""
+                    coalesce(min_latitude, latitude) <= :bbox_max_lat AND coalesce(max_latitude, latitude) >= :bbox_min_lat \
+                    AND coalesce(min_longitude, longitude) <= :bbox_max_lon AND coalesce(max_longitude, longitude) >= :bbox_min_lon
+                    """)
+                arguments.merge(Self.arguments(box, as: "bbox")) { $1 }
+                let overlapping = Self.overlapping("bbox")
+                candidates.append(Candidate(index: "incidents_bbox", from: "incidents NOT INDEXED", condition: "id IN (\(overlapping))",
+                                            matches: overlapping))
+            case .near(let center, let radiusMeters):
+                arguments["near_lat"] = .real(center.latitude)
+                arguments["near_lon"] = .real(center.longitude)
+                arguments["near_radius"] = .real(radiusMeters)
+                let condition = "\(Self.incidentDistance) <= :near_radius"
                 conditions.append(condition)
-            } else {
-                indexed("incidents_active", "cleared_at IS NULL AND " + condition)
-            }
-        }
-        if !query.sources.isEmpty {
-            indexed("sqlite_autoindex_incidents_1", "source IN " + list("source", query.sources))
-        }
-        if !query.categories.isEmpty {
-            indexed("incidents_by_category", "category IN " + list("category", query.categories.map(\.rawValue)))
-        }
-        if let road = query.roadContains {
-            // The distinct road names, and canonical names, are the `road` and `road_ref` keys
-            // of incident_counts: a few thousand at most, searched instead of every incident;
-            // their incidents come from the indexes. A canonical name matches when it contains
-            // the text or is the road the text names (`--road 경부고속도로` finds ITS's 경부선).
-            var names: [String] = [], references: [String] = []
-            try db.query("""
-                SELECT dimension, key FROM incident_counts
-                WHERE (dimension = 'road' AND key <> '' AND instr(key, :road) > 0)
-                   OR (dimension = 'road_ref' AND key <> '' AND (instr(key, :road) > 0 OR key = :road_reference))
-                ORDER BY dimension, key
-                """, ["road": .text(try SearchTerms.printable(road, what: "road")), "road_reference": .optional(query.roadReference)]) { row in
-                if row.string(at: 0) == "road" { names.append(row.string(at: 1) ?? "") } else { references.append(row.string(at: 1) ?? "") }
-            }
-            if references.isEmpty {
-                indexed("incidents_by_road", "road IN " + list("road", names))
-            } else {
-                let byName = "road IN " + list("road", names), byReference = "road_ref IN " + list("road_ref", references)
-                conditions.append("(\(byName) OR \(byReference))")
-                let matching = "SELECT id FROM incidents INDEXED BY incidents_by_road WHERE \(byName) "
-                    + "UNION SELECT id FROM incidents INDEXED BY incidents_by_road_ref WHERE \(byReference)"
-                candidates.append(Candidate(index: "incidents_by_road", from: "incidents NOT INDEXED", condition: "id IN (\(matching))",
-                                            matches: matching))
-            }
-        }
-        var window: [String] = []
-        if let since = query.startedSince {
-            window.append("started_at >= :since")
-            arguments["since"] = .text(since.rfc3339)
-        }
-        if let until = query.startedUntil {
-            window.append("started_at < :until")
-            arguments["until"] = .text(until.rfc3339)
-        }
-        if !window.isEmpty { indexed("incidents_by_start", window.joined(separator: " AND ")) }
-        if let seen = query.seenSince {
-            arguments["seen_since"] = .text(seen.rfc3339)
-            indexed("incidents_by_seen", "last_seen_at >= :seen_since")
-        }
-        if let box = query.boundingBox {
-            // The R*Tree's boxes are rounded outwards: each row's exact extent (its geometry's
-            // box, or its position) is checked against the box.
-            conditions.append("""
-                coalesce(min_latitude, latitude) <= :bbox_max_lat AND coalesce(max_latitude, latitude) >= :bbox_min_lat \
-                AND coalesce(min_longitude, longitude) <= :bbox_max_lon AND coalesce(max_longitude, longitude) >= :bbox_min_lon
-                """)
-            arguments.merge(Self.arguments(box, as: "bbox")) { $1 }
-            let overlapping = Self.overlapping("bbox")
-            candidates.append(Candidate(index: "incidents_bbox", from: "incidents NOT INDEXED", condition: "id IN (\(overlapping))",
-                                        matches: overlapping))
-        }
-        var near: (center: Coordinate, condition: String, candidate: Int)?
-        if let center = query.near {
-            arguments["near_lat"] = .real(center.latitude)
-            arguments["near_lon"] = .real(center.longitude)
-            arguments["near_radius"] = .real(query.radiusMeters)
-            let condition = "\(Self.incidentDistance) <= :near_radius"
-            conditions.append(condition)
-            // The boxes in the circle's bounding box (a distance for each would cost about as
-            // much as reading the row it spares).
-            let overlapping = Self.overlapping("near")
-            near = (center, condition, candidates.count)
-            candidates.append(Candidate(index: "incidents_bbox", from: "incidents NOT INDEXED", condition: "id IN (\(overlapping))",
-                                        matches: overlapping, arguments: Self.arguments(BoundingBox.around(center, meters: query.radiusMeters), as: "near")))
-        }
-        if let text = query.search {
-            let search = try SearchText(text)
-            for (index, term) in search.terms.enumerated() {
-                // Each term occurs in the description or the location (LIKE: ASCII letters match
-                // either case). The full-text index, when it drives, only narrows the rows.
-                conditions.append("(description LIKE :term\(index) ESCAPE '\\' OR location LIKE :term\(index) ESCAPE '\\')")
-                arguments["term\(index)"] = .text(SearchText.likePattern(term))
-            }
-            if let match = search.trigramQuery {
-                let matching = "SELECT rowid FROM incidents_search WHERE incidents_search MATCH :match"
-                candidates.append(Candidate(index: "incidents_search", from: "incidents NOT INDEXED", condition: "id IN (\(matching))",
-                                            matches: matching, arguments: ["match": .text(match)]))
+                // The boxes in the circle's bounding box (a distance for each would cost about as
+                // much as reading the row it spares).
+                let overlapping = Self.overlapping("near")
+                near = (center, radiusMeters, condition, candidates.count)
+                candidates.append(Candidate(index: "incidents_bbox", from: "incidents NOT INDEXED", condition: "id IN (\(overlapping))",
+                                            matches: overlapping, arguments: Self.arguments(BoundingBox.around(center, meters: radiusMeters), as: "near")))
+            case .search(let text):
+                let search = try SearchText(text)
+                for (index, term) in search.terms.enumerated() {
+                    // Each term occurs in the description or the location (LIKE: ASCII letters match
+                    // either case). The full-text index, when it drives, only narrows the rows.
+                    conditions.append("(description LIKE :term\(index) ESCAPE '\\' OR location LIKE :term\(index) ESCAPE '\\')")
+                    arguments["term\(index)"] = .text(SearchText.likePattern(term))
+                }
+                if let match = search.trigramQuery {
+                    let matching = "SELECT rowid FROM incidents_search WHERE incidents_search MATCH :match"
+                    candidates.append(Candidate(index: "incidents_search", from: "incidents NOT INDEXED", condition: "id IN (\(matching))",
+                                                matches: matching, arguments: ["match": .text(match)]))
+                }
             }
         }
         if let near, conditions == [near.condition], query.order == .distance, case .ordered(let limit?) = reading {
@@ -206,7 +203,7 @@ struct Selection {
             // smallest distance to a box plus a box's size, so only the boxes nearer than that
             // are read, in a circle small enough to hold about 4 × limit boxes when one that size
             // surely holds `limit` incidents.
-            let radius = try Self.nearestRadius(near.center, limit: limit, radius: query.radiusMeters, db: db)
+            let radius = try Self.nearestRadius(near.center, limit: limit, radius: near.radius, db: db)
             candidates[near.candidate].arguments = Self.arguments(BoundingBox.around(near.center, meters: radius), as: "near")
             candidates[near.candidate].arguments["near_rank"] = .integer(Int64(limit - 1))
             candidates[near.candidate].condition = """
@@ -347,6 +344,26 @@ struct SearchText {
         }
         return starts.map { start in
             "\"" + scalars[start..<start + 3].joined().replacingOccurrences(of: "\"", with: "\"\"") + "\""
+        }
+    }
+}
+
+extension SQLiteStore {
+    /// The index that can drive a query with each filter parameter (the README's filter table;
+    /// ``Selection`` picks among them).
+    public static func index(for parameter: IncidentFilter.Parameter) -> String {
+        switch parameter {
+        case .active: "`incidents_active` (partial: the rows no poll cleared)"
+        case .status: "`incidents_active` unless `cleared` is asked for"
+        case .source: "`UNIQUE (source, external_id)`"
+        case .category: "`incidents_by_category`"
+        case .since, .until: "`incidents_by_start` (also the default order)"
+        case .seenSince: "`incidents_by_seen`"
+        case .road: "`incidents_by_road`, `incidents_by_road_ref`, the distinct names in `incident_counts`"
+        case .bbox: "R*Tree `incidents_bbox`"
+        case .near: "R*Tree `incidents_bbox` (nearest first: k nearest neighbours)"
+        case .radius: "with `near`"
+        case .search: "FTS5 trigram index, kept up to date by each poll"
         }
     }
 }

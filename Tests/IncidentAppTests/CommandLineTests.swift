@@ -123,11 +123,11 @@ struct CommandLineTests {
     @Test("--near and --bbox take decimal numbers only", arguments: ["0x10,127", "37.5,0x7F", "nan,127", "37,inf", "1e1,127", " 37.5 , 127 "])
     func decimalCoordinates(text: String) throws {
         if text.contains("x") || text.contains("n") {
-            #expect(throws: UsageError("'\(text)' is not LAT,LON (e.g. 37.2636,127.0286)")) { try ValueParsers.point(text) }
+            #expect(throws: FilterValueError("'\(text)' is not LAT,LON (e.g. 37.2636,127.0286)")) { try FilterValues.point(text) }
         } else {
-            #expect(try ValueParsers.point(text).latitude == Double(text.split(separator: ",")[0].trimmingCharacters(in: .whitespaces)))
+            #expect(try FilterValues.point(text).latitude == Double(text.split(separator: ",")[0].trimmingCharacters(in: .whitespaces)))
         }
-        #expect(throws: UsageError.self) { try ValueParsers.boundingBox("0x1,2,3,4") }
+        #expect(throws: FilterValueError.self) { try FilterValues.boundingBox("0x1,2,3,4") }
     }
 
     /// Durations are added to instants (retention, --older-than, an --as-of or --since "ago"):

@@ -22,64 +22,21 @@ public enum QueryTool {
     /// `--database` and `--config` (whose `database` is used), as for the scheduler.
     static let databaseOptions: [any OptionDeclaration] = [CommonOptions.database, CommonOptions.queryConfig]
 
-    // MARK: Filters shared by list and stats
+    // MARK: Filters shared by list, stats and map
 
-    static let active = Flag("active", help: "Only incidents in force now: listed by their source, started, not suspended, not ended (--status active).")
-    static let status = RepeatingOption<IncidentStatus>(
-        "status", placeholder: IncidentStatus.allCases.map(\.rawValue).joined(separator: "|"),
-        help: "Only incidents in this state now (repeatable).",
-        what: "one of \(IncidentStatus.allCases.map(\.rawValue).joined(separator: ", "))") { IncidentStatus(rawValue: $0) }
-    static let source = RepeatingOption<String>("source", placeholder: "name", help: "Only this source (repeatable).",
-                                                what: "a source name") { $0.nonEmptyTrimmed?.nfc }
-    static let category = RepeatingOption<IncidentCategory>(
-        "category", placeholder: IncidentCategory.allCases.map(\.rawValue).joined(separator: "|"), help: "Only this category (repeatable).",
-        what: "one of \(IncidentCategory.allCases.map(\.rawValue).joined(separator: ", "))") { IncidentCategory(rawValue: $0) }
-    static let since = ValueOption<String>("since", placeholder: "instant", help: "Started at or after this instant.")
-    static let until = ValueOption<String>("until", placeholder: "instant", help: "Started before this instant.")
-    static let seenSince = ValueOption<String>("seen-since", placeholder: "instant", help: "Seen by a poll at or after this instant.")
-    /// Text compared with stored text, which is NFC: normalized to NFC too, so that decomposed
-    /// Hangul (as some clipboards produce) finds what it looks like.
-    static let road = ValueOption<String>("road", placeholder: "text", help: "The road name contains this text (e.g. 경부).",
-                                          what: "a text") { $0.nonEmptyTrimmed?.nfc }
-    static let bbox = ValueOption<BoundingBox>("bbox", placeholder: "minLon,minLat,maxLon,maxLat",
-                                               help: "Only positions inside this WGS84 box.", what: "a box") { try ValueParsers.boundingBox($0) }
-    static let near = ValueOption<Coordinate>("near", placeholder: "lat,lon", help: "Only positions within --radius of this WGS84 point.",
-                                              what: "a point") { try ValueParsers.point($0) }
-    static let radius = ValueOption<Double>("radius", placeholder: "distance", help: "Radius for --near: 500m, 5km.", default: "5km",
-                                            what: "a distance") { try ValueParsers.distance($0) }
-    static let search = ValueOption<String>("search", placeholder: "text",
-                                            help: "Every word occurs in the description or location (full-text).",
-                                            what: "a text") { $0.nonEmptyTrimmed?.nfc }
-
-    static let filterOptions: [any OptionDeclaration] = [active, status, source, category, since, until, seenSince, road, bbox, near, radius, search]
+    /// The filter options, one per parameter of the catalogue (``IncidentFilter/Parameter``):
+    /// their names, value syntax, help and defaults are the catalogue's.
+    static let filterOptions: [any OptionDeclaration] = IncidentFilter.Parameter.allCases.map(\.option)
 
     /// Parses the shared filters (the validate step: nothing is opened before this succeeds).
+    /// - Throws: ``UsageError`` naming the option (`--since: 'x' is not an instant …`).
     static func query(_ arguments: ParsedArguments, _ context: Context) throws -> (IncidentQuery, zone: DisplayZone) {
-        let now = context.clock.now()
         let zone = try arguments.timeZone()
-        func instant(_ option: ValueOption<String>) throws -> UTCInstant? {
-            try arguments.value(option) { try ValueParsers.instant($0, now: now, zone: zone) }
+        do {
+            return (try IncidentQuery(parameters: arguments.filterParameters, context: zone.filterContext(now: context.clock.now())), zone)
+        } catch let error as QueryParameterError {
+            throw UsageError("--\(error.parameter): \(error.reason)")
         }
-        var query = IncidentQuery(now: now, activeOnly: arguments[active], sources: try arguments.values(source))
-        let statuses = try arguments.values(status)
-        if !statuses.isEmpty {
-            guard !arguments[active] else { throw UsageError("--active is --status active; give one or the other") }
-            query.statuses = statuses
-        }
-        query.categories = try arguments.values(category)
-        query.startedSince = try instant(since)
-        query.startedUntil = try instant(until)
-        query.seenSince = try instant(seenSince)
-        query.roadContains = try arguments.value(road)
-        query.roadReference = query.roadContains.flatMap(KoreanRoads.canonical(query:))
-        query.boundingBox = try arguments.value(bbox)
-        query.near = try arguments.value(near)
-        if let radius = try arguments.value(radius) {
-            guard query.near != nil else { throw UsageError("--radius needs --near LAT,LON") }
-            query.radiusMeters = radius
-        }
-        query.search = try arguments.value(search)
-        return (query, zone)
     }
 
     /// Opens the store for reading and runs `body` with it. A store error is a
@@ -99,6 +56,31 @@ public enum QueryTool {
             throw error
         } catch {
             throw DatabaseFailure(database: path, cause: error)
+        }
+    }
+}
+
+extension IncidentFilter.Parameter {
+    /// The parameter as a command-line option: `--road <text>`.
+    var option: Option {
+        switch kind {
+        case .flag: .flag(name, help: help)
+        case .value: .value(name, placeholder: placeholder, help: help, default: defaultValue)
+        case .repeatable: .repeating(name, placeholder: placeholder, help: help)
+        }
+    }
+}
+
+extension ParsedArguments {
+    /// The filter options given, as catalogue parameters: a flag as `true`, a single-valued
+    /// option's last occurrence (the last one wins), every value of a repeatable one.
+    var filterParameters: [(name: String, values: [String])] {
+        IncidentFilter.Parameter.allCases.compactMap { parameter in
+            switch parameter.kind {
+            case .flag: flags.contains(parameter.name) ? (parameter.name, ["true"]) : nil
+            case .value: values[parameter.name]?.last.map { (parameter.name, [$0]) }
+            case .repeatable: values[parameter.name].map { (parameter.name, $0) }
+            }
         }
     }
 }
