@@ -15,12 +15,11 @@ struct OutputTests {
         StoredIncident(id: id, incident: incident, firstSeenAt: t0, lastSeenAt: t0, clearedAt: nil, revision: 1)
     }
 
-    /// Runs `write` with a buffer that collects into a string.
+    /// Runs `write` with a buffer whose sink keeps the bytes in memory.
     static func collect(_ write: (OutputBuffer) throws -> Void) rethrows -> String {
-        final class Text: @unchecked Sendable { var value = "" }
-        let text = Text()
-        try write(OutputBuffer { text.value += $0 })
-        return text.value
+        let sink = GrowingBuffer()
+        try write(OutputBuffer(sink))
+        return sink.text
     }
 
     static func rows(_ count: Int) -> [[String]] {

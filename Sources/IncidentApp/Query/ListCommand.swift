@@ -35,7 +35,7 @@ enum ListCommand {
             width: Terminal.width(context.environment, wide: arguments[CommonOptions.wide]), zone: query.zone,
             withDistance: query.query.near != nil))
         try QueryTool.reading(arguments, context) { reader in
-            try QueryIncidents(reader: reader).forEach(query.query) { try writer.write(ListedIncident($0, query: query.query)) }
+            try IncidentReads.list(reader, query.query) { try writer.write($0) }
         }
         try writer.finish()
     }

@@ -57,7 +57,7 @@ enum MapCommand {
         try OutputFile.write(path, context) { out in
             var writer = try MapWriter(out, assets: assets, settings: settings, zone: zone)
             try QueryTool.reading(arguments, context) { reader in
-                try QueryIncidents(reader: reader).forEach(query) { try writer.write(ListedIncident($0, query: query)) }
+                try IncidentReads.list(reader, query) { try writer.write($0) }
             }
             try writer.finish()
         }
@@ -90,11 +90,7 @@ enum OutputFile {
             throw OutputFailure(path: path, reason: "cannot create \(temporary) (does the directory exist and is it writable?)")
         }
         do {
-            try body(OutputBuffer { chunk in
-                do { try handle.write(contentsOf: Data(chunk.utf8)) } catch {
-                    throw OutputFailure(path: path, reason: error.localizedDescription)
-                }
-            })
+            try body(OutputBuffer(FileSink(handle: handle, path: path)))
             try handle.synchronize()
             try? handle.close()
             guard rename(temporary, path) == 0 else {
@@ -104,6 +100,18 @@ enum OutputFile {
             try? handle.close()
             try? FileManager.default.removeItem(atPath: temporary)
             throw error
+        }
+    }
+}
+
+/// A file being written: each chunk appended.
+struct FileSink: ByteSink {
+    let handle: FileHandle
+    let path: String
+    /// - Throws: ``OutputFailure`` naming the file.
+    func write(_ chunk: [UInt8]) throws {
+        do { try handle.write(contentsOf: chunk) } catch {
+            throw OutputFailure(path: path, reason: error.localizedDescription)
         }
     }
 }

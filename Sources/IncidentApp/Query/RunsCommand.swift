@@ -30,10 +30,10 @@ enum RunsCommand {
         let zone = try arguments.timeZone()
         let sourceName = try arguments.value(source)
         let runs = try QueryTool.reading(arguments, context) {
-            try $0.runs(source: sourceName, limit: limit, failuresFirst: arguments[failuresFirst])
+            try IncidentReads.runs($0, source: sourceName, limit: limit, failuresFirst: arguments[failuresFirst])
         }
         if json {
-            context.output(JSONText.array(runs.map { IncidentOutput.object(fields($0)) }))
+            context.output(JSONText.array(runs.map { IncidentOutput.object(IncidentOutput.fields($0)) }))
             return
         }
         var rows = [["ID", "SOURCE", "STARTED (\(zone.label))", "SECONDS", "STATUS", "ORIGIN", "FETCHED", "NEW", "CHANGED",
@@ -58,22 +58,5 @@ enum RunsCommand {
         case .live: "live"
         case .file(let path, _): URL(fileURLWithPath: path).lastPathComponent
         }
-    }
-
-    /// The JSON fields of one run: snake_case, as the run log's columns.
-    static func fields(_ run: IngestRun) -> [(String, FieldValue)] {
-        let c = run.counts
-        let file: String? = if case .file(let path, _) = run.origin { path } else { nil }
-        return [
-            ("id", .integer(run.id ?? 0)), ("source", .text(run.source)), ("status", .text(run.status.rawValue)),
-            ("origin", .text(file == nil ? "live" : "file")), ("file", .text(file)),
-            ("started_at", .text(run.startedAt.rfc3339)), ("finished_at", .text(run.finishedAt.rfc3339)),
-            ("observed_at", .text(run.observedAt.rfc3339)), ("published_at", .text(run.publishedAt?.rfc3339)),
-            ("fetched", .integer(Int64(c.fetched))), ("inserted", .integer(Int64(c.inserted))),
-            ("updated", .integer(Int64(c.updated))), ("unchanged", .integer(Int64(c.unchanged))),
-            ("reopened", .integer(Int64(c.reopened))), ("cleared", .integer(Int64(c.cleared))),
-            ("rejected", .integer(Int64(c.rejected))), ("duplicates", .integer(Int64(c.duplicates))),
-            ("error", .text(run.error)), ("warnings", .texts(run.warnings)), ("host", .text(run.host)),
-        ]
     }
 }

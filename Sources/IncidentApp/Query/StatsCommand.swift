@@ -35,9 +35,7 @@ enum StatsCommand {
         if json && arguments[chart] { throw UsageError("--chart draws a table's counts; leave it out with --format json") }
         let width = Terminal.width(context.environment, wide: arguments[CommonOptions.wide])
         let (stats, groups) = try QueryTool.reading(arguments, context) { store in
-            var stats = try store.statistics(matching: query, utcOffsetSeconds: zone.fixedOffsetSeconds ?? 0)
-            if zone.fixedOffsetSeconds == nil { stats.byHour = try counts(store, query, by: .hour, per: nil, zone).map { ($0.key, $0.count) } }
-            return (stats, try field.map { try counts(store, query, by: $0, per: bucket, zone) })
+            (try IncidentReads.statistics(store, query, zone), try field.map { try IncidentReads.counts(store, query, by: $0, per: bucket, zone) })
         }
         let totals = "total \(stats.total)   active \(stats.active)   planned \(stats.planned)   suspended \(stats.suspended)   "
             + "ended \(stats.ended)   cleared \(stats.cleared)\n"
@@ -79,18 +77,6 @@ enum StatsCommand {
     /// `ROAD`, or `HOUR (+09:00)` for a time in the zone.
     static func title(_ name: String, time: Bool, _ zone: DisplayZone) -> String {
         time ? "\(name.uppercased()) (\(zone.label))" : name.uppercased()
-    }
-
-    /// The store's counts; in a zone whose offset changes (daylight saving time), counts that
-    /// depend on local time are made by ``GroupCounter`` at the offset in force at each start,
-    /// which the store's fixed-offset grouping cannot do.
-    static func counts(_ store: any IncidentReader, _ query: IncidentQuery, by field: IncidentGrouping, per bucket: TimeBucket?,
-                       _ zone: DisplayZone) throws -> [GroupCount] {
-        if let offset = zone.fixedOffsetSeconds {
-            return try store.groupCounts(matching: query, by: field, per: bucket, utcOffsetSeconds: offset)
-        }
-        if !field.isTime && bucket == nil { return try store.groupCounts(matching: query, by: field, per: nil, utcOffsetSeconds: 0) }
-        return try GroupCounter.count(store, matching: query, by: field, per: bucket) { zone.offsetSeconds(at: $0) }
     }
 
     /// Time groups with the hours of the day, or the dates from the first to the last, that

@@ -25,58 +25,27 @@ enum StatusCommand {
             run: { arguments in try run(arguments, context) })
     }
 
-    /// The health of one configured source.
-    struct Health {
-        var source: SourceDefinition
-        var summary: SourceSummary
-        var activeIncidents: Int
-        var stale: Bool
-        var pausedUntil: UTCInstant?
-
-        /// `stale`, `paused`, `failing` or `ok`, the first that applies.
-        var state: String {
-            if stale { return "stale" }
-            if pausedUntil != nil { return "paused" }
-            return summary.consecutiveFailures > 0 ? "failing" : "ok"
-        }
-
-        /// The error of the last run when it stored nothing.
-        var lastError: String? {
-            guard let run = summary.lastRun, !run.status.stored else { return nil }
-            return run.error
-        }
-    }
-
     static func run(_ arguments: ParsedArguments, _ context: Context) throws {
         let intervals = try arguments.value(staleAfter) ?? 3
         let json = try arguments.value(CommonOptions.tableOrJSON) == .json
         let configuration = try SchedulerTool.loadConfiguration(arguments, context, requireKeys: false)
         let path = try context.databasePath(arguments, configured: configuration.database)
-        let now = context.clock.now()
-        let (summaries, active): ([SourceSummary], [String: Int])
+        let health: [SourceHealth]
         do {
             let reader = try Stores.openForReading(path, clock: context.clock)
-            (summaries, active) = (try reader.sourceSummaries(), try reader.activeIncidentCounts(at: now))
+            health = try IncidentReads.status(reader, sources: configuration.sources, staleAfter: intervals, now: context.clock.now())
         } catch let error as StoreMissing {
             throw error
         } catch {
             throw DatabaseFailure(database: path, cause: error)
         }
-        let byName = Dictionary(summaries.map { ($0.source, $0) }, uniquingKeysWith: { first, _ in first })
-        let health = configuration.sources.map { source in
-            let summary = byName[source.name] ?? SourceSummary(source: source.name)
-            let horizon = now.adding(seconds: -Int64(intervals) * source.intervalSeconds)
-            return Health(source: source, summary: summary, activeIncidents: active[source.name] ?? 0,
-                          stale: summary.lastSuccessAt.map { $0 < horizon } ?? true,
-                          pausedUntil: summary.quotaExhaustedUntil.flatMap { $0 > now ? $0 : nil })
-        }
-        context.output(json ? JSONText.array(health.map { IncidentOutput.object(fields($0, intervals: intervals)) })
+        context.output(json ? JSONText.array(health.map { IncidentOutput.object(IncidentOutput.fields($0, intervals: intervals)) })
                             : table(health, intervals: intervals, width: Terminal.width(context.environment, wide: arguments[CommonOptions.wide])))
         let stale = health.filter(\.stale).map(\.source.name)
         if !stale.isEmpty { throw StaleSources(sources: stale, intervals: intervals) }
     }
 
-    static func table(_ health: [Health], intervals: Int, width: Int) -> String {
+    static func table(_ health: [SourceHealth], intervals: Int, width: Int) -> String {
         var rows = [["SOURCE", "HEALTH", "LAST SUCCESS", "FAILING SINCE", "ACTIVE", "INTERVAL"]]
         var notes: [String] = []
         for h in health {
@@ -101,19 +70,6 @@ enum StatusCommand {
         return TextTable.render(rows, maxWidth: width, droppable: [5]) + notes.map { TextTable.singleLine($0) + "\n" }.joined()
     }
 
-    /// The JSON fields of one source: snake_case, instants RFC 3339 UTC, null when absent.
-    static func fields(_ h: Health, intervals: Int) -> [(String, FieldValue)] {
-        let run = h.summary.lastRun
-        return [
-            ("source", .text(h.source.name)), ("provider", .text(h.source.provider)), ("health", .text(h.state)),
-            ("stale_after_seconds", .integer(Int64(intervals) * h.source.intervalSeconds)),
-            ("interval_seconds", .integer(h.source.intervalSeconds)),
-            ("last_success_at", .text(h.summary.lastSuccessAt?.rfc3339)), ("last_run_at", .text(run?.finishedAt.rfc3339)),
-            ("last_run_status", .text(run?.status.rawValue)), ("failing_since", .text(h.summary.failingSince?.rfc3339)),
-            ("consecutive_failures", .integer(Int64(h.summary.consecutiveFailures))), ("last_error", .text(h.lastError)),
-            ("quota_paused_until", .text(h.pausedUntil?.rfc3339)), ("active_incidents", .integer(Int64(h.activeIncidents))),
-        ]
-    }
 }
 
 /// `status` found sources whose last success is too old (exit 3, like a run that left a

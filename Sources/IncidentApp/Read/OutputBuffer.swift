@@ -2,6 +2,38 @@ import Foundation
 import IncidentCore
 import IncidentJSON
 
+/// Where the streaming encoders' bytes go (through an ``OutputBuffer``): stdout
+/// (``StandardOutputSink``), a file (``OutputFile``), memory (``GrowingBuffer``), an HTTP
+/// response body. Front ends choose the sink; the encoders do not know it.
+protocol ByteSink {
+    /// Takes the next chunk of the output: UTF-8 text that ends at a character boundary, about
+    /// ``OutputBuffer/chunkBytes`` long (the last one shorter).
+    /// - Throws: when the bytes cannot be written (a full disk, a closed connection); the
+    ///   encoder stops there.
+    func write(_ chunk: [UInt8]) throws
+}
+
+/// The context's stdout.
+struct StandardOutputSink: ByteSink {
+    let context: Context
+    func write(_ chunk: [UInt8]) { context.output(String(decoding: chunk, as: UTF8.self)) }
+}
+
+/// A sink that keeps every byte in memory (tests, and answers small enough to hold).
+final class GrowingBuffer: ByteSink {
+    private(set) var bytes: [UInt8] = []
+    init() {}
+    func write(_ chunk: [UInt8]) { bytes.append(contentsOf: chunk) }
+    /// The bytes as UTF-8 text.
+    var text: String { String(decoding: bytes, as: UTF8.self) }
+}
+
+/// A sink that hands each chunk to a function, as text.
+struct TextSink: ByteSink {
+    let body: (String) throws -> Void
+    func write(_ chunk: [UInt8]) throws { try body(String(decoding: chunk, as: UTF8.self)) }
+}
+
 /// Collects output bytes and hands them to its sink in chunks of about 64 KiB, so a command
 /// that writes a million rows makes a few thousand writes and holds one chunk, never all rows.
 /// A value type: each writer owns its buffer (no reference counting or exclusivity checks per
@@ -10,17 +42,22 @@ struct OutputBuffer {
     static let chunkBytes = 64 * 1024
 
     private var bytes: [UInt8] = []
-    private let sink: (String) throws -> Void
+    private let sink: any ByteSink
 
-    /// - Parameter sink: receives each chunk (UTF-8 text that ends at a character boundary).
-    init(_ sink: @escaping (String) throws -> Void) {
+    /// - Parameter sink: receives each chunk.
+    init(_ sink: any ByteSink) {
         self.sink = sink
         bytes.reserveCapacity(Self.chunkBytes + 4096)
     }
 
+    /// A sink given as a function of each chunk (UTF-8 text that ends at a character boundary).
+    init(_ body: @escaping (String) throws -> Void) {
+        self.init(TextSink(body: body))
+    }
+
     /// The context's stdout.
     init(_ context: Context) {
-        self.init { context.output($0) }
+        self.init(StandardOutputSink(context: context))
     }
 
     /// Appends `text`; hands over a chunk once one is full.
@@ -87,8 +124,7 @@ struct OutputBuffer {
     /// Hands over what is buffered.
     mutating func flush() throws {
         guard !bytes.isEmpty else { return }
-        let chunk = String(decoding: bytes, as: UTF8.self)
+        try sink.write(bytes)
         bytes.removeAll(keepingCapacity: true)
-        try sink(chunk)
     }
 }
