@@ -99,9 +99,11 @@ extension PostgresStore {
                 }
                 for state in try source.exportQuotaStates() {
                     try connection.query("""
-                        INSERT INTO source_state (source, exhausted_until, exhausted_reason, updated_at, published_at) VALUES ($1, $2, $3, $4, $5)
-                        """, [.text(state.source), .optional(state.exhaustedUntil), .optional(state.reason), .instant(state.updatedAt),
-                              .optional(state.publishedAt)],
+                        INSERT INTO source_state (source, exhausted_until, exhausted_reason, updated_at, published_at)
+                        VALUES (:source, :exhausted_until, :exhausted_reason, :updated_at, :published_at)
+                        """, named: ["source": .text(state.source), "exhausted_until": .optional(state.exhaustedUntil),
+                                     "exhausted_reason": .optional(state.reason), "updated_at": .instant(state.updatedAt),
+                                     "published_at": .optional(state.publishedAt)],
                         context: "copying the quota state of \(state.source)")
                     streamed.quotaStates += 1
                 }

@@ -10,7 +10,7 @@ extension PostgresStore: IngestStore {
         try withConnection(source: poll.source) { connection in
             try connection.begin(context: "starting the poll of \(poll.source)")
             do {
-                try connection.query("SELECT pg_advisory_xact_lock($1)", [.integer(Self.pollLockKey(poll.source))],
+                try connection.query("SELECT pg_advisory_xact_lock(:key)", named: ["key": .integer(Self.pollLockKey(poll.source))],
                                      context: "waiting for another poll of \(poll.source) to finish")
                 var run = IngestRun(source: poll.source, startedAt: poll.startedAt, finishedAt: poll.startedAt,
                                     status: .succeeded, origin: poll.origin, observedAt: poll.observedAt, host: poll.host)
@@ -26,10 +26,11 @@ extension PostgresStore: IngestStore {
                 run.counts.cleared = try ending.clear(staging, poll: poll)
                 if let newest = publication.newestApplied(after: poll) {
                     try connection.query("""
-                        INSERT INTO source_state (source, published_at, updated_at) VALUES ($1, $2, $3)
+                        INSERT INTO source_state (source, published_at, updated_at) VALUES (:source, :published_at, :updated_at)
                         ON CONFLICT (source) DO UPDATE SET published_at = greatest(source_state.published_at, excluded.published_at),
                             updated_at = excluded.updated_at
-                        """, [.text(poll.source), .instant(newest), .instant(poll.startedAt)], context: "recording the publication time of \(poll.source)")
+                        """, named: ["source": .text(poll.source), "published_at": .instant(newest), "updated_at": .instant(poll.startedAt)],
+                        context: "recording the publication time of \(poll.source)")
                 }
                 run.id = runID
                 run.status = ending.status
@@ -54,10 +55,12 @@ extension PostgresStore: IngestStore {
                 _ = try RunRows.insert(run, running: false, connection: connection)
                 if let resumesAt = run.resumesAt {
                     try connection.query("""
-                        INSERT INTO source_state (source, exhausted_until, exhausted_reason, updated_at) VALUES ($1, $2, $3, $4)
+                        INSERT INTO source_state (source, exhausted_until, exhausted_reason, updated_at)
+                        VALUES (:source, :exhausted_until, :exhausted_reason, :updated_at)
                         ON CONFLICT (source) DO UPDATE SET exhausted_until = excluded.exhausted_until,
                             exhausted_reason = excluded.exhausted_reason, updated_at = excluded.updated_at
-                        """, [.text(run.source), .instant(resumesAt), .optional(run.error), .instant(run.finishedAt)],
+                        """, named: ["source": .text(run.source), "exhausted_until": .instant(resumesAt),
+                                     "exhausted_reason": .optional(run.error), "updated_at": .instant(run.finishedAt)],
                         context: "recording the quota pause of \(run.source)")
                 }
             }
@@ -66,13 +69,13 @@ extension PostgresStore: IngestStore {
 
     /// The newest publication time a current document of `source` stated (`source_state`).
     static func newestPublication(of source: String, connection: Connection) throws -> UTCInstant? {
-        try connection.query("SELECT published_at FROM source_state WHERE source = $1", [.text(source)],
+        try connection.query("SELECT published_at FROM source_state WHERE source = :source", named: ["source": .text(source)],
                              context: "reading the publication time of \(source)").instant(0, 0)
     }
 
     public func quotaResumesAt(source: String) throws -> UTCInstant? {
         try withConnection { connection in
-            try connection.query("SELECT exhausted_until FROM source_state WHERE source = $1", [.text(source)],
+            try connection.query("SELECT exhausted_until FROM source_state WHERE source = :source", named: ["source": .text(source)],
                                  context: "reading the quota state of \(source)").instant(0, 0)
         }
     }
@@ -191,7 +194,8 @@ final class PollStaging: PollSink, UnlistedIncidents {
     /// Applies the staged records; returns the counts (`cleared` is filled in by the store).
     func apply() throws -> Outcome {
         let context = "applying the records of \(poll.source)"
-        let (source, run, observed) = (PostgresValue.text(poll.source), PostgresValue.integer(runID), PostgresValue.instant(poll.observedAt))
+        let values: [String: PostgresValue] = ["source": .text(poll.source), "run_id": .integer(runID), "observed_at": .instant(poll.observedAt),
+                                               "stale": .text(poll.stale == nil ? "false" : "true")]
         // What each first record of an id does, decided against the state before this poll.
         try connection.query("""
             INSERT INTO poll_plan (ord, id, action)
@@ -199,15 +203,15 @@ final class PollStaging: PollSink, UnlistedIncidents {
                    CASE WHEN e.id IS NULL THEN 'insert'
                         WHEN r.first_ord < f.ord THEN 'duplicate'
                         WHEN e.content_hash = f.content_hash AND e.cleared_at IS NULL THEN 'unchanged'
-                        WHEN $3::boolean OR $2::timestamptz < greatest(e.last_seen_at, e.cleared_at) THEN 'older'
+                        WHEN :stale::boolean OR :observed_at::timestamptz < greatest(e.last_seen_at, e.cleared_at) THEN 'older'
                         WHEN e.cleared_at IS NULL THEN 'update'
                         ELSE 'reopen' END
             FROM (SELECT DISTINCT ON (external_id) ord, external_id, content_hash FROM poll_rows
                   WHERE NOT rejected ORDER BY external_id, ord) f
-            LEFT JOIN incidents e ON e.source = $1 AND e.external_id = f.external_id
+            LEFT JOIN incidents e ON e.source = :source AND e.external_id = f.external_id
             LEFT JOIN (SELECT external_id, min(ord) AS first_ord FROM poll_rows WHERE rejected GROUP BY external_id) r
                    ON r.external_id = f.external_id
-            """, [source, observed, .text(poll.stale == nil ? "false" : "true")], context: context)
+            """, named: values, context: context)
         // Some id repeats when there are more readable records than planned ids: twins are possible.
         let repeats = try connection.query("""
             SELECT (SELECT count(*) FROM poll_rows WHERE NOT rejected) - (SELECT count(*) FROM poll_plan)
@@ -215,38 +219,38 @@ final class PollStaging: PollSink, UnlistedIncidents {
         if repeats > 0 { try setTwinsAside() }
         try connection.query("""
             INSERT INTO incident_revisions (incident_id, revision, \(columns.list()), content_hash, cleared_at, superseded_at)
-            SELECT e.id, e.revision, \(columns.list("e.")), e.content_hash, e.cleared_at, $1
+            SELECT e.id, e.revision, \(columns.list("e.")), e.content_hash, e.cleared_at, :observed_at
             FROM incidents e JOIN poll_plan p ON p.id = e.id WHERE p.action IN ('update', 'reopen')
-            """, [observed], context: context)
+            """, named: values, context: context)
         try connection.query("""
             UPDATE incidents e SET \(columns.assignments(from: "s.")), content_hash = s.content_hash, revision = e.revision + 1,
-                last_seen_at = greatest(e.last_seen_at, $1), first_seen_at = least(e.first_seen_at, $1),
-                last_seen_run_id = $2, cleared_at = NULL
+                last_seen_at = greatest(e.last_seen_at, :observed_at), first_seen_at = least(e.first_seen_at, :observed_at),
+                last_seen_run_id = :run_id, cleared_at = NULL
             FROM poll_plan p JOIN poll_rows s ON s.ord = p.ord
             WHERE e.id = p.id AND p.action IN ('update', 'reopen')
-            """, [observed, run], context: context)
+            """, named: values, context: context)
         try connection.query("""
-            UPDATE incidents e SET first_seen_at = least(e.first_seen_at, $1),
-                last_seen_at = CASE WHEN p.action = 'older' THEN e.last_seen_at ELSE greatest(e.last_seen_at, $1) END,
-                last_seen_run_id = $2
+            UPDATE incidents e SET first_seen_at = least(e.first_seen_at, :observed_at),
+                last_seen_at = CASE WHEN p.action = 'older' THEN e.last_seen_at ELSE greatest(e.last_seen_at, :observed_at) END,
+                last_seen_run_id = :run_id
             FROM poll_plan p WHERE e.id = p.id AND p.action IN ('unchanged', 'older')
-            """, [observed, run], context: context)
+            """, named: values, context: context)
         try connection.query("""
             INSERT INTO incidents (source, external_id, \(columns.list()), content_hash,
                                    revision, first_seen_at, last_seen_at, first_seen_run_id, last_seen_run_id)
-            SELECT $1, s.external_id, \(columns.list("s.")), s.content_hash, 1, $2, $2, $3, $3
+            SELECT :source, s.external_id, \(columns.list("s.")), s.content_hash, 1, :observed_at, :observed_at, :run_id, :run_id
             FROM poll_plan p JOIN poll_rows s ON s.ord = p.ord WHERE p.action = 'insert' ORDER BY s.ord
-            """, [source, observed, run], context: context)
+            """, named: values, context: context)
         try connection.query("""
             INSERT INTO rejected_records (run_id, source, external_id, position, reason, excerpt, rejected_at)
-            SELECT $1, $2, external_id, position, reason, excerpt, $3 FROM poll_rows WHERE rejected ORDER BY ord
-            """, [run, source, observed], context: context)
+            SELECT :run_id, :source, external_id, position, reason, excerpt, :observed_at FROM poll_rows WHERE rejected ORDER BY ord
+            """, named: values, context: context)
         // Listed, though unreadable: this poll must not clear them.
         try connection.query("""
-            UPDATE incidents SET last_seen_run_id = $1
-            WHERE source = $2 AND last_seen_run_id <> $1
+            UPDATE incidents SET last_seen_run_id = :run_id
+            WHERE source = :source AND last_seen_run_id <> :run_id
               AND external_id IN (SELECT external_id FROM poll_rows WHERE rejected AND external_id IS NOT NULL)
-            """, [run, source], context: context)
+            """, named: values, context: context)
 
         let totals = try connection.query("""
             SELECT count(*) FILTER (WHERE NOT rejected), count(*) FILTER (WHERE rejected),
@@ -284,8 +288,9 @@ final class PollStaging: PollSink, UnlistedIncidents {
             let twin = RejectedRecord.twin(externalID: id, position: Int(ord), category: twins.string(row, 2) ?? "",
                                            road: twins.string(row, 3), location: twins.string(row, 4), description: twins.string(row, 5),
                                            startedAt: twins.instant(row, 6), endedAt: twins.instant(row, 7))
-            try connection.query("UPDATE poll_rows SET rejected = true, position = $2, reason = $3, excerpt = $4 WHERE ord = $1",
-                                 [.integer(ord), .text(twin.position), .text(twin.reason), .optional(twin.excerpt)], context: context)
+            try connection.query("UPDATE poll_rows SET rejected = true, position = :position, reason = :reason, excerpt = :excerpt WHERE ord = :ord",
+                                 named: ["ord": .integer(ord), "position": .text(twin.position), "reason": .text(twin.reason),
+                                         "excerpt": .optional(twin.excerpt)], context: context)
         }
     }
 
@@ -295,26 +300,31 @@ final class PollStaging: PollSink, UnlistedIncidents {
     /// never clears what a newer poll listed).
     func clearUnlisted(at instant: UTCInstant) throws -> Int {
         try connection.query("""
-            UPDATE incidents SET cleared_at = $1
-            WHERE source = $2 AND cleared_at IS NULL AND last_seen_run_id <> $3 AND last_seen_at < $1
-            """, [.instant(instant), .text(poll.source), .integer(runID)],
+            UPDATE incidents SET cleared_at = :at WHERE \(Self.unlisted)
+            """, named: unlistedArguments(at: instant),
             context: "clearing the incidents \(poll.source) no longer lists").affectedRows
+    }
+
+    /// The active incidents of `:source` that the run `:run_id` did not list and no poll saw at or after `:at`.
+    private static let unlisted = "source = :source AND cleared_at IS NULL AND last_seen_run_id <> :run_id AND last_seen_at < :at"
+
+    private func unlistedArguments(at instant: UTCInstant) -> [String: PostgresValue] {
+        ["at": .instant(instant), "source": .text(poll.source), "run_id": .integer(runID)]
     }
 
     /// The active incidents of the source this poll did not list and no poll saw at or after it.
     func unlistedActive() throws -> Int {
         try connection.query("""
-            SELECT count(*) FROM incidents
-            WHERE source = $2 AND cleared_at IS NULL AND last_seen_run_id <> $3 AND last_seen_at < $1
-            """, [.instant(poll.observedAt), .text(poll.source), .integer(runID)],
+            SELECT count(*) FROM incidents WHERE \(Self.unlisted)
+            """, named: unlistedArguments(at: poll.observedAt),
             context: "counting the incidents \(poll.source) does not list").int(0, 0) ?? 0
     }
 
     /// When the source's previous complete poll (`succeeded`) was fetched, before this one.
     func previousCompleteObservation() throws -> UTCInstant? {
         try connection.query("""
-            SELECT max(observed_at) FROM ingest_runs WHERE source = $1 AND status = 'succeeded' AND id <> $2 AND observed_at < $3
-            """, [.text(poll.source), .integer(runID), .instant(poll.observedAt)],
+            SELECT max(observed_at) FROM ingest_runs WHERE source = :source AND status = 'succeeded' AND id <> :run_id AND observed_at < :observed_at
+            """, named: ["source": .text(poll.source), "run_id": .integer(runID), "observed_at": .instant(poll.observedAt)],
             context: "reading the previous complete poll of \(poll.source)").instant(0, 0)
     }
 }

@@ -16,18 +16,18 @@ extension PostgresStore: SourceLeases {
             let context = "claiming the lease of \(source)"
             let claimed = try connection.query("""
                 INSERT INTO source_leases AS l (source, holder_host, holder_pid, holder_token, expires_at, last_started_at)
-                VALUES ($1, $2, $3, $7, $4, $5)
+                VALUES (:source, :holder_host, :holder_pid, :holder_token, :expires_at, :last_started_at)
                 ON CONFLICT (source) DO UPDATE SET holder_host = excluded.holder_host, holder_pid = excluded.holder_pid,
                     holder_token = excluded.holder_token, expires_at = excluded.expires_at, last_started_at = excluded.last_started_at
                 WHERE (\(Self.sameHolder) OR l.expires_at IS NULL OR l.expires_at <= excluded.last_started_at)
-                  AND ($6::timestamptz IS NULL OR \(Self.sameHolder) OR l.last_started_at <= $6::timestamptz)
+                  AND (:not_started_after::timestamptz IS NULL OR \(Self.sameHolder) OR l.last_started_at <= :not_started_after::timestamptz)
                 RETURNING \(Self.leaseColumns)
-                """, [.text(source), .text(holder.host), .integer(Int64(holder.pid)), .instant(now.adding(seconds: leaseSeconds)),
-                      .instant(now), .optional(notStartedAfter), .text(holder.token)], context: context)
+                """, named: Self.arguments(source, holder).merging(["expires_at": .instant(now.adding(seconds: leaseSeconds)),
+                    "last_started_at": .instant(now), "not_started_after": .optional(notStartedAfter)]) { $1 }, context: context)
             if claimed.rowCount == 1 { return .claimed(try Self.lease(claimed, 0)) }
             // Refused: say why, from the row that refused it.
-            let current = try connection.query("SELECT \(Self.leaseColumns) FROM source_leases WHERE source = $1", [.text(source)],
-                                               context: context)
+            let current = try connection.query("SELECT \(Self.leaseColumns) FROM source_leases WHERE source = :source",
+                                               named: ["source": .text(source)], context: context)
             guard current.rowCount == 1 else {
                 throw PostgresError(message: "the lease row vanished during the claim", context: context)
             }
@@ -41,10 +41,8 @@ extension PostgresStore: SourceLeases {
     public func renew(source: String, holder: LeaseHolder, now: UTCInstant, leaseSeconds: Int64) throws -> Bool {
         try withConnection(source: source, reconnect: false) { connection in
             try connection.query("""
-                UPDATE source_leases SET expires_at = $4
-                WHERE source = $1 AND holder_host = $2 AND holder_pid = $3 AND holder_token = $5 AND expires_at IS NOT NULL
-                """, [.text(source), .text(holder.host), .integer(Int64(holder.pid)), .instant(now.adding(seconds: leaseSeconds)),
-                      .text(holder.token)],
+                UPDATE source_leases SET expires_at = :expires_at WHERE \(Self.heldBy) AND expires_at IS NOT NULL
+                """, named: Self.arguments(source, holder).merging(["expires_at": .instant(now.adding(seconds: leaseSeconds))]) { $1 },
                 context: "renewing the lease of \(source)").affectedRows == 1
         }
     }
@@ -52,21 +50,29 @@ extension PostgresStore: SourceLeases {
     public func release(source: String, holder: LeaseHolder) throws {
         try withConnection(source: source) { connection in
             _ = try connection.query("""
-                UPDATE source_leases SET expires_at = NULL WHERE source = $1 AND holder_host = $2 AND holder_pid = $3 AND holder_token = $4
-                """, [.text(source), .text(holder.host), .integer(Int64(holder.pid)), .text(holder.token)],
-                context: "releasing the lease of \(source)")
+                UPDATE source_leases SET expires_at = NULL WHERE \(Self.heldBy)
+                """, named: Self.arguments(source, holder), context: "releasing the lease of \(source)")
         }
     }
 
     public func lease(of source: String) throws -> SourceLease? {
         try withConnection { connection in
-            let result = try connection.query("SELECT \(Self.leaseColumns) FROM source_leases WHERE source = $1", [.text(source)],
-                                              context: "reading the lease of \(source)")
+            let result = try connection.query("SELECT \(Self.leaseColumns) FROM source_leases WHERE source = :source",
+                                              named: ["source": .text(source)], context: "reading the lease of \(source)")
             return result.rowCount == 1 ? try Self.lease(result, 0) : nil
         }
     }
 
     static let leaseColumns = "source, holder_host, holder_pid, expires_at, last_started_at, holder_token"
+
+    /// The lease row of `:source` held by the holder `:holder_host`, `:holder_pid`, `:holder_token`.
+    private static let heldBy = "source = :source AND holder_host = :holder_host AND holder_pid = :holder_pid AND holder_token = :holder_token"
+
+    /// The values of ``heldBy``'s parameters.
+    private static func arguments(_ source: String, _ holder: LeaseHolder) -> [String: PostgresValue] {
+        ["source": .text(source), "holder_host": .text(holder.host), "holder_pid": .integer(Int64(holder.pid)),
+         "holder_token": .text(holder.token)]
+    }
 
     /// The stored holder (`l`) is the claiming one (`excluded`).
     private static let sameHolder = """
@@ -88,9 +94,9 @@ extension PostgresStore: SourceLeases {
     static func checkLease(of source: String, holder: LeaseHolder, connection: Connection) throws {
         let held = try connection.query("""
             SELECT 1 FROM source_leases
-            WHERE source = $1 AND holder_host = $2 AND holder_pid = $3 AND holder_token = $4 AND expires_at > clock_timestamp()
+            WHERE \(Self.heldBy) AND expires_at > clock_timestamp()
             FOR UPDATE
-            """, [.text(source), .text(holder.host), .integer(Int64(holder.pid)), .text(holder.token)],
+            """, named: arguments(source, holder),
             context: "checking the lease of \(source) before committing its poll")
         guard held.rowCount == 1 else {
             throw PostgresError(message: "this scheduler no longer holds the lease of \(source) (it ran out or another host took it); "

@@ -48,7 +48,7 @@ public struct PostgresMigrator: Sendable {
         var applied: [Migration] = []
         while true {
             let next = try connection.transaction(context: "applying migrations", timeouts: limits) { () throws -> Migration? in
-                try connection.query("SELECT pg_advisory_xact_lock($1)", [.integer(Self.lockKey)], context: "waiting for the migration lock")
+                try connection.query("SELECT pg_advisory_xact_lock(:key)", named: ["key": .integer(Self.lockKey)], context: "waiting for the migration lock")
                 try connection.execute("""
                     CREATE TABLE IF NOT EXISTS schema_migrations (
                         version integer PRIMARY KEY, name text NOT NULL, checksum text NOT NULL, applied_at timestamptz NOT NULL)
@@ -56,8 +56,9 @@ public struct PostgresMigrator: Sendable {
                 // Another host may have applied some while this one waited for the lock.
                 guard let migration = try pending(in: try recorded(connection)).first else { return nil }
                 try connection.execute(migration.sql, context: "applying migration \(migration.name)")
-                try connection.query("INSERT INTO schema_migrations (version, name, checksum, applied_at) VALUES ($1, $2, $3, $4)",
-                                     [.integer(Int64(migration.version)), .text(migration.name), .text(migration.checksum), .instant(now)],
+                try connection.query("INSERT INTO schema_migrations (version, name, checksum, applied_at) VALUES (:version, :name, :checksum, :applied_at)",
+                                     named: ["version": .integer(Int64(migration.version)), "name": .text(migration.name),
+                                             "checksum": .text(migration.checksum), "applied_at": .instant(now)],
                                      context: "recording migration \(migration.name)")
                 return migration
             }

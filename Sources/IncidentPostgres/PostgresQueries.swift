@@ -10,13 +10,13 @@ extension PostgresStore: IncidentReader {
         var filter = try Filter(query)
         var sql = "SELECT \(StoredIncidentDecoder.lifecycleColumns), \(columns.list()) FROM incidents\(filter.clause) ORDER BY "
             + Self.orderClause(query.order)
-        if let limit = query.limit, query.near == nil { sql += " LIMIT " + filter.bind(.integer(Int64(limit))) }
+        if let limit = query.limit, query.near == nil { sql += " LIMIT " + filter.bind("limit", .integer(Int64(limit))) }
         let near = query.near.map { center in (center, query.radiusMeters) }
         var nearest: [(distance: Double, stored: StoredIncident)] = []
         var emitted = 0
         try withConnection { connection in
             var decoder: StoredIncidentDecoder?
-            try connection.forEachRow(sql, filter.arguments, context: "listing incidents") { result, index in
+            try connection.forEachRow(sql, named: filter.arguments, context: "listing incidents") { result, index in
                 let decode = try decoder ?? StoredIncidentDecoder(result, columns: columns)
                 decoder = decode
                 let stored = decode.stored(result, index)
@@ -34,31 +34,31 @@ extension PostgresStore: IncidentReader {
         for entry in nearest.prefix(query.limit ?? Int.max) { try row(entry.stored) }
     }
 
-    /// The WHERE clause of an ``IncidentQuery`` and its arguments (`$1`, `$2`, …). Each
+    /// The WHERE clause of an ``IncidentQuery`` and its named arguments (``NamedParameters``). Each
     /// condition matches exactly the rows the SQLite store's does; where an index needs a
     /// looser test to be used, the looser test comes first and the exact one follows.
     struct Filter {
         private(set) var clause = ""
-        private(set) var arguments: [PostgresValue] = []
+        private(set) var arguments: [String: PostgresValue] = [:]
 
-        /// Adds `value` as the next parameter; returns its placeholder.
-        mutating func bind(_ value: PostgresValue) -> String {
-            arguments.append(value)
-            return "$\(arguments.count)"
+        /// Binds `value` to the parameter `name`; returns its placeholder `:name`.
+        mutating func bind(_ name: String, _ value: PostgresValue) -> String {
+            arguments[name] = value
+            return ":" + name
         }
 
         /// - Throws: ``QueryError`` for a search text ``SearchTerms`` refuses.
         init(_ query: IncidentQuery) throws {
             var conditions: [String] = []
-            func list(_ values: [String]) -> String {
-                "(" + values.map { bind(.text($0)) }.joined(separator: ", ") + ")"
+            func list(_ name: String, _ values: [String]) -> String {
+                "(" + values.enumerated().map { bind("\(name)\($0)", .text($1)) }.joined(separator: ", ") + ")"
             }
-            func overlapping(_ box: BoundingBox) -> String {
+            func overlapping(_ name: String, _ box: BoundingBox) -> String {
                 // The incident's extent (its geometry's box, else its point) overlaps the box.
                 // The GiST index (0003) answers `&&` (with the geometric operators' 1e-6
                 // tolerance); the comparisons after it are SQLite's exact test.
-                let (minLat, maxLat) = (bind(.real(box.minLatitude)), bind(.real(box.maxLatitude)))
-                let (minLon, maxLon) = (bind(.real(box.minLongitude)), bind(.real(box.maxLongitude)))
+                let (minLat, maxLat) = (bind(name + "_min_lat", .real(box.minLatitude)), bind(name + "_max_lat", .real(box.maxLatitude)))
+                let (minLon, maxLon) = (bind(name + "_min_lon", .real(box.minLongitude)), bind(name + "_max_lon", .real(box.maxLongitude)))
                 return "\(Self.extent) && box(point(\(minLon), \(minLat)), point(\(maxLon), \(maxLat)))"
                     + " AND coalesce(min_latitude, latitude) <= \(maxLat) AND coalesce(max_latitude, latitude) >= \(minLat)"
                     + " AND coalesce(min_longitude, longitude) <= \(maxLon) AND coalesce(max_longitude, longitude) >= \(minLon)"
@@ -68,42 +68,42 @@ extension PostgresStore: IncidentReader {
                 case .status(let statuses):
                     // StoredIncident.status(at:), in SQL; the states of incidents still listed also
                     // say `cleared_at IS NULL`, for the partial indexes of the active set.
-                    let condition = Self.status(now: bind(.instant(query.now))) + " IN " + list(statuses.map(\.rawValue))
+                    let condition = Self.status(now: bind("now", .instant(query.now))) + " IN " + list("status", statuses.map(\.rawValue))
                     conditions.append(statuses.contains(.cleared) ? condition : "cleared_at IS NULL AND " + condition)
                 case .source(let sources):
-                    conditions.append("source IN " + list(sources))
+                    conditions.append("source IN " + list("source", sources))
                 case .category(let categories):
-                    conditions.append("category IN " + list(categories.map(\.rawValue)))
+                    conditions.append("category IN " + list("category", categories.map(\.rawValue)))
                 case .started(let since, let until):
-                    if let since { conditions.append("started_at >= " + bind(.instant(since))) }
-                    if let until { conditions.append("started_at < " + bind(.instant(until))) }
+                    if let since { conditions.append("started_at >= " + bind("since", .instant(since))) }
+                    if let until { conditions.append("started_at < " + bind("until", .instant(until))) }
                 case .seenSince(let seen):
-                    conditions.append("last_seen_at >= " + bind(.instant(seen)))
+                    conditions.append("last_seen_at >= " + bind("seen_since", .instant(seen)))
                 case .road(let road, let reference):
                     // A substring of the provider's road name or of the canonical name, or the
                     // canonical road the text names; case-sensitive (SQLite: instr). LIKE reads the
                     // trigram index.
-                    let pattern = bind(.text("%" + Self.escapeLike(try SearchTerms.printable(road, what: "road")) + "%"))
+                    let pattern = bind("road", .text("%" + Self.escapeLike(try SearchTerms.printable(road, what: "road")) + "%"))
                     var condition = "road LIKE \(pattern) OR road_ref LIKE \(pattern)"
-                    if let reference { condition += " OR road_ref = " + bind(.text(reference)) }
+                    if let reference { condition += " OR road_ref = " + bind("road_reference", .text(reference)) }
                     conditions.append("(\(condition))")
                 case .boundingBox(let box):
-                    conditions.append(overlapping(box))
+                    conditions.append(overlapping("bbox", box))
                 case .near(let center, let radiusMeters):
                     // The circle's bounding box; the exact distance is checked on the rows read
                     // (``PostgresStore/forEachIncident(matching:_:)``).
-                    conditions.append(overlapping(BoundingBox.around(center, meters: radiusMeters)))
+                    conditions.append(overlapping("near", BoundingBox.around(center, meters: radiusMeters)))
                 case .search(let search):
-                    for term in try SearchTerms(search).terms {
+                    for (index, term) in try SearchTerms(search).terms.enumerated() {
                         // Each term occurs in the description or the location, ASCII letters in
                         // either case (SQLite's LIKE). ILIKE, which the trigram indexes answer,
                         // finds a superset; the ASCII-only fold keeps exactly SQLite's matches.
                         let pattern = "%" + Self.escapeLike(term) + "%"
-                        let exact = bind(.text(Self.asciiLowercased(pattern)))
+                        let exact = bind("term\(index)", .text(Self.asciiLowercased(pattern)))
                         let fold = "'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz'"
                         var condition = "(translate(description, \(fold)) LIKE \(exact) OR translate(location, \(fold)) LIKE \(exact))"
                         if Self.hasTrigram(term) {
-                            let loose = bind(.text(pattern))
+                            let loose = bind("term\(index)_loose", .text(pattern))
                             condition = "(description ILIKE \(loose) OR location ILIKE \(loose)) AND " + condition
                         }
                         conditions.append(condition)
@@ -113,7 +113,7 @@ extension PostgresStore: IncidentReader {
             clause = conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")
         }
 
-        /// ``StoredIncident/status(at:)`` in SQL, at the instant parameter `now` (`$n`), as
+        /// ``StoredIncident/status(at:)`` in SQL, at the instant parameter `now` (`:now`), as
         /// SQLite's `Selection.status`.
         static func status(now: String) -> String {
             "CASE WHEN cleared_at IS NOT NULL THEN 'cleared' WHEN ended_at <= \(now) THEN 'ended' "
@@ -162,14 +162,14 @@ extension PostgresStore: IncidentReader {
     public func history(ofIncident id: Int64) throws -> IncidentHistory? {
         try withConnection { connection in
             try connection.transaction("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", context: "reading incident \(id)") {
-                let current = try connection.query("SELECT \(StoredIncidentDecoder.lifecycleColumns), \(columns.list()) FROM incidents WHERE id = $1",
-                                                   [.integer(id)], context: "reading incident \(id)")
+                let current = try connection.query("SELECT \(StoredIncidentDecoder.lifecycleColumns), \(columns.list()) FROM incidents WHERE id = :id",
+                                                   named: ["id": .integer(id)], context: "reading incident \(id)")
                 guard current.rowCount == 1 else { return nil }
                 let stored = try StoredIncidentDecoder(current, columns: columns).stored(current, 0)
                 let history = try connection.query("""
                     SELECT revision, \(columns.list()), cleared_at, superseded_at
-                    FROM incident_revisions WHERE incident_id = $1 ORDER BY revision
-                    """, [.integer(id)], context: "reading the revisions of incident \(id)")
+                    FROM incident_revisions WHERE incident_id = :id ORDER BY revision
+                    """, named: ["id": .integer(id)], context: "reading the revisions of incident \(id)")
                 let decoder = try columns.decoder(for: history)
                 let (revision, clearedAt, supersededAt) = (try history.column("revision"), try history.column("cleared_at"),
                                                            try history.column("superseded_at"))
@@ -183,8 +183,8 @@ extension PostgresStore: IncidentReader {
                 }
                 let rejected = try connection.query("""
                     SELECT \(RejectionRows.columns) FROM rejected_records
-                    WHERE source = $1 AND external_id = $2 ORDER BY id DESC LIMIT 20
-                    """, [.text(stored.incident.source), .text(stored.incident.externalID)],
+                    WHERE source = :source AND external_id = :external_id ORDER BY id DESC LIMIT 20
+                    """, named: ["source": .text(stored.incident.source), "external_id": .text(stored.incident.externalID)],
                     context: "reading the records of incident \(id) set aside")
                 let rejections = try (0..<rejected.rowCount).map { try RejectionRows.decode(rejected, $0) }
                 return IncidentHistory(current: stored, revisions: revisions, rejections: rejections)
@@ -197,8 +197,8 @@ extension PostgresStore: IncidentReader {
     /// the key's UTF-8 bytes (hours by key).
     public func statistics(matching query: IncidentQuery, utcOffsetSeconds: Int) throws -> IncidentStatistics {
         var filter = try Filter(query)
-        let now = filter.bind(.instant(query.now))
-        let offset = filter.bind(.integer(Int64(utcOffsetSeconds)))
+        let now = filter.bind("now", .instant(query.now))
+        let offset = filter.bind("utc_offset", .integer(Int64(utcOffsetSeconds)))
         let sql = """
             SELECT GROUPING(source, category, road, hour), source, category, road, hour, count(*),
                    count(*) FILTER (WHERE status = 'active'), count(*) FILTER (WHERE status = 'cleared'),
@@ -209,7 +209,7 @@ extension PostgresStore: IncidentReader {
                   FROM incidents\(filter.clause)) AS matching
             GROUP BY GROUPING SETS ((), (source), (category), (road), (hour))
             """
-        let result = try withConnection { try $0.query(sql, filter.arguments, context: "counting incidents") }
+        let result = try withConnection { try $0.query(sql, named: filter.arguments, context: "counting incidents") }
         var stats = IncidentStatistics()
         var groups: [Int: [(String, Int)]] = [:]
         for row in 0..<result.rowCount {
@@ -241,23 +241,22 @@ extension PostgresStore: IncidentReader {
 
     public func runs(source: String?, limit: Int, failuresFirst: Bool) throws -> [IngestRun] {
         var sql = "SELECT \(RunRows.columns) FROM ingest_runs"
-        var arguments: [PostgresValue] = []
+        var arguments: [String: PostgresValue] = ["limit": .integer(Int64(limit))]
         if let source {
-            arguments.append(.text(source))
-            sql += " WHERE source = $1"
+            arguments["source"] = .text(source)
+            sql += " WHERE source = :source"
         }
-        arguments.append(.integer(Int64(limit)))
-        sql += " ORDER BY " + (failuresFirst ? "status IN ('succeeded', 'incomplete'), " : "") + "id DESC LIMIT $\(arguments.count)"
+        sql += " ORDER BY " + (failuresFirst ? "status IN ('succeeded', 'incomplete'), " : "") + "id DESC LIMIT :limit"
         return try withConnection { connection in
-            let result = try connection.query(sql, arguments, context: "reading the run log")
+            let result = try connection.query(sql, named: arguments, context: "reading the run log")
             return try (0..<result.rowCount).map { try RunRows.decode(result, $0) }
         }
     }
 
     public func rejections(runID: Int64) throws -> [StoredRejection] {
         try withConnection { connection in
-            let result = try connection.query("SELECT \(RejectionRows.columns) FROM rejected_records WHERE run_id = $1 ORDER BY id",
-                                              [.integer(runID)], context: "reading the records run \(runID) set aside")
+            let result = try connection.query("SELECT \(RejectionRows.columns) FROM rejected_records WHERE run_id = :run_id ORDER BY id",
+                                              named: ["run_id": .integer(runID)], context: "reading the records run \(runID) set aside")
             return try (0..<result.rowCount).map { try RejectionRows.decode(result, $0) }
         }
     }

@@ -99,13 +99,13 @@ extension PostgresStore: StoreAdministration {
 
     func prune(before horizon: UTCInstant, batchSize: Int) throws -> PruneCounts {
         var counts = PruneCounts()
-        let arguments: [PostgresValue] = [.instant(horizon), .integer(Int64(batchSize))]
+        let arguments: [String: PostgresValue] = ["horizon": .instant(horizon), "batch_size": .integer(Int64(batchSize))]
         while true {
             let (incidents, revisions) = try withConnection { connection in
                 try connection.transaction(context: "pruning incidents") { () throws -> (Int, Int) in
-                    let batch = "SELECT id FROM incidents WHERE cleared_at IS NOT NULL AND cleared_at < $1 LIMIT $2 FOR UPDATE"
+                    let batch = "SELECT id FROM incidents WHERE cleared_at IS NOT NULL AND cleared_at < :horizon LIMIT :batch_size FOR UPDATE"
                     try connection.execute("CREATE TEMP TABLE prune_batch (id bigint PRIMARY KEY) ON COMMIT DROP", context: "pruning incidents")
-                    try connection.query("INSERT INTO prune_batch \(batch)", arguments, context: "pruning incidents")
+                    try connection.query("INSERT INTO prune_batch \(batch)", named: arguments, context: "pruning incidents")
                     // Its true size (at most a batch) for the planner, which otherwise guesses
                     // thousands and may join it to incidents by reading the primary key whole.
                     try connection.execute("ANALYZE prune_batch", context: "pruning incidents")
@@ -124,10 +124,10 @@ extension PostgresStore: StoreAdministration {
             let runs = try withConnection { connection in
                 try connection.query("""
                     DELETE FROM ingest_runs WHERE id IN (
-                        SELECT id FROM ingest_runs r WHERE finished_at < $1
+                        SELECT id FROM ingest_runs r WHERE finished_at < :horizon
                           AND EXISTS (SELECT 1 FROM ingest_runs later WHERE later.source = r.source AND later.id > r.id)
-                        LIMIT $2)
-                    """, arguments, context: "pruning runs").affectedRows
+                        LIMIT :batch_size)
+                    """, named: arguments, context: "pruning runs").affectedRows
             }
             counts.runs += runs
             if runs < batchSize { break }
@@ -137,8 +137,8 @@ extension PostgresStore: StoreAdministration {
 
     public func clearQuota(source: String) throws -> Bool {
         try withConnection { connection in
-            try connection.query("UPDATE source_state SET exhausted_until = NULL WHERE source = $1 AND exhausted_until IS NOT NULL",
-                                 [.text(source)], context: "clearing the quota pause of \(source)").affectedRows == 1
+            try connection.query("UPDATE source_state SET exhausted_until = NULL WHERE source = :source AND exhausted_until IS NOT NULL",
+                                 named: ["source": .text(source)], context: "clearing the quota pause of \(source)").affectedRows == 1
         }
     }
 }

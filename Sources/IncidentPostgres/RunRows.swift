@@ -38,10 +38,10 @@ enum RunRows {
             values = values.map { $0.column == "status" ? ($0.column, .text("running")) : $0.column == "finished_at" ? ($0.column, .null) : $0 }
         }
         if let id = run.id { values.append(("id", .integer(id))) }
-        let placeholders = values.indices.map { "$\($0 + 1)" }.joined(separator: ", ")
+        let columns = values.map(\.column)
         let result = try connection.query("""
-            INSERT INTO ingest_runs (\(values.map(\.column).joined(separator: ", "))) VALUES (\(placeholders)) RETURNING id
-            """, values.map(\.value), context: "recording a run of \(run.source)")
+            INSERT INTO ingest_runs (\(columns.joined(separator: ", "))) VALUES (\(columns.map { ":" + $0 }.joined(separator: ", "))) RETURNING id
+            """, named: Dictionary(uniqueKeysWithValues: values.map { ($0.column, $0.value) }), context: "recording a run of \(run.source)")
         guard let id = result.int64(0, 0) else {
             throw PostgresError(message: "the run was inserted without an id", context: "recording a run of \(run.source)")
         }
@@ -52,9 +52,9 @@ enum RunRows {
     static func finish(_ run: IngestRun, connection: Connection) throws {
         guard let id = run.id else { return }
         let values = self.values(run).filter { $0.column != "source" && $0.column != "started_at" }
-        let assignments = values.enumerated().map { "\($1.column) = $\($0 + 1)" }.joined(separator: ", ")
-        try connection.query("UPDATE ingest_runs SET \(assignments) WHERE id = $\(values.count + 1)",
-                             values.map(\.value) + [.integer(id)], context: "recording the run of \(run.source)")
+        let assignments = values.map { "\($0.column) = :\($0.column)" }.joined(separator: ", ")
+        try connection.query("UPDATE ingest_runs SET \(assignments) WHERE id = :run_id",
+                             named: Dictionary(uniqueKeysWithValues: values.map { ($0.column, $0.value) } + [("run_id", .integer(id))]), context: "recording the run of \(run.source)")
     }
 
     /// Reads one row of a result that selected ``columns``.

@@ -320,3 +320,21 @@ struct PostgresRoleTests {
         }
     }
 }
+
+/// Statements are written with named parameters, as SQLite's are, and rewritten to libpq's
+/// numbered ones (no server needed: the rewriting is text).
+@Suite("PostgreSQL named parameters")
+struct PostgresNamedParameterTests {
+    @Test("each :name becomes $n in first-use order, a repeated name one parameter; casts, literals and comments are left alone")
+    func rewriting() {
+        let (sql, values) = NamedParameters.positional("""
+            SELECT ':quoted', ":ident" FROM t -- :comment
+            WHERE a = :run_id AND b::text = :source AND c < :at::timestamptz AND d = :run_id
+            """, ["run_id": .integer(7), "source": .text("gits"), "at": .text("2024-01-01T00:00:00Z"), "unused": .null])
+        #expect(sql == """
+            SELECT ':quoted', ":ident" FROM t -- :comment
+            WHERE a = $1 AND b::text = $2 AND c < $3::timestamptz AND d = $1
+            """)
+        #expect(values.map(\.text) == ["7", "gits", "2024-01-01T00:00:00Z"])
+    }
+}
