@@ -41,13 +41,19 @@ public struct IncidentField: Sendable {
     /// set this false, so that stored hashes of incidents without the new value stay valid (a
     /// present value always counts).
     public let hashesAbsence: Bool
+    /// Where a text field made by ``text(_:_:hashesAbsence:)`` keeps the provider's text in an
+    /// incident (nil for the others): what the secrets redactor scans, so a new text field is
+    /// scanned too.
+    public let textPath: (WritableKeyPath<Incident, String?> & Sendable)?
 
     public init(columns: [String], storage: Storage, hashesAbsence: Bool = true,
+                textPath: (WritableKeyPath<Incident, String?> & Sendable)? = nil,
                 value: @escaping @Sendable (Incident) -> IncidentValue,
                 assign: @escaping @Sendable (inout Incident, IncidentValue) -> Void) {
         self.columns = columns
         self.storage = storage
         self.hashesAbsence = hashesAbsence
+        self.textPath = textPath
         self.value = value
         self.assign = assign
     }
@@ -55,7 +61,7 @@ public struct IncidentField: Sendable {
     /// A text field at `path`.
     public static func text(_ column: String, _ path: WritableKeyPath<Incident, String?> & Sendable,
                             hashesAbsence: Bool = true) -> IncidentField {
-        IncidentField(columns: [column], storage: .text, hashesAbsence: hashesAbsence,
+        IncidentField(columns: [column], storage: .text, hashesAbsence: hashesAbsence, textPath: path,
                       value: { $0[keyPath: path].map(IncidentValue.text) ?? .null },
                       assign: { incident, value in if case .text(let text) = value { incident[keyPath: path] = text } else { incident[keyPath: path] = nil } })
     }

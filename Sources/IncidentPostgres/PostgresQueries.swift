@@ -261,49 +261,23 @@ extension PostgresStore: IncidentReader {
         }
     }
 
-    /// Per source of the run log, its last run (`last_id`) and its last run that stored records
-    /// (`success_id`), as SQLite's: the sources found by seeking from one to the next in
-    /// `ingest_runs_by_source`, each run from the end of its source's entries, so a status
-    /// refresh reads a few entries per source, not every run (`GROUP BY source` read them all).
-    /// The last runs are read by a lookup per source (a lateral subquery with `LIMIT 1`, which the
-    /// planner keeps as one): as `id IN (SELECT last_id …)` or a plain join it hashed the whole
-    /// primary key, not knowing how few sources the CTE yields.
-    static let latestRuns = """
-        WITH RECURSIVE sources (source) AS (
-            SELECT min(source) FROM ingest_runs
-            UNION ALL SELECT (SELECT min(source) FROM ingest_runs WHERE source > sources.source) FROM sources WHERE source IS NOT NULL),
-        latest AS (
-            SELECT source, (SELECT max(id) FROM ingest_runs r WHERE r.source = sources.source) AS last_id,
-                (SELECT id FROM ingest_runs r WHERE r.source = sources.source AND r.status IN ('succeeded', 'incomplete')
-                 ORDER BY r.id DESC LIMIT 1) AS success_id
-            FROM sources WHERE source IS NOT NULL)
-        """
-
     public func sourceSummaries() throws -> [SourceSummary] {
         try withConnection { connection in
             try connection.transaction("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", context: "summarizing the sources") {
                 let context = "summarizing the sources"
                 var summaries: [String: SourceSummary] = [:]
+                // The last runs by a lookup per source (a lateral subquery with `LIMIT 1`, which the
+                // planner keeps as one): as `id IN (SELECT last_id …)` or a plain join it hashed
+                // the whole primary key, not knowing how few sources the CTE yields.
                 let last = try connection.query("""
-                    \(Self.latestRuns) SELECT r.* FROM latest CROSS JOIN LATERAL
+                    \(RunLogSQL.latestRuns) SELECT r.* FROM latest CROSS JOIN LATERAL
                         (SELECT \(RunRows.columns) FROM ingest_runs WHERE id = latest.last_id LIMIT 1) r
                     """, context: context)
                 for row in 0..<last.rowCount {
                     let run = try RunRows.decode(last, row)
                     summaries[run.source] = SourceSummary(source: run.source, lastRun: run)
                 }
-                let successes = try connection.query("""
-                    \(Self.latestRuns)
-                    SELECT source, (SELECT finished_at FROM ingest_runs WHERE id = success_id),
-                        (SELECT count(*) FROM ingest_runs f WHERE f.source = latest.source AND f.id > coalesce(success_id, 0)
-                            AND f.status IN ('failed', 'cancelled')),
-                        (SELECT min(started_at) FROM ingest_runs f WHERE f.source = latest.source AND f.id > coalesce(success_id, 0)
-                            AND f.status IN ('failed', 'cancelled')),
-                        -- stale runs since the last run that stored a current document
-                        (SELECT count(*) FROM ingest_runs f WHERE f.source = latest.source AND f.id > coalesce(success_id, 0)
-                            AND f.status = 'stale')
-                    FROM latest
-                    """, context: context)
+                let successes = try connection.query(RunLogSQL.sinceLastSuccess, context: context)
                 for row in 0..<successes.rowCount {
                     guard let source = successes.string(row, 0) else { continue }
                     summaries[source, default: SourceSummary(source: source)].lastSuccessAt = successes.instant(row, 1)

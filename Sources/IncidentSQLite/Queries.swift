@@ -186,22 +186,11 @@ extension SQLiteStore: IncidentReader {
         try withDatabase { db in
             try db.readTransaction {
                 var summaries: [String: SourceSummary] = [:]
-                try db.query("\(Self.latestRuns) SELECT \(RunRow.columns) FROM ingest_runs WHERE id IN (SELECT last_id FROM latest)") { row in
+                try db.query("\(RunLogSQL.latestRuns) SELECT \(RunRow.columns) FROM ingest_runs WHERE id IN (SELECT last_id FROM latest)") { row in
                     let run = try RunRow.decode(row)
                     summaries[run.source] = SourceSummary(source: run.source, lastRun: run)
                 }
-                try db.query("""
-                    \(Self.latestRuns)
-                    SELECT source, (SELECT finished_at FROM ingest_runs WHERE id = success_id),
-                        (SELECT count(*) FROM ingest_runs f WHERE f.source = latest.source AND f.id > coalesce(success_id, 0)
-                            AND f.status IN ('failed', 'cancelled')),
-                        (SELECT min(started_at) FROM ingest_runs f WHERE f.source = latest.source AND f.id > coalesce(success_id, 0)
-                            AND f.status IN ('failed', 'cancelled')),
-                        -- stale runs since the last run that stored a current document
-                        (SELECT count(*) FROM ingest_runs f WHERE f.source = latest.source AND f.id > coalesce(success_id, 0)
-                            AND f.status = 'stale')
-                    FROM latest
-                    """) { row in
+                try db.query(RunLogSQL.sinceLastSuccess) { row in
                     guard let source = row.string(at: 0) else { return }
                     summaries[source, default: SourceSummary(source: source)].lastSuccessAt = row.instant(at: 1)
                     summaries[source, default: SourceSummary(source: source)].consecutiveFailures = row.int(at: 2) ?? 0
@@ -216,22 +205,6 @@ extension SQLiteStore: IncidentReader {
             }
         }
     }
-
-    /// Per source of the run log, its last run (`last_id`) and its last run that stored records
-    /// (`success_id`, the one that finished last: a source's runs are written in the order they
-    /// finish, under the write lock). The sources are found by seeking from one to the next in
-    /// `ingest_runs_by_source` and each run from the end of its source's entries, so a refresh
-    /// reads a few entries per source (plus its failures since the last success), not every run.
-    static let latestRuns = """
-        WITH RECURSIVE sources (source) AS (
-            SELECT min(source) FROM ingest_runs
-            UNION ALL SELECT (SELECT min(source) FROM ingest_runs WHERE source > sources.source) FROM sources WHERE source IS NOT NULL),
-        latest AS (
-            SELECT source, (SELECT max(id) FROM ingest_runs r WHERE r.source = sources.source) AS last_id,
-                (SELECT id FROM ingest_runs r WHERE r.source = sources.source AND r.status IN ('succeeded', 'incomplete')
-                 ORDER BY r.id DESC LIMIT 1) AS success_id
-            FROM sources WHERE source IS NOT NULL)
-        """
 
     public func activeIncidentCounts(at now: UTCInstant) throws -> [String: Int] {
         try withDatabase { db in

@@ -236,9 +236,9 @@ struct ProviderStream: IncidentStream {
     var provider: any FeedProvider.Type
     var pages: [(file: URL, contentType: String?)]
     var definition: SourceDefinition
-    /// The text an incident takes from the response, where a server may echo the key (key paths
-    /// are immutable values; Swift 6.3 does not mark them Sendable).
-    nonisolated(unsafe) static let textFields: [WritableKeyPath<Incident, String?>] = [\.providerCategory, \.description, \.road, \.roadRef, \.location, \.direction, \.restriction]
+    /// The text an incident takes from the response, where a server may echo the key: every
+    /// text content field (``IncidentField/textPath``).
+    static let textFields = IncidentField.content.compactMap(\.textPath)
 
     /// The last page links to a next page that was not fetched (a saved page replayed).
     var unreadPages = false
