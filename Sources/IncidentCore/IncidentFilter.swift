@@ -78,6 +78,7 @@ extension IncidentFilter {
         /// The name without dashes: `seen-since`.
         public var name: String { rawValue }
 
+        /// How it takes values (an OpenAPI parameter: a boolean, a string, an array of strings).
         public var kind: Kind {
             switch self {
             case .active: .flag
@@ -86,18 +87,26 @@ extension IncidentFilter {
             }
         }
 
-        /// The value's syntax, for usage lines: `minLon,minLat,maxLon,maxLat`.
-        public var placeholder: String {
+        /// The values a parameter takes when they are a fixed set (an OpenAPI `enum`); nil otherwise.
+        public var choices: [String]? {
             switch self {
-            case .active: ""
-            case .status: IncidentStatus.allCases.map(\.rawValue).joined(separator: "|")
-            case .source: "name"
-            case .category: IncidentCategory.allCases.map(\.rawValue).joined(separator: "|")
-            case .since, .until, .seenSince: "instant"
-            case .road, .search: "text"
-            case .bbox: "minLon,minLat,maxLon,maxLat"
-            case .near: "lat,lon"
-            case .radius: "distance"
+            case .status: IncidentStatus.allCases.map(\.rawValue)
+            case .category: IncidentCategory.allCases.map(\.rawValue)
+            case .active, .source, .since, .until, .seenSince, .road, .bbox, .near, .radius, .search: nil
+            }
+        }
+
+        /// The value's syntax, for usage lines: `minLon,minLat,maxLon,maxLat`, `active|planned|…`.
+        public var placeholder: String {
+            if let choices { return choices.joined(separator: "|") }
+            switch self {
+            case .active, .status, .category: return ""
+            case .source: return "name"
+            case .since, .until, .seenSince: return "instant"
+            case .road, .search: return "text"
+            case .bbox: return "minLon,minLat,maxLon,maxLat"
+            case .near: return "lat,lon"
+            case .radius: return "distance"
             }
         }
 
@@ -147,9 +156,8 @@ extension IncidentFilter {
         var what: String {
             switch self {
             case .active: "true or false"
-            case .status: "one of \(IncidentStatus.allCases.map(\.rawValue).joined(separator: ", "))"
+            case .status, .category: "one of \((choices ?? []).joined(separator: ", "))"
             case .source: "a source name"
-            case .category: "one of \(IncidentCategory.allCases.map(\.rawValue).joined(separator: ", "))"
             case .since, .until, .seenSince: "an instant"
             case .road, .search: "a text"
             case .bbox: "a box"

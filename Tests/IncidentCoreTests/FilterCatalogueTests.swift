@@ -75,6 +75,7 @@ struct FilterCatalogueTests {
         for parameter in parameters {
             #expect(!parameter.help.isEmpty && !parameter.example.isEmpty)
             #expect(parameter.kind == .flag ? parameter.placeholder.isEmpty : !parameter.placeholder.isEmpty)
+            #expect(parameter.choices.map { $0.contains(parameter.example) } ?? true)
             let pairs = [(name: parameter.name, values: [parameter.example])] + (parameter == .radius ? [("near", ["37.5,127"])] : [])
             #expect(try Self.query(pairs).filters.count == 1, "\(parameter.name)=\(parameter.example)")
         }
