@@ -105,6 +105,24 @@ enum Stores {
         }
     }
 
+    /// Whether two `database` settings name the same database: the same SQLite file (after
+    /// resolving `.`, `..` and symbolic links), or PostgreSQL strings naming the same user, host,
+    /// port and database.
+    static func sameDatabase(_ a: String, _ b: String) -> Bool {
+        if a == b { return true }
+        switch (isPostgreSQL(a), isPostgreSQL(b)) {
+        case (true, true): return displayName(a) == displayName(b)
+        case (false, false):
+            // The file may not exist yet: its directory's links are resolved.
+            func resolved(_ path: String) -> String {
+                let url = URL(fileURLWithPath: path).standardizedFileURL
+                return url.deletingLastPathComponent().resolvingSymlinksInPath().appendingPathComponent(url.lastPathComponent).path
+            }
+            return a != ":memory:" && b != ":memory:" && resolved(a) == resolved(b)
+        default: return false
+        }
+    }
+
     /// Whether `database` names a PostgreSQL database rather than an SQLite file.
     static func isPostgreSQL(_ database: String) -> Bool { PostgresLocation.recognizes(database) }
 
@@ -190,6 +208,7 @@ extension Stores {
 struct StoreMissing: Error, CustomStringConvertible {
     var database: String
     var description: String {
-        "no incidents database at \(database); run `incident-scheduler run --once` (or `ingest`) first, or pass --database PATH"
+        "no incidents database at \(database); give the scheduler's configuration (--config FILE; /etc/trafficincidents/config.json is read when it exists) "
+            + "or --database naming its database, or create it with `incident-scheduler run --once` using that same configuration"
     }
 }

@@ -11,11 +11,12 @@ enum PruneCommand {
             name: "prune",
             abstract: "Delete incidents cleared, and runs finished, longer ago than a horizon.",
             discussion: "Works in small batches so an ingest or a query never waits long. Each source's latest run is kept.",
-            options: [olderThan, CommonOptions.database, CommonOptions.config, CommonOptions.logFormat],
+            options: [olderThan, CommonOptions.database, CommonOptions.config, CommonOptions.envFile, CommonOptions.logFormat, CommonOptions.logLevel],
             run: { arguments in try await run(arguments, context) })
     }
 
     static func run(_ arguments: ParsedArguments, _ context: Context) async throws {
+        let context = try context.loadingEnvironmentFile(arguments)
         let seconds = try arguments.required(olderThan, "e.g. 90d")
         let path = try context.databasePath(arguments)
         try SchedulerTool.requireDatabase(path)

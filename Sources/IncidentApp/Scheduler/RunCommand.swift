@@ -34,12 +34,13 @@ enum RunCommand {
             SIGTERM/SIGINT (then exits 0), polls each source every `interval` plus up to 10 % jitter, and re-reads
             --config on SIGHUP.
             """,
-            options: [once, loop, CommonOptions.config, CommonOptions.database, CommonOptions.dryRun, deadline, concurrency,
-                      metricsFile, heartbeat, CommonOptions.logFormat, CommonOptions.verbose],
+            options: [once, loop, CommonOptions.config, CommonOptions.envFile, CommonOptions.database, CommonOptions.dryRun, deadline, concurrency,
+                      metricsFile, heartbeat, CommonOptions.logFormat, CommonOptions.logLevel, CommonOptions.verbose],
             run: { arguments in try await run(arguments, context) })
     }
 
-    static func run(_ arguments: ParsedArguments, _ context: Context) async throws {
+    static func run(_ arguments: ParsedArguments, _ processContext: Context) async throws {
+        let context = try processContext.loadingEnvironmentFile(arguments)
         if arguments[once] && arguments[loop] {
             throw UsageError("--once and --loop are exclusive: give --once to poll each source once (cron, a timer) or --loop to keep polling (a service)")
         }
@@ -56,16 +57,24 @@ enum RunCommand {
         let path = try context.databasePath(arguments, configured: configuration.database)
         // --once: whatever holds the run up (a database that stopped answering while the store
         // opens, a call that nothing could interrupt), it ends at most 10 s after its deadline.
+        // One line at every start says what this process is and where its data goes.
+        logger.log(.info, "scheduler.start", [
+            "version": BuildInfo.description, "mode": arguments[once] ? "once" : "loop",
+            "config": try context.configurationFile(arguments) ?? "(none: $GITS_SERVICE_KEY)",
+            "database": Stores.displayName(path), "sources": configuration.sources.map(\.name).joined(separator: ","),
+        ])
         let backstop = arguments[once] ? DeadlineBackstop(seconds: (deadlineSeconds ?? configuration.deadlineSeconds) + 10, logger: logger) : nil
         defer { backstop?.cancel() }
-        try await SchedulerTool.withStore(path: path, context: context, scheduler: true, leaseSeconds: configuration.leaseSeconds) { store, lock in
+        try await SchedulerTool.withStore(path: path, context: context, scheduler: true, leaseSeconds: configuration.leaseSeconds,
+                                          logger: logger) { store, lock in
             let fileWatch = (store as? any StoreFile).map { StoreFileWatch(database: path, store: $0, lock: lock, logger: logger) }
             let service = SchedulerService(store: store, clock: context.clock, host: context.host, logger: logger, dryRun: dryRun,
                                            metricsFile: metricsPath, concurrency: concurrencyLimit ?? configuration.concurrency,
                                            leaseSeconds: configuration.leaseSeconds, fileWatch: fileWatch)
             if arguments[loop] {
                 await PollingLoop(service: service, heartbeatSeconds: heartbeatSeconds).run(configuration) {
-                    try SchedulerTool.loadConfiguration(arguments, context, requireKeys: true)
+                    // SIGHUP re-reads the environment file too: a key rotated there is used.
+                    try SchedulerTool.loadConfiguration(arguments, try processContext.loadingEnvironmentFile(arguments), requireKeys: true)
                 }
                 if let lost = fileWatch?.lost { throw lost }
                 return
@@ -75,8 +84,9 @@ enum RunCommand {
             if let retention = configuration.retentionSeconds, !dryRun, !Task.isCancelled {
                 service.prune(olderThan: retention)
             }
-            service.writeMetrics()
+            let metricsWritten = service.writeMetrics()
             if let status = round.status { throw RoundOutcome(status: status) }
+            if !metricsWritten { throw RoundOutcome(status: ExitStatus.failure) }
         }
     }
 }

@@ -18,10 +18,11 @@ enum StatusCommand {
             HEALTH is ok, failing (its last runs failed, but it is not stale yet), paused (its request quota is
             exhausted) or stale (no poll stored records for more than --stale-after intervals, or none ever did).
             Below the table, one line per source that is not ok says why, with its last error in full.
-            Exit 0 when no source is stale, 3 when one is (for monitoring: a check can run this command),
-            66 when the database does not exist yet, 78 when the configuration is invalid.
+            Exit 0 when every source is ok (or paused for its quota), 1 when one is failing now (its last runs failed)
+            and none is stale, 3 when one is stale (for monitoring: a check can run this command), 66 when the
+            database does not exist yet, 78 when the configuration is invalid.
             """,
-            options: [CommonOptions.config, CommonOptions.database, staleAfter, CommonOptions.tableOrJSON, CommonOptions.wide],
+            options: [CommonOptions.config, CommonOptions.envFile, CommonOptions.database, staleAfter, CommonOptions.tableOrJSON, CommonOptions.wide],
             run: { arguments in try run(arguments, context) })
     }
 
@@ -48,6 +49,7 @@ enum StatusCommand {
     }
 
     static func run(_ arguments: ParsedArguments, _ context: Context) throws {
+        let context = try context.loadingEnvironmentFile(arguments)
         let intervals = try arguments.value(staleAfter) ?? 3
         let json = try arguments.value(CommonOptions.tableOrJSON) == .json
         let configuration = try SchedulerTool.loadConfiguration(arguments, context, requireKeys: false)
@@ -74,6 +76,8 @@ enum StatusCommand {
                             : table(health, intervals: intervals, width: Terminal.width(context.environment, wide: arguments[CommonOptions.wide])))
         let stale = health.filter(\.stale).map(\.source.name)
         if !stale.isEmpty { throw StaleSources(sources: stale, intervals: intervals) }
+        let failing = health.filter { $0.state == "failing" }.map(\.source.name)
+        if !failing.isEmpty { throw FailingSources(sources: failing) }
     }
 
     static func table(_ health: [Health], intervals: Int, width: Int) -> String {
@@ -123,5 +127,14 @@ struct StaleSources: Error, CustomStringConvertible {
     var intervals: Int
     var description: String {
         "stale: \(sources.joined(separator: ", ")) (no poll stored records for more than \(Plural.count(intervals, "interval"))); see the notes above"
+    }
+}
+
+/// `status` found sources failing now: their last runs failed, though they are not stale yet
+/// (exit 1, as a run in which a source failed).
+struct FailingSources: Error, CustomStringConvertible {
+    var sources: [String]
+    var description: String {
+        "failing: \(sources.joined(separator: ", ")) (the last runs failed; not stale yet); see the notes above"
     }
 }

@@ -1,0 +1,188 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// The service as issue 20's operator set it up: the units' and the crontab's own command lines,
+/// a configuration moved to PostgreSQL, keys in an environment file the binary reads itself.
+@Suite("End to end: service settings", .serialized)
+struct ServiceSettingsEndToEndTests {
+    static let key = "op+key/secret="
+
+    /// A workspace laid out as /etc/trafficincidents: config.json (its database in the
+    /// workspace) with one GITS source on `server`, keys.env holding its key.
+    static func etc(_ server: LoopbackServer, database: String? = nil) throws -> (Workspace, config: String, keys: String) {
+        let ws = try Workspace()
+        let config = try ws.write("config.json", """
+            {"database": "\(database ?? ws.database)", "sources": [
+              {"name": "gits", "provider": "gits", "keyEnv": "GITS_SERVICE_KEY", "baseURL": "\(server.url("/gits/").absoluteString)"}]}
+            """)
+        let keys = try ws.write("keys.env", "# the scheduler's keys\nGITS_SERVICE_KEY='\(key)'\n")
+        return (ws, config, keys)
+    }
+
+    /// A unit's or the crontab's command with the installed paths pointed at `ws`.
+    static func localized(_ command: String, _ ws: Workspace) -> String {
+        command.replacingOccurrences(of: "/usr/local/bin/incident-scheduler", with: shellQuoted(Executables.url("incident-scheduler").path))
+            .replacingOccurrences(of: "/etc/trafficincidents/", with: ws.directory.path + "/")
+            .replacingOccurrences(of: "/var/lib/prometheus/node-exporter/", with: ws.directory.path + "/")
+            .replacingOccurrences(of: "/var/log/trafficincidents/", with: ws.directory.path + "/")
+    }
+
+    static func count(_ database: String) async throws -> String {
+        try await shell("sqlite3 \(shellQuoted(database)) 'SELECT count(*) FROM incidents'").stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    @Test("the units' and the crontab's command lines store into the configuration's database, keys from keys.env, one start line")
+    func installedCommandLines() async throws {
+        let server = try await LoopbackServer.start(routes: ["/gits/getIncidentInfo": [ResponseSpec(bodyFile: TestPaths.fixture("gits/incidents_3.xml").path)]])
+        let unit = try DeliverablesTests.unitText("incident-scheduler.service")
+        let exec = try #require(DeliverablesTests.values("ExecStart", in: unit).first)
+        let crontab = try String(contentsOf: TestPaths.packageRoot.appendingPathComponent("Scripts/cron/incident-scheduler.crontab"), encoding: .utf8)
+        let cronLine = try #require(crontab.split(separator: "\n").first { $0.hasPrefix("*/5 ") })
+        // The command after the five time fields and the user column.
+        let cronCommand = cronLine.split(separator: " ", maxSplits: 6).last.map(String.init) ?? ""
+        // `incident-scheduler 0.1.0 (commit 5d71f0d)`: the build the start line names.
+        let version = try await run("incident-scheduler", ["--version"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+            .dropFirst("incident-scheduler ".count)
+        #expect(version.contains(" (commit "))
+        for (name, command) in [("unit", exec), ("crontab", cronCommand)] {
+            let (ws, config, _) = try Self.etc(server)
+            // No key in the process environment: only keys.env has it.
+            let result = try await shell(Self.localized(command, ws), environment: ["GITS_SERVICE_KEY": ""])
+            #expect(result.status == 0, "\(name): \(result.stderr)")
+            #expect(try await Self.count(ws.database) == "3", "\(name)")
+            let log = name == "crontab" ? try String(contentsOfFile: ws.directory.appendingPathComponent("scheduler.log").path, encoding: .utf8) : result.stderr
+            let start = try #require(log.split(separator: "\n").first { $0.contains("event=scheduler.start ") }, "\(name): \(log)")
+            #expect(start.contains("version=\"\(version)\"") && start.contains(" mode=once config=\(config) database=\(ws.database) sources=gits"),
+                    "\(start)")
+            if name == "crontab" {
+                // umask 027, as the units' UMask=0027: the database is not world-readable.
+                let mode = try #require(try FileManager.default.attributesOfItem(atPath: ws.database)[.posixPermissions] as? Int)
+                #expect(mode & 0o007 == 0, "mode \(String(mode, radix: 8))")
+                #expect(FileManager.default.fileExists(atPath: ws.directory.appendingPathComponent("trafficincidents.prom").path))
+            }
+            expectNoKey(Self.key, in: [log])
+        }
+    }
+
+    @Test("a --database that is not the configuration's (the old units after the move to PostgreSQL) is refused by every command, 78, creating nothing",
+          arguments: [("incident-scheduler", ["run", "--once"]), ("incident-scheduler", ["status"]), ("incident-scheduler", ["sources"]),
+                      ("incident-scheduler", ["prune", "--older-than", "90d"]), ("incident-scheduler", ["migrate"]), ("incidents", ["list"])])
+    func disagreement(tool: String, arguments: [String]) async throws {
+        let server = try await LoopbackServer.start(routes: [:])
+        // Port 1: nothing listens there; the refusal must come before any connection.
+        let (ws, config, keys) = try Self.etc(server, database: "postgresql://ingest@127.0.0.1:1/incidents")
+        let oldFile = ws.directory.appendingPathComponent("incidents.sqlite").path
+        let result = try await run(tool, arguments + ["--config", config, "--database", oldFile] + (tool == "incidents" ? [] : ["--env-file", keys]))
+        #expect(result.status == 78, "\(result.stderr)")
+        #expect(result.stderr.contains("--database \(oldFile) is not the configuration's database postgresql://ingest@127.0.0.1:1/incidents (\(config))"),
+                "\(result.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: oldFile))
+        #expect(try await server.requests().isEmpty)
+    }
+
+    @Test("--env-file: missing, a bad line, unreadable by the user that runs it: exit 78 naming the file, before anything runs",
+          arguments: ["missing", "bad line", "root only"])
+    func environmentFileProblems(situation: String) async throws {
+        let server = try await LoopbackServer.start(routes: [:])
+        let (ws, config, keys) = try Self.etc(server)
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: ws.directory.path)
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: config)
+        var user = ""
+        let expected: String
+        switch situation {
+        case "missing":
+            try FileManager.default.removeItem(atPath: keys)
+            expected = "the environment file \(keys) (--env-file) does not exist"
+        case "bad line":
+            _ = try ws.write("keys.env", "GITS_SERVICE_KEY=\(Self.key) extra\n")
+            expected = "the environment file \(keys) (--env-file), line 1: the value of GITS_SERVICE_KEY has a space"
+        default:
+            // The trial's root-only keys.env, read by the service user (here nobody).
+            try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: keys)
+            user = runningAsRoot ? "setpriv --reuid=65534 --regid=65534 --clear-groups " : ""
+            expected = "cannot read the environment file \(keys) (--env-file): Permission denied"
+        }
+        for command in ["run --once", "check-config", "status", "sources"] {
+            let result = try await shell("exec \(user)\(shellQuoted(executablesForAnyUser + "/incident-scheduler")) \(command) --config \(shellQuoted(config)) --env-file \(shellQuoted(keys))")
+            #expect(result.status == 78, "\(command): \(result.stderr)")
+            #expect(result.stderr.contains("level=error event=config.invalid error=\"\(expected)"), "\(command): \(result.stderr)")
+            expectNoKey(Self.key, in: [result.stderr, result.stdout])
+        }
+        #expect(try await server.requests().isEmpty)
+        #expect(!FileManager.default.fileExists(atPath: ws.database))
+    }
+
+    // MARK: baseURL, keys, no configuration
+
+    @Test("baseURL: the full endpoint and the base both work for GITS and ITS; check-config warns about a doubled path, exit 0",
+          arguments: [("gits", "/api/rest/getIncidentInfo", "gits/incidents_3.xml"), ("gits", "/api/rest/", "gits/incidents_3.xml"),
+                      ("gits", "/api/rest", "gits/incidents_3.xml"),
+                      ("its", "/eventInfo", "its/eventInfo_envelope_2items.json"), ("its", "/", "its/eventInfo_envelope_2items.json")])
+    func baseURLForms(provider: String, base: String, fixture: String) async throws {
+        let endpoint = provider == "gits" ? "/api/rest/getIncidentInfo" : "/eventInfo"
+        let server = try await LoopbackServer.start(routes: [endpoint: [ResponseSpec(bodyFile: TestPaths.fixture(fixture).path)]])
+        let ws = try Workspace()
+        let config = try ws.write("config.json", """
+            {"database": "\(ws.database)", "sources": [{"name": "s", "provider": "\(provider)", "keyEnv": "K", "baseURL": "\(server.url(base).absoluteString)"}]}
+            """)
+        let result = try await run("incident-scheduler", ["run", "--once", "--config", config], environment: ["K": Self.key])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(try await server.requests(path: endpoint).count == 1)
+        let checked = try await run("incident-scheduler", ["check-config", "--config", config], environment: ["K": Self.key])
+        #expect(checked.status == 0 && !checked.stdout.contains("warning:"), "\(checked.stdout)")
+    }
+
+    @Test("the trial's doubled path: check-config names it in a warning line (exit 0), for any provider")
+    func doubledPath() async throws {
+        let server = try await LoopbackServer.start(routes: [:])
+        let ws = try Workspace()
+        let doubled = server.url("/api/rest/getIncidentInfo/getIncidentInfo").absoluteString
+        let config = try ws.write("config.json", """
+            {"sources": [{"name": "gits", "provider": "gits", "keyEnv": "K", "baseURL": "\(doubled)"},
+                         {"name": "wz", "provider": "wzdx", "baseURL": "\(server.url("/feed/feed").absoluteString)"}]}
+            """)
+        let checked = try await run("incident-scheduler", ["check-config", "--config", config], environment: ["K": Self.key])
+        #expect(checked.status == 0, "\(checked.stderr)")
+        #expect(checked.stdout.contains("warning: gits: the request path repeats 'getIncidentInfo' (\(doubled)?serviceKey=REDACTED); give `baseURL` as the provider's endpoint or its base, once\n"), "\(checked.stdout)")
+        #expect(checked.stdout.contains("warning: wz: the request path repeats 'feed'"), "\(checked.stdout)")
+    }
+
+    @Test("sources and check-config say the same about each key: set, none, MISSING, UNREADABLE, INVALID")
+    func keyColumns() async throws {
+        let server = try await LoopbackServer.start(routes: [:])
+        let ws = try Workspace()
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: ws.directory.path)
+        let secret = try ws.write("secret.key", "k\n")
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: secret)
+        _ = try ws.write("two.key", "a b\n")
+        let base = server.url("/x/").absoluteString
+        let config = try ws.write("config.json", """
+            {"database": "\(ws.directory.path)/none.sqlite", "sources": [
+              {"name": "a", "provider": "gits", "keyEnv": "K", "baseURL": "\(base)"},
+              {"name": "b", "provider": "wzdx", "baseURL": "\(base)"},
+              {"name": "c", "provider": "gits", "keyEnv": "UNSET", "baseURL": "\(base)"},
+              {"name": "d", "provider": "gits", "keyFile": "secret.key", "baseURL": "\(base)"},
+              {"name": "e", "provider": "gits", "keyFile": "two.key", "baseURL": "\(base)"}]}
+            """)
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: config)
+        let user = runningAsRoot ? "setpriv --reuid=65534 --regid=65534 --clear-groups " : ""
+        var columns: [[String]] = []
+        for (command, column) in [("check-config", 1), ("sources", 6)] {
+            let result = try await shell("K=k exec \(user)\(shellQuoted(executablesForAnyUser + "/incident-scheduler")) \(command) --wide --config \(shellQuoted(config))")
+            let rows = result.stdout.split(separator: "\n").dropFirst().prefix(5).map { $0.split(separator: " ", omittingEmptySubsequences: true).map(String.init) }
+            columns.append(rows.map { $0.count > column ? $0[column] : "" })
+        }
+        #expect(columns[0] == ["set", "none", "MISSING", "UNREADABLE", "INVALID"], "\(columns)")
+        #expect(columns[1] == columns[0], "\(columns)")
+    }
+
+    @Test("without any configuration, sources, status and check-config name no imaginary source: 78, saying what to give")
+    func noConfiguration() async throws {
+        for command in [["sources"], ["status"], ["check-config"]] {
+            let result = try await run("incident-scheduler", command, environment: ["GITS_SERVICE_KEY": ""])
+            #expect(result.status == 78, "\(command): \(result.stderr)")
+            #expect(result.stdout.isEmpty && result.stderr.contains("no sources configured: no --config, no /etc/trafficincidents/config.json"), "\(result.stderr)")
+        }
+    }
+}
