@@ -55,6 +55,10 @@ struct ServiceSettingsEndToEndTests {
             let start = try #require(log.split(separator: "\n").first { $0.contains("event=scheduler.start ") }, "\(name): \(log)")
             #expect(start.contains("version=\"\(version)\"") && start.contains(" mode=once config=\(config) database=\(ws.database) sources=gits"),
                     "\(start)")
+            // The first run makes the database: each migration it applies is logged, in order.
+            let applied = log.split(separator: "\n").filter { $0.contains("event=migration.applied ") }
+            #expect(applied.first?.contains("database=\(ws.database) migration=0001_incidents") == true, "\(log)")
+            #expect(applied.count >= 10, "\(applied.count)")
             if name == "crontab" {
                 // umask 027, as the units' UMask=0027: the database is not world-readable.
                 let mode = try #require(try FileManager.default.attributesOfItem(atPath: ws.database)[.posixPermissions] as? Int)
@@ -184,5 +188,80 @@ struct ServiceSettingsEndToEndTests {
             #expect(result.status == 78, "\(command): \(result.stderr)")
             #expect(result.stdout.isEmpty && result.stderr.contains("no sources configured: no --config, no /etc/trafficincidents/config.json"), "\(result.stderr)")
         }
+    }
+
+    // MARK: status, migrate --check, metrics
+
+    @Test("status exits 0 when every source is ok or paused, 1 when one is failing now (none stale), 3 when one is stale")
+    func statusExitCodes() async throws {
+        let feed = ResponseSpec(bodyFile: TestPaths.fixture("gits/incidents_3.xml").path)
+        let server = try await LoopbackServer.start(routes: [
+            "/a/getIncidentInfo": [feed], "/b/getIncidentInfo": [feed, .status(503, body: "down")],
+            "/c/getIncidentInfo": [feed, ResponseSpec(status: 429, headers: ["Retry-After": "3600"], body: "quota")],
+            "/d/getIncidentInfo": [.status(503, body: "down")],
+        ])
+        let ws = try Workspace()
+        func config(_ names: [String]) throws -> String {
+            let sources = names.map { name in
+                let base = server.url("/\(name)/").absoluteString
+                return #"{"name": "\#(name)", "provider": "gits", "keyEnv": "K", "interval": "1h", "retry": {"maxRetries": 0}, "baseURL": "\#(base)"}"#
+            }
+            return try ws.write("\(names.joined()).json", #"{"database": "\#(ws.database)", "sources": [\#(sources.joined(separator: ", "))]}"#)
+        }
+        let all = try config(["a", "b", "c", "d"])
+        for _ in 0..<2 { _ = try await run("incident-scheduler", ["run", "--once", "--config", all], environment: ["K": Self.key]) }
+        for (names, status, event) in [(["a"], 0, nil), (["a", "c"], 0, nil), (["a", "b"], 1, "status.failing"), (["a", "b", "d"], 3, "status.stale"),
+                                       (["b", "d"], 3, "status.stale")] as [([String], Int32, String?)] {
+            let result = try await run("incident-scheduler", ["status", "--config", try config(names)], environment: ["K": Self.key])
+            #expect(result.status == status, "\(names): \(result.stdout)\(result.stderr)")
+            if let event { #expect(result.stderr.contains("level=warning event=\(event) "), "\(names): \(result.stderr)") }
+        }
+        let failing = try await run("incident-scheduler", ["status", "--config", try config(["a", "b"])], environment: ["K": Self.key])
+        #expect(failing.stderr.contains(#"error="failing: b (the last runs failed; not stale yet); see the notes above""#), "\(failing.stderr)")
+    }
+
+    @Test("migrate --check: 3 with the pending migrations named when the database is older, 0 when up to date; nothing changed")
+    func migrateCheck() async throws {
+        let ws = try Workspace()
+        let migrated = try await run("incident-scheduler", ["migrate", "--database", ws.database])
+        #expect(migrated.status == 0, "\(migrated.stderr)")
+        let current = try await run("incident-scheduler", ["migrate", "--check", "--database", ws.database])
+        #expect(current.status == 0 && current.stdout == "up to date\n", "\(current.stderr)")
+        // As the previous release left it: the newest migration not applied yet.
+        let newest = try await shell("sqlite3 \(shellQuoted(ws.database)) 'SELECT name FROM schema_migrations ORDER BY version DESC LIMIT 1; "
+                                     + "DELETE FROM schema_migrations WHERE version = (SELECT max(version) FROM schema_migrations)'")
+        let name = newest.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(newest.status == 0 && !name.isEmpty, "\(newest.stderr)")
+        func applied() async throws -> String {
+            try await shell("sqlite3 \(shellQuoted(ws.database)) 'SELECT group_concat(name) FROM schema_migrations'").stdout
+        }
+        let before = try await applied()
+        let check = try await run("incident-scheduler", ["migrate", "--check", "--database", ws.database])
+        #expect(check.status == 3, "\(check.stderr)")
+        #expect(check.stderr.contains("level=warning event=migrate.pending ") && check.stderr.contains("1 migration pending on \(ws.database): \(name)"),
+                "\(check.stderr)")
+        #expect(try await applied() == before && !before.contains(name))
+    }
+
+    @Test("a metrics file that cannot be written makes run --once exit 1 with metrics.failed, the polls stored all the same")
+    func metricsFailure() async throws {
+        let server = try await LoopbackServer.start(routes: ["/gits/getIncidentInfo": [ResponseSpec(bodyFile: TestPaths.fixture("gits/incidents_3.xml").path)]])
+        let (ws, config, keys) = try Self.etc(server)
+        let metrics = ws.directory.appendingPathComponent("no-such-directory/trafficincidents.prom").path
+        let result = try await run("incident-scheduler", ["run", "--once", "--config", config, "--env-file", keys, "--metrics-file", metrics])
+        #expect(result.status == 1, "\(result.stderr)")
+        #expect(result.stderr.contains("level=error event=metrics.failed file=\(metrics) "), "\(result.stderr)")
+        #expect(try await Self.count(ws.database) == "3")
+    }
+
+    @Test("--log-level warning leaves out the info lines (the start line, each run's), keeps warnings and errors")
+    func logLevel() async throws {
+        let server = try await LoopbackServer.start(routes: ["/gits/getIncidentInfo": [.status(503, body: "down")]])
+        let (ws, config, keys) = try Self.etc(server)
+        let result = try await run("incident-scheduler", ["run", "--once", "--config", config, "--env-file", keys, "--log-level", "warning"])
+        #expect(result.status == 1)
+        #expect(!result.stderr.contains("level=info") && !result.stderr.contains("level=debug"), "\(result.stderr)")
+        #expect(result.stderr.contains("level=error event=ingest.failed source=gits "), "\(result.stderr)")
+        _ = ws
     }
 }
