@@ -264,4 +264,64 @@ struct ServiceSettingsEndToEndTests {
         #expect(result.stderr.contains("level=error event=ingest.failed source=gits "), "\(result.stderr)")
         _ = ws
     }
+
+    // MARK: Scripts/install
+
+    static let install = shellQuoted(TestPaths.packageRoot.appendingPathComponent("Scripts/install").path)
+
+    @Test("Scripts/install --help prints its usage and installs nothing; an unknown argument is a usage error (64)")
+    func installHelp() async throws {
+        let root = try TestPaths.temporaryDirectory("help")
+        let help = try await shell("exec \(Self.install) --help", environment: ["DESTDIR": root.path])
+        #expect(help.status == 0 && help.stdout.hasPrefix("Usage: Scripts/install [--uninstall | --help]\n"), "\(help.stdout)\(help.stderr)")
+        #expect(help.stdout.contains("PREFIX=/usr/local") && help.stdout.contains("--uninstall"))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: root.path).isEmpty)
+        let wrong = try await shell("exec \(Self.install) --prefix=/opt", environment: ["DESTDIR": root.path])
+        #expect(wrong.status == 64 && wrong.stderr.contains("unknown argument '--prefix=/opt'"), "\(wrong.stderr)")
+    }
+
+    @Test("PREFIX reaches every installed file (units, crontab, man pages); sysusers.d and tmpfiles.d make the user, directories and keys.env; --uninstall removes every installed file")
+    func installPrefix() async throws {
+        let root = try TestPaths.temporaryDirectory("prefix")
+        let environment = ["DESTDIR": root.path, "BIN_DIR": Executables.directory.path, "PREFIX": "/opt/ti"]
+        let installed = try await shell("exec \(Self.install)", environment: environment)
+        #expect(installed.status == 0, "\(installed.stderr)")
+        let files = try #require(FileManager.default.enumerator(atPath: root.path)?.compactMap { $0 as? String }).filter { path in
+            var isDirectory: ObjCBool = false
+            return !path.hasPrefix("opt/ti/bin/") && FileManager.default.fileExists(atPath: root.path + "/" + path, isDirectory: &isDirectory)
+                && !isDirectory.boolValue
+        }
+        #expect(files.count >= 15, "\(files)")
+        for file in files where !file.hasSuffix("/README.md") {  // the README documents the default
+            let text = try String(contentsOfFile: root.path + "/" + file, encoding: .utf8)
+            #expect(!text.contains("/usr/local"), "\(file) still names /usr/local")
+        }
+        let crontab = try String(contentsOfFile: root.path + "/opt/ti/share/doc/trafficincidents/incident-scheduler.crontab", encoding: .utf8)
+        #expect(crontab.contains("PATH=/opt/ti/bin:/usr/bin:/bin") && crontab.contains("umask 027; /opt/ti/bin/incident-scheduler run --once"))
+        let unit = try String(contentsOfFile: root.path + "/etc/systemd/system/incident-scheduler.service", encoding: .utf8)
+        #expect(unit.contains("ExecStart=/opt/ti/bin/incident-scheduler run --once"))
+        let manual = try String(contentsOfFile: root.path + "/opt/ti/share/man/man1/incident-scheduler.1", encoding: .utf8)
+        #expect(manual.contains("/opt/ti/share/doc/trafficincidents/config.example.json"))
+
+        // The user, then the directories and keys.env, made in the root by systemd's own tools.
+        let users = try await shell("systemd-sysusers --root=\"$R\" && grep '^trafficincidents:' \"$R/etc/passwd\"", environment: ["R": root.path])
+        #expect(users.status == 0 && users.stdout.contains(":/var/lib/trafficincidents:/usr/sbin/nologin"), "\(users.stdout)\(users.stderr)")
+        if runningAsRoot {  // systemd-tmpfiles changes owners, which only root may
+            // Owners as numbers: the root's own user and group, not this machine's names for them.
+            let made = try await shell("systemd-tmpfiles --root=\"$R\" --create && stat -c '%a %u %g' \"$R\"/etc/trafficincidents \"$R\"/etc/trafficincidents/keys.env \"$R\"/var/lib/trafficincidents \"$R\"/var/log/trafficincidents",
+                                       environment: ["R": root.path])
+            #expect(made.status == 0, "\(made.stderr)")
+            let ids = users.stdout.split(separator: ":")  // trafficincidents:x:UID:GID:…
+            let (uid, gid) = (ids.count > 3 ? String(ids[2]) : "?", ids.count > 3 ? String(ids[3]) : "?")
+            #expect(made.stdout.split(separator: "\n").map(String.init) == ["750 0 \(gid)", "640 0 \(gid)", "750 \(uid) \(gid)", "750 \(uid) \(gid)"],
+                    "\(made.stdout)")
+        }
+
+        let removed = try await shell("exec \(Self.install) --uninstall", environment: environment)
+        #expect(removed.status == 0, "\(removed.stderr)")
+        for file in files + ["opt/ti/bin/incident-scheduler", "opt/ti/bin/incidents"] {
+            #expect(!FileManager.default.fileExists(atPath: root.path + "/" + file), "\(file) left after --uninstall")
+        }
+        if runningAsRoot { #expect(FileManager.default.fileExists(atPath: root.path + "/etc/trafficincidents/keys.env"), "keys.env is kept") }
+    }
 }
