@@ -324,4 +324,32 @@ struct ServiceSettingsEndToEndTests {
         }
         if runningAsRoot { #expect(FileManager.default.fileExists(atPath: root.path + "/etc/trafficincidents/keys.env"), "keys.env is kept") }
     }
+
+    @Test("check-config as root names every file the service's user cannot read (the trial's root-only key files), exit 78; a user that does not exist is a usage error")
+    func serviceUser() async throws {
+        let server = try await LoopbackServer.start(routes: [:])
+        let (ws, config, keys) = try Self.etc(server)
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: ws.directory.path)
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: config)
+        let secret = try ws.write("secret.key", "k\n")
+        _ = try ws.write("config.json", """
+            {"database": "\(ws.database)", "sources": [
+              {"name": "gits", "provider": "gits", "keyEnv": "GITS_SERVICE_KEY", "baseURL": "\(server.url("/gits/").absoluteString)"},
+              {"name": "other", "provider": "gits", "keyFile": "secret.key", "baseURL": "\(server.url("/gits/").absoluteString)"}]}
+            """)
+        for file in [secret, keys] { try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: file) }
+        let arguments = ["check-config", "--config", config, "--env-file", keys]
+        let plain = try await run("incident-scheduler", arguments)
+        #expect(plain.status == 0, "as root every file is readable, and no user trafficincidents here: \(plain.stderr)")
+        guard runningAsRoot else { return }  // only root can take another user's identity for the check
+        let checked = try await run("incident-scheduler", arguments + ["--service-user", "nobody"])
+        #expect(checked.status == 78, "\(checked.stderr)")
+        #expect(checked.stderr.contains("the service's user nobody cannot read \(secret): Permission denied; \(keys): Permission denied; make each readable"),
+                "\(checked.stderr)")
+        // Readable by the user: no complaint.
+        for file in [secret, keys] { try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: file) }
+        #expect(try await run("incident-scheduler", arguments + ["--service-user", "nobody"]).status == 0)
+        let unknown = try await run("incident-scheduler", arguments + ["--service-user", "no-such-user-x"])
+        #expect(unknown.status == 64 && unknown.stderr.contains("--service-user: there is no user named 'no-such-user-x'"), "\(unknown.stderr)")
+    }
 }

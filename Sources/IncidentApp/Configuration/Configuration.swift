@@ -115,6 +115,17 @@ struct Configuration: Sendable {
         try read(URL(fileURLWithPath: path)).text("database")
     }
 
+    /// The key files the sources of the configuration file at `path` name (`keyFile`, resolved
+    /// against the file's directory, as ``load(from:environment:requireKeys:)`` reads them).
+    /// - Throws: ``ConfigurationError`` when the file cannot be read or is not JSON.
+    static func keyFiles(in path: String) throws -> [String] {
+        let url = URL(fileURLWithPath: path)
+        return try (try read(url).list("sources") ?? []).enumerated().compactMap { index, value in
+            try ConfigObject(value, place: "\(path): sources[\(index)]").text("keyFile")
+                .map { URL(fileURLWithPath: $0, relativeTo: url.deletingLastPathComponent()).path }
+        }
+    }
+
     private static func read(_ url: URL) throws -> ConfigObject {
         switch FileText.read(url.path, limit: 1 << 20) {
         case .text(let text):

@@ -6,15 +6,22 @@ import IncidentNetworking
 /// `incident-scheduler check-config`: validate the configuration and show each source as it
 /// will run.
 enum CheckConfigCommand {
+    static let serviceUser = ValueOption<String>(
+        "service-user", placeholder: "user",
+        help: "As root: also check that this user can read the configuration, the --env-file and every keyFile, as the service will (root reads every file); each file it cannot read is an error.",
+        default: "trafficincidents, when that user exists")
+
     static func command(_ context: Context) -> Command {
         Command(
             name: "check-config",
             abstract: "Validate the configuration and show each source as it will run (keys redacted).",
             discussion: """
             Exit 0 when every source is valid and has the key its provider needs; 78 otherwise, naming each problem exactly as `run`
-            would (a key variable unset or empty, a key file missing, unreadable, empty, or holding more than one word).
+            would (a key variable unset or empty, a key file missing, unreadable, empty, or holding more than one word). Run as root,
+            it also checks that the service's user (--service-user, default trafficincidents when that user exists) can read the
+            configuration, the --env-file and every keyFile, as root always can.
             """,
-            options: [CommonOptions.config, CommonOptions.envFile, CommonOptions.database, CommonOptions.wide],
+            options: [CommonOptions.config, CommonOptions.envFile, CommonOptions.database, serviceUser, CommonOptions.wide],
             run: { arguments in try run(arguments, context) })
     }
 
@@ -58,6 +65,16 @@ enum CheckConfigCommand {
                        + "; concurrency: \(configuration.concurrency)\n")
         // Warnings do not change the exit status: the configuration is valid, but probably not meant.
         context.output(warnings.map { "warning: \($0)\n" }.joined())
+        // As root, what the service's user cannot read (it would stop with 78 where root passed).
+        let named = try arguments.value(serviceUser)
+        if let named, getpwnam(named) == nil { throw UsageError("--service-user: there is no user named '\(named)'") }
+        let user = named ?? "trafficincidents"
+        var files = try context.configurationFile(arguments).map { [$0] + (try Configuration.keyFiles(in: $0)) } ?? []
+        if let envFile = try arguments.value(CommonOptions.envFile) { files.append(envFile) }
+        if let unreadable = ServiceUserCheck.unreadable(files, by: user), !unreadable.isEmpty {
+            throw ConfigurationError("the service's user \(user) cannot read " + unreadable.joined(separator: "; ")
+                                     + "; make each readable by its group trafficincidents (mode 0640), or check as that user: sudo -u \(user) incident-scheduler check-config …")
+        }
         guard configuration.keyProblems.isEmpty else {
             // The very messages `run` stops with, one per source.
             throw ConfigurationError(configuration.keyProblems.map(\.error.message).joined(separator: "; "))
