@@ -222,7 +222,7 @@ struct DeliverablesTests {
                 ["run", "ingest", "sources", "status", "check-config", "migrate", "prune", "copy", "help", "--help", "--version"])
         #expect(try await complete("incident-scheduler", ["incident-scheduler", "st"]) == ["status"])
         #expect(try await complete("incident-scheduler", ["incident-scheduler", "status", "--"]) ==
-                ["--config", "--env-file", "--database", "--stale-after", "--format", "--wide", "--help"])
+                ["--config", "--env-file", "--database", "--stale-after", "--metrics-file", "--format", "--wide", "--help"])
         #expect(try await complete("incident-scheduler", ["incident-scheduler", "run", "--log-format", ""]) == ["logfmt", "json"])
         #expect(try await complete("incident-scheduler", ["incident-scheduler", "help", "ch"]) == ["check-config"])
         let list = try await complete("incidents", ["incidents", "list", "--format", ""])

@@ -252,6 +252,14 @@ struct ServiceSettingsEndToEndTests {
         #expect(result.status == 1, "\(result.stderr)")
         #expect(result.stderr.contains("level=error event=metrics.failed file=\(metrics) "), "\(result.stderr)")
         #expect(try await Self.count(ws.database) == "3")
+        // status shows it: the file the monitor reads is missing (3), then, once written, fresh (0).
+        let missing = try await run("incident-scheduler", ["status", "--config", config, "--env-file", keys, "--metrics-file", metrics])
+        #expect(missing.status == 3 && missing.stdout.contains("metrics: \(metrics) does not exist;"), "\(missing.stdout)\(missing.stderr)")
+        #expect(missing.stderr.contains("stale: the metrics file"), "\(missing.stderr)")
+        let written = ws.directory.appendingPathComponent("trafficincidents.prom").path
+        #expect(try await run("incident-scheduler", ["run", "--once", "--config", config, "--env-file", keys, "--metrics-file", written]).status == 0)
+        let fresh = try await run("incident-scheduler", ["status", "--config", config, "--env-file", keys, "--metrics-file", written])
+        #expect(fresh.status == 0 && fresh.stdout.contains("metrics: \(written) written at "), "\(fresh.stdout)\(fresh.stderr)")
     }
 
     @Test("--log-level warning leaves out the info lines (the start line, each run's), keeps warnings and errors")
