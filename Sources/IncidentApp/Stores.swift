@@ -105,6 +105,21 @@ enum Stores {
         }
     }
 
+    /// SQLite: rewrites the database file without its free pages (`VACUUM`), giving the space
+    /// that a prune freed back to the file system; returns the file's size before and after, in
+    /// bytes. It needs free disk space about the database's size and holds the database's write
+    /// lock while it runs (polls wait, up to the busy timeout). nil for PostgreSQL, whose
+    /// autovacuum reuses freed space by itself.
+    static func vacuum(_ store: Writable) throws -> (before: Int64, after: Int64)? {
+        guard let sqlite = store as? SQLiteStore else { return nil }
+        return try sqlite.withDatabase { db in
+            func size() throws -> Int64 { (try db.scalarInt("PRAGMA page_count") ?? 0) * (try db.scalarInt("PRAGMA page_size") ?? 0) }
+            let before = try size()
+            try db.execute("VACUUM")
+            return (before, try size())
+        }
+    }
+
     /// Whether two `database` settings name the same database: the same SQLite file (after
     /// resolving `.`, `..` and symbolic links), or PostgreSQL strings naming the same user, host,
     /// port and database.

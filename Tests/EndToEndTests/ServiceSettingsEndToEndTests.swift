@@ -360,4 +360,38 @@ struct ServiceSettingsEndToEndTests {
         let unknown = try await run("incident-scheduler", arguments + ["--service-user", "no-such-user-x"])
         #expect(unknown.status == 64 && unknown.stderr.contains("--service-user: there is no user named 'no-such-user-x'"), "\(unknown.stderr)")
     }
+
+    // MARK: prune
+
+    @Test("prune takes the configuration's retention by default, --older-than over it; --vacuum gives the space back (SQLite) and is refused for PostgreSQL")
+    func prune() async throws {
+        let ws = try Workspace()
+        let formatter = ISO8601DateFormatter()
+        func daysAgo(_ days: Double) -> String { formatter.string(from: Date().addingTimeInterval(-days * 86_400)) }
+        // 3 incidents seen 10 days ago; a complete answer 9 days ago lists 2: the third was cleared then.
+        for (file, asOf, complete) in [("gits/incidents_3.xml", daysAgo(10), false), ("gits/incidents_2_later.xml", daysAgo(9), true)] {
+            let result = try await run("incident-scheduler", ["ingest", "--source", "gits", "--file", TestPaths.fixture(file).path, "--database", ws.database,
+                                                              "--as-of", asOf] + (complete ? ["--complete"] : []))
+            #expect(result.status == 0, "\(result.stderr)")
+        }
+        func config(_ retention: String?) throws -> String {
+            try ws.write("config-\(retention ?? "none").json", #"{"database": "\#(ws.database)", \#(retention.map { #""retention": "\#($0)", "# } ?? "")"sources": [{"name": "gits", "provider": "gits", "keyEnv": "K"}]}"#)
+        }
+        let none = try await run("incident-scheduler", ["prune", "--config", try config(nil)])
+        #expect(none.status == 64 && none.stderr.contains("say how old: --older-than DURATION (e.g. 90d), or set \"retention\" in the configuration"), "\(none.stderr)")
+        let kept = try await run("incident-scheduler", ["prune", "--config", try config("30d")])
+        #expect(kept.status == 0 && kept.stdout.hasPrefix("deleted 0 incidents"), "\(kept.stdout)\(kept.stderr)")
+        let pruned = try await run("incident-scheduler", ["prune", "--config", try config("30d"), "--older-than", "1d", "--vacuum"])
+        #expect(pruned.status == 0 && pruned.stdout.hasPrefix("deleted 1 incident, "), "\(pruned.stdout)\(pruned.stderr)")
+        let vacuumed = try #require(pruned.stdout.split(separator: "\n").last { $0.hasPrefix("vacuumed: ") })
+        let sizes = vacuumed.split(separator: " ").compactMap { Int64($0) }
+        #expect(sizes.count == 2 && sizes[1] <= sizes[0] && sizes[1] > 0, "\(vacuumed)")
+        #expect(try await Self.count(ws.database) == "2")
+        let byRetention = try await run("incident-scheduler", ["prune", "--config", try config("1d")])
+        #expect(byRetention.status == 0 && byRetention.stdout.hasPrefix("deleted 0 incidents"), "\(byRetention.stdout)")
+        // PostgreSQL: refused before any connection (nothing listens on port 1).
+        let postgres = try ws.write("pg.json", #"{"database": "postgresql://ingest@127.0.0.1:1/incidents", "retention": "1d", "sources": [{"name": "gits", "provider": "gits", "keyEnv": "K"}]}"#)
+        let refused = try await run("incident-scheduler", ["prune", "--config", postgres, "--vacuum"])
+        #expect(refused.status == 64 && refused.stderr.contains("--vacuum is for SQLite"), "\(refused.stderr)")
+    }
 }
