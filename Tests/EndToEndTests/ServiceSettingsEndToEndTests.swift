@@ -394,4 +394,41 @@ struct ServiceSettingsEndToEndTests {
         let refused = try await run("incident-scheduler", ["prune", "--config", postgres, "--vacuum"])
         #expect(refused.status == 64 && refused.stderr.contains("--vacuum is for SQLite"), "\(refused.stderr)")
     }
+
+    // MARK: SIGHUP
+
+    @Test("SIGHUP: a changed source keeps its turn, an unchanged one too; only a new source polls at once")
+    func reloadKeepsSchedules() async throws {
+        let feed = ResponseSpec(bodyFile: TestPaths.fixture("gits/incidents_3.xml").path)
+        let server = try await LoopbackServer.start(routes: ["/a/getIncidentInfo": [feed], "/b/getIncidentInfo": [feed], "/c/getIncidentInfo": [feed]])
+        let ws = try Workspace()
+        func config(_ sources: [(String, String)]) throws -> String {
+            let entries = sources.map { name, interval in
+                let base = server.url("/\(name)/").absoluteString
+                return #"{"name": "\#(name)", "provider": "gits", "keyEnv": "K", "interval": "\#(interval)", "baseURL": "\#(base)"}"#
+            }
+            return try ws.write("config.json", #"{"database": "\#(ws.database)", "sources": [\#(entries.joined(separator: ", "))]}"#)
+        }
+        let path = try config([("a", "1h"), ("b", "1h")])
+        let process = try RunningProcess(Executables.url("incident-scheduler"), ["run", "--loop", "--config", path], environment: ["K": Self.key])
+        defer { process.send(SIGTERM) }
+        func count(_ name: String) async throws -> Int { try await server.requests(path: "/\(name)/getIncidentInfo").count }
+        let first = try await eventually {
+            let (a, b) = (try await count("a"), try await count("b"))
+            return a == 1 && b == 1
+        }
+        #expect(first, "the first polls")
+        // a's interval changes, b stays, c is new.
+        _ = try config([("a", "2h"), ("b", "1h"), ("c", "1h")])
+        process.send(SIGHUP)
+        let added = try await eventually { try await count("c") == 1 }
+        #expect(added, "the new source polls at once")
+        try await Task.sleep(for: .seconds(2))
+        let (a, b) = (try await count("a"), try await count("b"))
+        #expect(a == 1 && b == 1, "a reload polled a source before its turn: a \(a), b \(b)")
+        #expect(process.stderrSoFar.contains("event=scheduler.source_stopped source=a"))
+        process.send(SIGTERM)
+        let result = await process.finished(timeout: 30)
+        #expect(result.status == 0, "\(result.stderr)")
+    }
 }
