@@ -55,14 +55,14 @@ enum RunCommand {
         let dryRun = arguments[CommonOptions.dryRun]
         let configuration = try SchedulerTool.loadConfiguration(arguments, context, requireKeys: true)
         let path = try context.databasePath(arguments, configured: configuration.database)
-        // --once: whatever holds the run up (a database that stopped answering while the store
-        // opens, a call that nothing could interrupt), it ends at most 10 s after its deadline.
         // One line at every start says what this process is and where its data goes.
         logger.log(.info, "scheduler.start", [
             "version": BuildInfo.description, "mode": arguments[once] ? "once" : "loop",
             "config": try context.configurationFile(arguments) ?? "(none: $GITS_SERVICE_KEY)",
             "database": Stores.displayName(path), "sources": configuration.sources.map(\.name).joined(separator: ","),
         ])
+        // --once: whatever holds the run up (a database that stopped answering while the store
+        // opens, a call that nothing could interrupt), it ends at most 10 s after its deadline.
         let backstop = arguments[once] ? DeadlineBackstop(seconds: (deadlineSeconds ?? configuration.deadlineSeconds) + 10, logger: logger) : nil
         defer { backstop?.cancel() }
         try await SchedulerTool.withStore(path: path, context: context, scheduler: true, leaseSeconds: configuration.leaseSeconds,

@@ -171,7 +171,19 @@ struct HTTPFeed: IncidentFeed {
     var source: String { definition.name }
     var origin: FeedOrigin { .live }
 
+    /// A ``FeedError`` of the poll names the source (`its-seoul: the ITS API refused the key`),
+    /// as a ``NetworkError`` of it does by its label, so every error of a source's poll names
+    /// it the same way (issue 20), whatever its provider.
     func poll<Result>(_ consume: (any IncidentStream) throws -> Result) async throws -> Result {
+        do {
+            return try await pollPages(consume)
+        } catch var error as FeedError {
+            error.provider = definition.name
+            throw error
+        }
+    }
+
+    private func pollPages<Result>(_ consume: (any IncidentStream) throws -> Result) async throws -> Result {
         var router: any Router = try provider.router(for: definition)
         var pages: [(file: URL, contentType: String?)] = []
         defer { for page in pages { try? FileManager.default.removeItem(at: page.file) } }
