@@ -29,10 +29,12 @@ enum RunCommand {
             discussion: """
             Each source is fetched, parsed and stored as one transaction; a failing source does not stop or roll
             back the others, and a slow one delays no other (up to --concurrency sources are polled at once).
-            --once exits 0 when all succeeded, 1 when any failed or the deadline passed, 3 when one was skipped or
-            its response was incomplete, 75 when another incident-scheduler holds the database. --loop runs until
+            --once exits 0 when all succeeded, 1 when any failed, the deadline passed or the --metrics-file could not be
+            written, 3 when one was skipped or its response was incomplete, 75 when another incident-scheduler holds the
+            database. --loop runs until
             SIGTERM/SIGINT (then exits 0), polls each source every `interval` plus up to 10 % jitter, and re-reads
-            --config on SIGHUP.
+            --config and --env-file on SIGHUP (a changed source keeps its turn; a new one is polled at once). Each run
+            starts with one log line naming the version, the configuration, the database and the sources.
             """,
             options: [once, loop, CommonOptions.config, CommonOptions.envFile, CommonOptions.database, CommonOptions.dryRun, deadline, concurrency,
                       metricsFile, heartbeat, CommonOptions.logFormat, CommonOptions.logLevel, CommonOptions.verbose],
