@@ -12,6 +12,12 @@ public struct Context: Sendable {
     var host: String?
     /// stderr is the systemd journal: log lines carry `<N>` priority prefixes (``JournalStream``).
     var stderrIsJournal = false
+    /// The configuration file used without `--config` when it exists (a server program's
+    /// default: the units and the crontab name it too); tests point it elsewhere.
+    var defaultConfigurationFile = Context.systemConfigurationFile
+
+    /// `/etc/trafficincidents/config.json`.
+    static let systemConfigurationFile = "/etc/trafficincidents/config.json"
 
     public init(environment: [String: String], clock: UTCClock, output: @escaping @Sendable (String) -> Void) {
         self.environment = environment
@@ -35,11 +41,22 @@ public struct Context: Sendable {
         return context
     }
 
+    /// The configuration file: `--config FILE`, else ``defaultConfigurationFile``
+    /// (`/etc/trafficincidents/config.json`) when it exists, else nil (no configuration).
+    /// Every command of both executables resolves it here, and only here.
+    func configurationFile(_ arguments: ParsedArguments) throws -> String? {
+        if let path = try arguments.value(CommonOptions.config) { return path }
+        return FileManager.default.fileExists(atPath: defaultConfigurationFile) ? defaultConfigurationFile : nil
+    }
+
     /// The database path, the first of:
-    /// 1. `--database PATH`;
+    /// 1. `--database PATH`, which must name the configuration's database when the
+    ///    configuration has one: where the data goes is said in one place (issue 20: units
+    ///    passing `--database …sqlite` kept writing SQLite after the configuration moved to
+    ///    PostgreSQL);
     /// 2. the configuration's `database` (`configured`, when the command has loaded the
-    ///    configuration, else read from `--config FILE`): a file named on the command line says
-    ///    more about this run than the environment does;
+    ///    configuration, else read from ``configurationFile(_:)``): a file named on the command
+    ///    line says more about this run than the environment does;
     /// 3. `$INCIDENTS_DATABASE`;
     /// 4. `$XDG_DATA_HOME/trafficincidents/incidents.sqlite` (XDG_DATA_HOME defaulting to
     ///    `~/.local/share`).
@@ -47,8 +64,8 @@ public struct Context: Sendable {
     /// Every command of both executables resolves it here, and only here.
     /// A PostgreSQL connection string is checked here (``Stores/checkSetting(_:)``).
     /// - Throws: ``UsageError`` for an empty `--database`; ``ConfigurationError`` for an
-    ///   unreadable `--config` or a connection string that holds a password or that libpq
-    ///   cannot read.
+    ///   unreadable configuration, a `--database` that names another database than the
+    ///   configuration's, or a connection string that holds a password or that libpq cannot read.
     func databasePath(_ arguments: ParsedArguments, configured: String? = nil) throws -> String {
         let path = try chosenDatabase(arguments, configured: configured)
         try Stores.checkSetting(path)
@@ -56,12 +73,20 @@ public struct Context: Sendable {
     }
 
     private func chosenDatabase(_ arguments: ParsedArguments, configured: String?) throws -> String {
-        if let option = try arguments.value(CommonOptions.database) { return option }
-        if let configured, !configured.isEmpty { return configured }
-        if configured == nil, let file = try arguments.value(CommonOptions.config),
-           let setting = try Configuration.databaseSetting(in: file), !setting.isEmpty {
-            return setting
+        var setting = configured.flatMap { $0.isEmpty ? nil : $0 }
+        let file = try configurationFile(arguments)
+        if setting == nil, let file { setting = try Configuration.databaseSetting(in: file).flatMap { $0.isEmpty ? nil : $0 } }
+        if let option = try arguments.value(CommonOptions.database) {
+            if let setting, !Stores.sameDatabase(option, setting) {
+                try Stores.checkSetting(option)
+                try Stores.checkSetting(setting)
+                throw ConfigurationError("--database \(Stores.displayName(option)) is not the configuration's database "
+                    + "\(Stores.displayName(setting)) (\(file ?? "configuration")); say where the data goes in one place: "
+                    + "remove --database, or change the configuration's \"database\"")
+            }
+            return option
         }
+        if let setting { return setting }
         if let variable = environment["INCIDENTS_DATABASE"], !variable.isEmpty { return variable }
         return Self.defaultDatabasePath(environment)
     }

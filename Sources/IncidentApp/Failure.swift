@@ -37,8 +37,8 @@ extension ExitStatus {
     /// same table with the log events).
     static let documented: [(status: Int32, meaning: String)] = [
         (success, "Everything succeeded (run --loop: stopped by SIGTERM or SIGINT)."),
-        (failure, "A source failed, or the run's deadline passed (the other sources were still stored); the database could not be opened, locked or read; incidents show: no such id."),
-        (notFresh, "run --once: nothing failed, but a source was skipped (its quota is exhausted) or its response was incomplete; status: a source is stale."),
+        (failure, "A source failed, or the run's deadline passed (the other sources were still stored); the metrics file could not be written; the database could not be opened, locked or read; status: a source is failing now (and none is stale); incidents show: no such id."),
+        (notFresh, "run --once: nothing failed, but a source was skipped (its quota is exhausted) or its response was incomplete; status: a source is stale; migrate --check: migrations are pending."),
         (usage, "Bad command line, or a query the database cannot run as given."),
         (dataError, "ingest --file: the file is not a good answer (malformed, another document, a provider error envelope)."),
         (noInput, "The input file or the database does not exist (run: it was deleted while the scheduler ran)."),
@@ -95,6 +95,10 @@ struct Failure: Equatable, Sendable {
             self.init(status: ExitStatus.locked, level: .warning, event: "scheduler.locked", message: error.description)
         case let error as StaleSources:
             self.init(status: ExitStatus.notFresh, level: .warning, event: "status.stale", message: error.description)
+        case let error as MigrationsPending:
+            self.init(status: ExitStatus.notFresh, level: .warning, event: "migrate.pending", message: error.description)
+        case let error as FailingSources:
+            self.init(status: ExitStatus.failure, level: .warning, event: "status.failing", message: error.description)
         case let error as RoundOutcome:
             self.init(status: error.status, level: error.status == ExitStatus.notFresh ? .warning : .error,
                       event: "run.incomplete", message: nil)
@@ -140,17 +144,32 @@ enum ErrorText {
         describe(error, origin: nil)
     }
 
+    /// A ``NetworkError`` keeps its request last (``NetworkError/description(adding:)``), so that
+    /// a line cut short still says what is wrong.
     static func describe(_ error: any Error, origin: FeedOrigin?) -> String {
+        if let error = error as? NetworkError { return Redaction.redact(error.description(adding: advice(for: error, origin: origin))) }
         let text = String(describing: error)
         guard let advice = advice(for: error, origin: origin) else { return Redaction.redact(text) }
         return Redaction.redact(text + "; " + advice)
     }
 
+    /// What to change, naming configuration fields in backticks (each one the configuration
+    /// accepts: IncidentAppTests, "Hints").
     static func advice(for error: any Error, origin: FeedOrigin?) -> String? {
+        if let error = error as? NetworkError {
+            switch error.code {
+            case .timedOut: return "if this repeats, raise the source's `timeout`"
+            case .attemptTimedOut: return "if this repeats, raise the source's `attemptTimeout`"
+            case .cannotConnect, .tooManyRedirects, .unacceptableStatus(404): return "the URL comes from the source's `baseURL`"
+            case .unacceptableStatus(401), .unacceptableStatus(403): return "the key comes from the source's `keyEnv` or `keyFile`"
+            case .unacceptableStatus(429): return "the source's `retry` sets the retries and their delays"
+            default: return nil
+            }
+        }
         if let error = error as? FeedError {
             switch error.kind {
-            case .invalidKey: return "check the key that the source's keyEnv or keyFile gives"
-            case .missingKey: return "set keyEnv or keyFile for the source in the configuration"
+            case .invalidKey: return "check the key that the source's `keyEnv` or `keyFile` gives"
+            case .missingKey: return "set `keyEnv` or `keyFile` for the source in the configuration"
             case .unexpectedResponse, .malformedBody:
                 if case .file = origin { return "check the file and --source" }
                 return nil

@@ -19,8 +19,11 @@ struct Logger: Sendable {
         case json
     }
 
-    enum Level: String, Sendable {
+    enum Level: String, Sendable, CaseIterable, Comparable {
         case debug, info, warning, error
+
+        /// Less severe first: debug < info < warning < error.
+        static func < (a: Level, b: Level) -> Bool { allCases.firstIndex(of: a)! < allCases.firstIndex(of: b)! }
 
         /// The syslog(3) priority: LOG_ERR 3, LOG_WARNING 4, LOG_INFO 6, LOG_DEBUG 7.
         var syslogPriority: Int {
@@ -41,6 +44,9 @@ struct Logger: Sendable {
 
     var format: Format
     var verbose: Bool
+    /// Lines below this level are left out (`--log-level`; debug lines need `--verbose` too,
+    /// or `--log-level debug`).
+    var minimumLevel: Level = .info
     var clock: UTCClock
     /// Prefix each line with `<N>`, its syslog priority (stderr is the journal).
     var syslogPriorities: Bool
@@ -59,7 +65,7 @@ struct Logger: Sendable {
     /// Logs `event` with `fields` in the given order; nil values are left out. `debug` lines
     /// appear only with `--verbose`.
     func log(_ level: Level, _ event: String, _ fields: KeyValuePairs<String, (any CustomStringConvertible)?> = [:]) {
-        if level == .debug && !verbose { return }
+        if level == .debug ? !(verbose || minimumLevel == .debug) : level < minimumLevel { return }
         var pairs: [(String, Value)] = [("ts", .text(clock.now().rfc3339)), ("level", .text(level.rawValue)), ("event", .text(event))]
         for (key, value) in fields {
             if let value { pairs.append((key, Self.value(value))) }

@@ -105,6 +105,39 @@ enum Stores {
         }
     }
 
+    /// SQLite: rewrites the database file without its free pages (`VACUUM`), giving the space
+    /// that a prune freed back to the file system; returns the file's size before and after, in
+    /// bytes. It needs free disk space about the database's size and holds the database's write
+    /// lock while it runs (polls wait, up to the busy timeout). nil for PostgreSQL, whose
+    /// autovacuum reuses freed space by itself.
+    static func vacuum(_ store: Writable) throws -> (before: Int64, after: Int64)? {
+        guard let sqlite = store as? SQLiteStore else { return nil }
+        return try sqlite.withDatabase { db in
+            func size() throws -> Int64 { (try db.scalarInt("PRAGMA page_count") ?? 0) * (try db.scalarInt("PRAGMA page_size") ?? 0) }
+            let before = try size()
+            try db.execute("VACUUM")
+            return (before, try size())
+        }
+    }
+
+    /// Whether two `database` settings name the same database: the same SQLite file (after
+    /// resolving `.`, `..` and symbolic links), or PostgreSQL strings naming the same user, host,
+    /// port and database.
+    static func sameDatabase(_ a: String, _ b: String) -> Bool {
+        if a == b { return true }
+        switch (isPostgreSQL(a), isPostgreSQL(b)) {
+        case (true, true): return displayName(a) == displayName(b)
+        case (false, false):
+            // The file may not exist yet: its directory's links are resolved.
+            func resolved(_ path: String) -> String {
+                let url = URL(fileURLWithPath: path).standardizedFileURL
+                return url.deletingLastPathComponent().resolvingSymlinksInPath().appendingPathComponent(url.lastPathComponent).path
+            }
+            return a != ":memory:" && b != ":memory:" && resolved(a) == resolved(b)
+        default: return false
+        }
+    }
+
     /// Whether `database` names a PostgreSQL database rather than an SQLite file.
     static func isPostgreSQL(_ database: String) -> Bool { PostgresLocation.recognizes(database) }
 
@@ -190,6 +223,7 @@ extension Stores {
 struct StoreMissing: Error, CustomStringConvertible {
     var database: String
     var description: String {
-        "no incidents database at \(database); run `incident-scheduler run --once` (or `ingest`) first, or pass --database PATH"
+        "no incidents database at \(database); give the scheduler's configuration (--config FILE; /etc/trafficincidents/config.json is read when it exists) "
+            + "or --database naming its database, or create it with `incident-scheduler run --once` using that same configuration"
     }
 }

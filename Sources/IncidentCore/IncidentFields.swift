@@ -130,6 +130,16 @@ extension Incident {
         contentValues(fields: fields).hash
     }
 
+    /// The hash of this incident without the fields that do not hash their absence (those that
+    /// migrations added: `road_ref`, `geometry`, `validity`): the hash a row stored before they
+    /// existed has. A stored row with this hash holds the same content from the provider, and
+    /// lacks only what this version derives or keeps besides; a store fills those in place,
+    /// without a revision (issue 20: after migration 0006 every incident's next poll wrote
+    /// one revision `road_ref - → 고속국도1호선`).
+    public var hashWithoutAddedFields: Int64 {
+        contentHash(fields: IncidentField.content.filter(\.hashesAbsence))
+    }
+
     /// The incident's stored values, one per field of `fields`, and their ``contentHash(fields:)``,
     /// computed together (a store writes both for every record).
     public func contentValues(fields: [IncidentField] = IncidentField.content) -> (values: [IncidentValue], hash: Int64) {

@@ -121,16 +121,24 @@ public struct NetworkError: Error, Sendable, CustomStringConvertible {
         self.detail = detail.map(Redaction.redact)
     }
 
-    /// One line: what failed, why, after how many attempts, and what to do. No secrets.
-    public var description: String {
-        var text = "\(label): \(method.rawValue) \(redactedURL) failed: \(summary)"
+    /// One line: the label, why it failed, after how many attempts, what to do, and last the
+    /// request (`gits: HTTP 404 Not Found; check the base URL and path; GET https://…`), so
+    /// that a line cut at 80 columns still says what is wrong. No secrets.
+    public var description: String { description(adding: nil) }
+
+    /// ``description`` with the caller's `advice` (what to change in its own configuration)
+    /// after this error's own, still before the request, which stays last.
+    public func description(adding advice: String?) -> String {
+        var text = "\(label): \(summary)"
         if attempts > 1 { text += " after \(attempts) attempts" }
         if let detail, !detail.isEmpty { text += " (\(detail))" }
         if let retryAfterSeconds { text += "; server asked to retry after \(Self.format(retryAfterSeconds)) s" }
         if let excerpt = bodyExcerpt.map(Self.oneLine), !excerpt.isEmpty {
             text += "; body: \(excerpt)"
         }
-        text += "; \(advice)"
+        text += "; \(self.advice)"
+        if let advice { text += "; \(advice)" }
+        text += "; \(method.rawValue) \(redactedURL)"
         return Redaction.redact(Self.flatten(text))
     }
 
@@ -154,22 +162,25 @@ public struct NetworkError: Error, Sendable, CustomStringConvertible {
         }
     }
 
+    /// What to do, in this layer's terms; the program adds what to change in its configuration
+    /// (``description(adding:)``).
     private var advice: String {
         switch code.base {
         case .invalidRequest: return "fix the router or its configuration"
         case .cannotConnect: return "check the base URL, DNS and network, then retry later"
         case .connectionLost, .bodyTruncated: return "the server or network dropped the connection; retry later"
-        case .timedOut: return "the server is slow or unreachable; retry later or raise requestTimeout"
-        case .attemptTimedOut: return "the server sends too slowly; retry later or raise attemptTimeout"
+        case .timedOut: return "the server is slow or unreachable; retry later"
+        case .attemptTimedOut: return "the server sends too slowly; retry later"
         case .unacceptableStatus(let status):
             switch status {
             case 401, 403: return "check the API key (expired, unregistered or wrong encoding?)"
             case 404: return "check the base URL and path"
-            case 408, 429: return "too many or too slow requests; wait and retry later"
+            case 408: return "the server found the request too slow; retry later"
+            case 429: return "too many requests: retried with growing delays; the next poll tries again"
             case 500...599: return "the provider has a problem; retry later"
             default: return "check the request against the provider's API guide"
             }
-        case .bodyTooLarge: return "raise maxBodyBytes or narrow the query"
+        case .bodyTooLarge: return "narrow the query (the limit is the program's)"
         case .tooManyRedirects: return "check the base URL (redirect loop?)"
         case .cancelled: return "nothing to do (the caller cancelled)"
         case .transport: return "see the detail; retrying will not help until it is fixed"

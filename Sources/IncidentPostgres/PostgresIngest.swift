@@ -102,7 +102,8 @@ extension PostgresStore: IngestStore {
 ///   replayed file), is
 ///   *older*: only `first_seen_at` may move earlier;
 /// - otherwise the content changed (*updated*) or the incident had been cleared (*reopened*):
-///   the previous values go to `incident_revisions`, the row is overwritten, `revision` + 1;
+///   the previous values go to `incident_revisions`, the row is overwritten, `revision` + 1
+///   (unless only fields that migrations added are new: then it is filled in place, no revision);
 /// - an id not stored yet is *inserted*, in response order (ids ascend as SQLite's would).
 ///
 /// Why staging rather than a statement per record: measured against pipelined prepared upserts
@@ -133,14 +134,14 @@ final class PollStaging: PollSink, UnlistedIncidents {
         try connection.execute("""
             CREATE TEMP TABLE poll_rows (
                 ord bigint NOT NULL, rejected boolean NOT NULL, external_id text COLLATE "C", \(columns.definitions),
-                content_hash bigint, position text, reason text, excerpt text) ON COMMIT DROP;
+                content_hash bigint, base_hash bigint, position text, reason text, excerpt text) ON COMMIT DROP;
             CREATE TEMP TABLE poll_plan (ord bigint NOT NULL, id bigint, action text NOT NULL) ON COMMIT DROP;
             """, context: "preparing the poll of \(poll.source)")
     }
 
     /// Copies the records `produce` passes to the sink into `poll_rows`, as they come.
     func receive(_ produce: (any PollSink) throws -> ResponseVerdict) throws -> ResponseVerdict {
-        try connection.copyIn("COPY poll_rows (ord, rejected, external_id, \(columns.list()), content_hash, position, reason, excerpt) FROM STDIN",
+        try connection.copyIn("COPY poll_rows (ord, rejected, external_id, \(columns.list()), content_hash, base_hash, position, reason, excerpt) FROM STDIN",
                               context: "storing the records of \(poll.source)") { writer in
             self.writer = writer
             defer { self.writer = nil }
@@ -165,6 +166,7 @@ final class PollStaging: PollSink, UnlistedIncidents {
                 reason: "a text value holds the character U+0000, which PostgreSQL cannot store"))
         }
         writer.integer(hash)
+        writer.integer(incident.hashWithoutAddedFields)
         writer.null()
         writer.null()
         writer.null()
@@ -179,6 +181,7 @@ final class PollStaging: PollSink, UnlistedIncidents {
         _ = writer.optionalText(record.externalID.map(Self.withoutNUL))
         for _ in columns.names { writer.null() }
         writer.null()  // content_hash
+        writer.null()  // base_hash
         writer.text(Self.withoutNUL(record.position))
         writer.text(Self.withoutNUL(record.reason))
         _ = writer.optionalText(record.excerpt.map(Self.withoutNUL))
@@ -204,9 +207,10 @@ final class PollStaging: PollSink, UnlistedIncidents {
                         WHEN r.first_ord < f.ord THEN 'duplicate'
                         WHEN e.content_hash = f.content_hash AND e.cleared_at IS NULL THEN 'unchanged'
                         WHEN :stale::boolean OR :observed_at::timestamptz < greatest(e.last_seen_at, e.cleared_at) THEN 'older'
+                        WHEN e.cleared_at IS NULL AND e.content_hash = f.base_hash THEN 'fill'
                         WHEN e.cleared_at IS NULL THEN 'update'
                         ELSE 'reopen' END
-            FROM (SELECT DISTINCT ON (external_id) ord, external_id, content_hash FROM poll_rows
+            FROM (SELECT DISTINCT ON (external_id) ord, external_id, content_hash, base_hash FROM poll_rows
                   WHERE NOT rejected ORDER BY external_id, ord) f
             LEFT JOIN incidents e ON e.source = :source AND e.external_id = f.external_id
             LEFT JOIN (SELECT external_id, min(ord) AS first_ord FROM poll_rows WHERE rejected GROUP BY external_id) r
@@ -228,6 +232,15 @@ final class PollStaging: PollSink, UnlistedIncidents {
                 last_seen_run_id = :run_id, cleared_at = NULL
             FROM poll_plan p JOIN poll_rows s ON s.ord = p.ord
             WHERE e.id = p.id AND p.action IN ('update', 'reopen')
+            """, named: values, context: context)
+        // Stored before migrations added fields, and otherwise the same: filled in place, no
+        // revision (``Incident/hashWithoutAddedFields``).
+        try connection.query("""
+            UPDATE incidents e SET \(columns.assignments(from: "s.")), content_hash = s.content_hash,
+                last_seen_at = greatest(e.last_seen_at, :observed_at), first_seen_at = least(e.first_seen_at, :observed_at),
+                last_seen_run_id = :run_id
+            FROM poll_plan p JOIN poll_rows s ON s.ord = p.ord
+            WHERE e.id = p.id AND p.action = 'fill'
             """, named: values, context: context)
         try connection.query("""
             UPDATE incidents e SET first_seen_at = least(e.first_seen_at, :observed_at),
@@ -264,7 +277,7 @@ final class PollStaging: PollSink, UnlistedIncidents {
         let firsts = byAction.values.reduce(0, +)
         let counts = IngestCounts(
             fetched: records + rejected, inserted: byAction["insert", default: 0], updated: byAction["update", default: 0],
-            unchanged: byAction["unchanged", default: 0], reopened: byAction["reopen", default: 0],
+            unchanged: byAction["unchanged", default: 0] + byAction["fill", default: 0], reopened: byAction["reopen", default: 0],
             rejected: rejected, duplicates: records - firsts + byAction["duplicate", default: 0])
         return Outcome(counts: counts, rejectedWithoutID: withoutID, older: byAction["older", default: 0])
     }

@@ -150,6 +150,10 @@ final class PollWriter: PollSink, UnlistedIncidents {
                                    observed: Statement.Parameter, run: Statement.Parameter)
     private let change: Statement
     private let changeBinder: ContentColumns.Binder
+    /// ``change`` without a new revision: a row stored before migrations added fields takes them
+    /// in place (``Incident/hashWithoutAddedFields``).
+    private let fill: Statement
+    private let fillBinder: ContentColumns.Binder
 
     init(db: Database, columns: ContentColumns, poll: PollContext, runID: Int64) throws {
         self.db = db
@@ -186,6 +190,12 @@ final class PollWriter: PollSink, UnlistedIncidents {
             WHERE id = :id
             """)
         changeBinder = try columns.binder(for: change)
+        fill = try db.cachedStatement("""
+            UPDATE incidents SET \(columns.assignments), content_hash = :content_hash,
+                last_seen_at = max(last_seen_at, :observed), first_seen_at = min(first_seen_at, :observed), last_seen_run_id = :run
+            WHERE id = :id
+            """)
+        fillBinder = try columns.binder(for: fill)
         expectUnchanged = try db.scalarInt("SELECT EXISTS (SELECT 1 FROM incidents WHERE source = :source)",
                                            ["source": .text(poll.source)]) == 1
         lastIDBefore = try db.scalarInt("SELECT coalesce(max(id), 0) FROM incidents") ?? 0
@@ -271,6 +281,19 @@ final class PollWriter: PollSink, UnlistedIncidents {
             try db.run("""
                 UPDATE incidents SET first_seen_at = min(first_seen_at, :observed), last_seen_run_id = :run WHERE id = :id
                 """, ["observed": .text(poll.observedAt.rfc3339), "run": .integer(runID), "id": .integer(id)])
+            return
+        }
+        // Stored before migrations added fields, and otherwise the same: filled in place.
+        if !wasCleared, storedHash == incident.hashWithoutAddedFields {
+            try DerivedIndexes.removeBeforeChange(.id(id), in: db)
+            fill.reset()
+            try fillBinder.bind(values, to: fill)
+            try fill.bind(hash, to: try fill.parameter("content_hash"))
+            try fill.bind(poll.observedAt, to: try fill.parameter("observed"))
+            try fill.bind(runID, to: try fill.parameter("run"))
+            try fill.bind(id, to: try fill.parameter("id"))
+            try fill.run()
+            insertedOrUnchanged += 1
             return
         }
         // Changed, or cleared and back: archive the current values, then overwrite them.

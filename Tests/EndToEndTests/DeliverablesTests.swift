@@ -79,16 +79,20 @@ struct DeliverablesTests {
             // The database's directory is the state directory (writable under ProtectSystem=strict).
             #expect(Self.values("StateDirectory", in: unit) == ["trafficincidents"])
             let exec = try #require(Self.values("ExecStart", in: unit).first)
-            #expect(exec.contains(" --database /var/lib/trafficincidents/incidents.sqlite"))
-            #expect(exec.contains(" --config /etc/trafficincidents/config.json"))
-            // The metrics directory of README.md and the crontab is writable.
-            #expect(Self.values("ReadWritePaths", in: unit) == ["-/var/lib/node_exporter/textfile_collector"])
+            // The configuration alone says where the data goes (issue 20); keys come as under cron.
+            #expect(!exec.contains("--database"))
+            #expect(exec.contains(" --config /etc/trafficincidents/config.json --env-file /etc/trafficincidents/keys.env"))
+            // The metrics directory of README.md and the crontab (Debian's node_exporter's) is writable.
+            #expect(Self.values("ReadWritePaths", in: unit) == ["-/var/lib/prometheus/node-exporter"])
             // Configuration and key files under /etc stay readable: nothing hides /etc.
             #expect(Self.values("InaccessiblePaths", in: unit).isEmpty && Self.values("TemporaryFileSystem", in: unit).isEmpty)
-            #expect(Self.values("EnvironmentFile", in: unit) == ["-/etc/trafficincidents/keys.env"])
+            #expect(Self.values("EnvironmentFile", in: unit).isEmpty)
         }
         let crontab = try String(contentsOf: TestPaths.packageRoot.appendingPathComponent("Scripts/cron/incident-scheduler.crontab"), encoding: .utf8)
-        #expect(crontab.contains("--metrics-file /var/lib/node_exporter/textfile_collector/"))
+        #expect(crontab.contains("--metrics-file /var/lib/prometheus/node-exporter/"))
+        let cronLines = crontab.split(separator: "\n").filter { !$0.hasPrefix("#") }
+        #expect(!cronLines.contains { $0.contains("--database") })
+        #expect(cronLines.contains { $0.contains(" --config /etc/trafficincidents/config.json --env-file /etc/trafficincidents/keys.env") })
     }
 
     /// Every system call of a named group, from `systemd-analyze syscall-filter` (groups nest).
@@ -218,7 +222,7 @@ struct DeliverablesTests {
                 ["run", "ingest", "sources", "status", "check-config", "migrate", "prune", "copy", "help", "--help", "--version"])
         #expect(try await complete("incident-scheduler", ["incident-scheduler", "st"]) == ["status"])
         #expect(try await complete("incident-scheduler", ["incident-scheduler", "status", "--"]) ==
-                ["--config", "--database", "--stale-after", "--format", "--wide", "--help"])
+                ["--config", "--env-file", "--database", "--stale-after", "--metrics-file", "--format", "--wide", "--help"])
         #expect(try await complete("incident-scheduler", ["incident-scheduler", "run", "--log-format", ""]) == ["logfmt", "json"])
         #expect(try await complete("incident-scheduler", ["incident-scheduler", "help", "ch"]) == ["check-config"])
         let list = try await complete("incidents", ["incidents", "list", "--format", ""])

@@ -78,7 +78,7 @@ struct InternationalEndToEndTests {
         try await server.script(Self.path, [Self.page(["1"], next: #""/traffic/events?offset=1""#), .status(500, body: "internal error")])
         let failed = try await Self.runOnce(config)
         #expect(failed.status == 1)
-        #expect(failed.stderr.contains("sf511 page 2: GET "), "\(failed.stderr)")
+        #expect(failed.stderr.contains("sf511 page 2: HTTP 500 Internal Server Error"), "\(failed.stderr)")
         #expect(failed.stderr.contains("HTTP 500"), "\(failed.stderr)")
         let after = try await ws.listJSON()
         #expect(after.count == 5)

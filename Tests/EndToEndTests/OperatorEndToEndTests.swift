@@ -78,7 +78,7 @@ struct OperatorEndToEndTests {
             #expect(line.range(of: #""duration_s":[0-9]+\.[0-9]+[,}]"#, options: .regularExpression) != nil, "\(line)")
         }
         let versions = try await [run("incident-scheduler", ["--version"]), run("incidents", ["--version"])].map {
-            String($0.stdout.split(separator: " ").last ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
+            String($0.stdout.split(separator: " ").dropFirst().first ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
         }
         #expect(versions[0] == versions[1] && !versions[0].isEmpty)
         let agent = try await server.requests(path: "/gits/getIncidentInfo").first?.headers["user-agent"]
@@ -113,10 +113,12 @@ struct OperatorEndToEndTests {
         let checked = try await run("incident-scheduler", ["check-config", "--config", config], environment: environment)
         #expect(checked.stdout.contains("database: \(ws.database)\n"))
         #expect(try await run("incident-scheduler", ["migrate", "--config", config], environment: environment).stdout == "up to date\n")
-        // --database wins over both.
+        // --database wins over the environment; one that is not the configuration's is refused (issue 20).
         let other = ws.directory.appendingPathComponent("other.sqlite").path
         let explicit = try await run("incidents", ["list", "--config", config, "--database", other], environment: environment)
-        #expect(explicit.status == 66 && explicit.stderr.contains("no incidents database at \(other)"), "\(explicit.stderr)")
+        #expect(explicit.status == 78 && explicit.stderr.contains("--database \(other) is not the configuration's database \(ws.database)"), "\(explicit.stderr)")
+        let same = try await run("incidents", ["list", "--config", config, "--database", ws.database], environment: environment)
+        #expect(same.status == 0, "\(same.stderr)")
         // A configuration without a database leaves the choice to the environment.
         let bare = try await Self.config(ws, server, name: "bare.json", [("gits", "gits", "/gits/", "")])
         let fromEnvironment = try await run("incidents", ["list", "--config", bare], environment: environment)
@@ -159,7 +161,7 @@ struct OperatorEndToEndTests {
         #expect(samples[#"trafficincidents_active_incidents{source="gits"}"#] == "2")
         #expect(try await ws.listJSON(["--active", "--source", "gits"]).count == 2)
         #expect(samples[#"trafficincidents_quota_paused_until_timestamp_seconds{source="gits"}"#] == "0")
-        let version = try await run("incident-scheduler", ["--version"]).stdout.split(separator: " ").last?.trimmingCharacters(in: .whitespacesAndNewlines)
+        let version = try await run("incident-scheduler", ["--version"]).stdout.split(separator: " ").dropFirst().first?.trimmingCharacters(in: .whitespacesAndNewlines)
         #expect(samples[#"trafficincidents_build_info{version="\#(version ?? "")"}"#] == "1")
         let duration = try #require(samples[#"trafficincidents_last_run_duration_seconds{source="gits"}"#])
         #expect(duration.contains(".") && (Double(duration) ?? 0) > 0, "a fractional duration: \(duration)")

@@ -20,7 +20,8 @@ struct FailureTests {
         (QueryError("search text has nothing to search for"), 64, "usage", "search text has nothing to search for"),
         (ConfigurationError("config.json: sources[0] (g): unknown field 'bbox'"), 78, "config.invalid", "config.json: sources[0] (g): unknown field 'bbox'"),
         (StoreMissing(database: "/x.sqlite"), 66, "database.missing",
-         "no incidents database at /x.sqlite; run `incident-scheduler run --once` (or `ingest`) first, or pass --database PATH"),
+         "no incidents database at /x.sqlite; give the scheduler's configuration (--config FILE; /etc/trafficincidents/config.json is read when it exists) "
+         + "or --database naming its database, or create it with `incident-scheduler run --once` using that same configuration"),
         (InputFileMissing(path: "/in.xml"), 66, "input.missing", "cannot read /in.xml: no such file, a directory, or not readable"),
         (SchedulerLocked(database: "/x.sqlite", holder: "pid 7"), 75, "scheduler.locked",
          "another incident-scheduler is working on this database (/x.sqlite, held by pid 7); this run did nothing"),
@@ -63,9 +64,9 @@ struct FailureTests {
 
     @Test("the command line's advice is added here, to the facts the other targets state", arguments: [
         (FeedError(.invalidKey, provider: "its", code: "4005", message: "the ITS API refused the key (resultCode 4005, no message)") as any Error,
-         FeedOrigin.live, "its: the ITS API refused the key (resultCode 4005, no message); check the key that the source's keyEnv or keyFile gives"),
+         FeedOrigin.live, "its: the ITS API refused the key (resultCode 4005, no message); check the key that the source's `keyEnv` or `keyFile` gives"),
         (FeedError(.missingKey, provider: "gits", message: "source 'gits' has no API key"), .live,
-         "gits: source 'gits' has no API key; set keyEnv or keyFile for the source in the configuration"),
+         "gits: source 'gits' has no API key; set `keyEnv` or `keyFile` for the source in the configuration"),
         (FeedError(.unexpectedResponse, provider: "gits", message: "the file is not GITS XML"), .file(path: "/f.xml", complete: false),
          "gits: the file is not GITS XML; check the file and --source"),
         (FeedError(.unexpectedResponse, provider: "gits", message: "expected GITS XML but got an HTML page"), .live,

@@ -78,7 +78,8 @@ struct OperatorTests {
     // MARK: The database
 
     @Test("the database: --database, then the configuration's, then $INCIDENTS_DATABASE, then the default", arguments: [
-        (["--database", "/opt.sqlite", "--config", "$CONFIG"], ["INCIDENTS_DATABASE": "/env.sqlite"], "/opt.sqlite"),
+        (["--database", "/config.sqlite", "--config", "$CONFIG"], ["INCIDENTS_DATABASE": "/env.sqlite"], "/config.sqlite"),
+        (["--database", "/opt.sqlite", "--config", "$NO_DATABASE"], ["INCIDENTS_DATABASE": "/env.sqlite"], "/opt.sqlite"),
         (["--config", "$CONFIG"], ["INCIDENTS_DATABASE": "/env.sqlite"], "/config.sqlite"),
         (["--config", "$NO_DATABASE"], ["INCIDENTS_DATABASE": "/env.sqlite"], "/env.sqlite"),
         ([], ["INCIDENTS_DATABASE": "/env.sqlite"], "/env.sqlite"),

@@ -79,6 +79,19 @@ struct StubbedPollTests {
         #expect(run.resumesAt == Self.now.adding(seconds: 120))
     }
 
+    @Test("a bare 429 (no Retry-After) is a failed poll that pauses nothing: the next poll tries again, not the next midnight",
+          arguments: ["gits", "its", "open511"])
+    func bareTooManyRequests(provider: String) async throws {
+        let client = StubHTTPClient { _, _ in .response(StubResponse(statusCode: 429, headers: [:], text: "Too Many Requests")) }
+        var definition = SourceDefinition(name: provider, provider: provider, key: APIKey("k"))
+        definition.baseURL = URL(string: "http://127.0.0.1:9/events")
+        let feed = try ProviderRegistry.feed(for: definition, client: client)
+        let run = await ingest(RecordingStore())(feed)
+        #expect(run.status == .failed)
+        #expect(run.resumesAt == nil)
+        #expect(run.error?.contains("HTTP 429 Too Many Requests") == true && run.error?.contains("the next poll tries again") == true, "\(run.error ?? "")")
+    }
+
     @Test("an exhausted source is skipped without a request")
     func skipped() async throws {
         let client = StubHTTPClient { _, _ in

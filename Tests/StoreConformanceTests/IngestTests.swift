@@ -49,6 +49,38 @@ struct IngestTests {
         }
     }
 
+    @Test("a row stored before migrations added fields (road_ref, geometry, validity) takes them in place: no revision, counted unchanged (issue 20)",
+          arguments: StoreKind.allCases)
+    func addedFieldsFilled(kind: StoreKind) throws {
+        try withStore(kind) { store in
+            // The trial's example: road_ref - → 고속국도1호선, and the other fields migrations added.
+            var derived = incident("A")
+            derived.roadRef = "고속국도1호선"
+            var withGeometry = incident("B")
+            withGeometry.geometry = .lineString([try #require(Coordinate(latitude: 37.1, longitude: 127.1)),
+                                                 try #require(Coordinate(latitude: 37.2, longitude: 127.2))])
+            var withValidity = incident("C")
+            withValidity.validity = .suspended
+            _ = try counts(store, [incident("A"), incident("B"), incident("C")], at: t0)
+            #expect(try counts(store, [derived, withGeometry, withValidity], at: t1) == IngestCounts(fetched: 3, unchanged: 3))
+            #expect(try revisionCount(store) == 0)
+            let rows = try allRows(store)
+            #expect(rows.map(\.incident) == [derived, withGeometry, withValidity])
+            #expect(rows.allSatisfy { $0.revision == 1 && $0.firstSeenAt == t0 && $0.lastSeenAt == t1 })
+            var byRoad = IncidentQuery(now: t1)
+            byRoad.roadContains = "고속국도1호선"
+            #expect(try list(store, byRoad).map(\.incident.externalID) == ["A"])
+            // Variants that are changes: another road_ref, road_ref with another description, a
+            // cleared incident coming back with one: each a revision, as before.
+            var moved = derived
+            moved.roadRef = "고속국도10호선"
+            var alsoChanged = withGeometry
+            alsoChanged.description = "차로 변경"
+            #expect(try counts(store, [moved, alsoChanged, withValidity], at: t2) == IngestCounts(fetched: 3, updated: 2, unchanged: 1))
+            #expect(try revisionCount(store) == 2)
+        }
+    }
+
     @Test("a complete poll clears what it no longer lists; the reappearance reopens it with a revision", arguments: StoreKind.allCases)
     func clearedAndReopened(kind: StoreKind) throws {
         try withStore(kind) { store in

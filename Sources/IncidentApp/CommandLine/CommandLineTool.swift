@@ -29,7 +29,7 @@ public enum CommandLineTool {
             print(text, terminator: "")
             return ExitStatus.success
         case .version:
-            print("\(root.name) \(BuildInfo.version)")
+            print("\(root.name) \(BuildInfo.description)")
             return ExitStatus.success
         case .run(let command, let parsed):
             guard let run = command.run else { return ExitStatus.usage }

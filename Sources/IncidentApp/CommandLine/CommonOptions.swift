@@ -5,22 +5,31 @@ import IncidentCore
 enum CommonOptions {
     static let database = ValueOption<String>(
         "database", placeholder: "path",
-        help: "SQLite database file, or a PostgreSQL connection string (postgresql://user@host/dbname, no password). Without it: the configuration's database, else $INCIDENTS_DATABASE, else the default.",
+        help: "SQLite database file, or a PostgreSQL connection string (postgresql://user@host/dbname, no password). Without it: the configuration's database, else $INCIDENTS_DATABASE, else the default. With a configuration that names a database, it must name the same one (else exit 78).",
         default: "$XDG_DATA_HOME/trafficincidents/incidents.sqlite", what: "a path") { $0.isEmpty ? nil : $0 }
 
     static let config = ValueOption<String>(
         "config", short: "c", placeholder: "file",
-        help: "JSON configuration (sources, database). Without it, GITS is configured from $GITS_SERVICE_KEY.",
+        help: "JSON configuration (sources, database). Without it: /etc/trafficincidents/config.json when it exists, else one GITS source from $GITS_SERVICE_KEY.",
+        what: "a path") { $0.isEmpty ? nil : $0 }
+
+    static let envFile = ValueOption<String>(
+        "env-file", placeholder: "file",
+        help: "Read variables (the API keys that keyEnv names, PGPASSWORD) from this file of NAME=value lines before anything else; its values win over the environment. Errors exit 78.",
         what: "a path") { $0.isEmpty ? nil : $0 }
 
     /// `--config` for the query commands, which use only its `database`: the same option as
     /// ``config`` (one name, one value) with the help these commands need.
     static let queryConfig = ValueOption<String>(
-        "config", short: "c", placeholder: "file", help: "The scheduler's JSON configuration; its database setting is used.",
+        "config", short: "c", placeholder: "file", help: "The scheduler's JSON configuration; its database setting is used (default: /etc/trafficincidents/config.json when it exists).",
         what: "a path") { $0.isEmpty ? nil : $0 }
 
     static let logFormat = ValueOption<Logger.Format>(choice: "log-format", help: "Format of the log lines on stderr.",
                                                       default: "logfmt")
+
+    static let logLevel = ValueOption<Logger.Level>(choice: "log-level",
+                                                    help: "Leave out log lines below this level (debug shows what --verbose shows).",
+                                                    default: "info")
 
     static let verbose = Flag("verbose", short: "v",
                               help: "Also log HTTP attempts that succeeded at once (retries and failures are always logged).")
@@ -55,10 +64,12 @@ enum TableOrJSON: String, CaseIterable, Sendable {
 }
 
 extension ParsedArguments {
-    /// The logger the options ask for (`--log-format`, `--verbose`).
+    /// The logger the options ask for (`--log-format`, `--log-level`, `--verbose`).
     func logger(_ context: Context) throws -> Logger {
-        Logger(format: try value(CommonOptions.logFormat) ?? .logfmt, verbose: self[CommonOptions.verbose], clock: context.clock,
-               syslogPriorities: context.stderrIsJournal)
+        var logger = Logger(format: try value(CommonOptions.logFormat) ?? .logfmt, verbose: self[CommonOptions.verbose], clock: context.clock,
+                            syslogPriorities: context.stderrIsJournal)
+        logger.minimumLevel = try value(CommonOptions.logLevel) ?? .info
+        return logger
     }
 
     /// `--tz`, UTC when absent.

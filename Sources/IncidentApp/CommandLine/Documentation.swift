@@ -26,10 +26,10 @@ extension ManualSections {
             ("JOURNAL_STREAM", "Set by systemd: when it names stderr, each log line starts with its syslog priority (<3> error, <4> warning, <6> info, <7> debug)."),
         ],
         files: [
-            ("/etc/trafficincidents/config.json", "The configuration (JSON; // comments allowed). An annotated example: /usr/local/share/doc/trafficincidents/config.example.json."),
-            ("/etc/trafficincidents/keys.env", "API keys as VARIABLE=value lines, read by the systemd units (EnvironmentFile=) and the crontab."),
-            ("/var/lib/trafficincidents/incidents.sqlite", "The database of the systemd units; DATABASE.lock beside it is the scheduler's lock."),
-            ("/var/lib/node_exporter/textfile_collector/trafficincidents.prom", "The metrics file, with --metrics-file."),
+            ("/etc/trafficincidents/config.json", "The configuration (JSON; // comments allowed), read without --config when it exists; its database says where the data goes. An annotated example: /usr/local/share/doc/trafficincidents/config.example.json."),
+            ("/etc/trafficincidents/keys.env", "API keys as NAME=value lines (mode 0640, owner root, group trafficincidents), read with --env-file by the systemd units and the crontab alike."),
+            ("/var/lib/trafficincidents/incidents.sqlite", "The SQLite database of the example configuration; DATABASE.lock beside it is the scheduler's lock."),
+            ("/var/lib/prometheus/node-exporter/trafficincidents.prom", "The metrics file, with --metrics-file (the directory Debian's prometheus-node-exporter reads)."),
         ],
         seeAlso: ["incidents(1)", "systemctl(1)", "journalctl(1)", "crontab(5)", "sqlite3(1)"])
 
@@ -40,7 +40,7 @@ extension ManualSections {
             ("XDG_DATA_HOME", "The default database is $XDG_DATA_HOME/trafficincidents/incidents.sqlite (~/.local/share when unset)."),
             ("COLUMNS", "The width tables are fitted to when output is a terminal (else the terminal's own); output that is not a terminal is never cut."),
         ],
-        files: [("/var/lib/trafficincidents/incidents.sqlite", "The database of the systemd units (--database, or --config /etc/trafficincidents/config.json).")],
+        files: [("/etc/trafficincidents/config.json", "The scheduler's configuration, read without --config when it exists: its database is the one queried.")],
         seeAlso: ["incident-scheduler(1)", "sqlite3(1)"])
 }
 

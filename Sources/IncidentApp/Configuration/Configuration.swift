@@ -95,6 +95,15 @@ struct Configuration: Sendable {
         return configuration
     }
 
+    /// Whether `source` has its key, as `check-config` and `sources` both show it (issue 20:
+    /// they disagreed about a key file that could not be read): `set`, `none` (a provider
+    /// whose key is optional, and none given), or the problem's kind in capitals (`MISSING`,
+    /// `UNREADABLE`, `INVALID`, from ``keyProblems``).
+    func keyState(of source: SourceDefinition) -> String {
+        if let problem = keyProblems.first(where: { $0.source == source.name }) { return problem.kind.rawValue.uppercased() }
+        return source.key == nil ? "none" : "set"
+    }
+
     /// `--concurrency` text: a whole number from 1 to ``maxConcurrency``; nil otherwise.
     static func concurrency(_ text: String) -> Int? {
         Int(text).flatMap { (1...maxConcurrency).contains($0) ? $0 : nil }
@@ -104,6 +113,17 @@ struct Configuration: Sendable {
     /// - Throws: ``ConfigurationError`` when the file cannot be read or is not JSON.
     static func databaseSetting(in path: String) throws -> String? {
         try read(URL(fileURLWithPath: path)).text("database")
+    }
+
+    /// The key files the sources of the configuration file at `path` name (`keyFile`, resolved
+    /// against the file's directory, as ``load(from:environment:requireKeys:)`` reads them).
+    /// - Throws: ``ConfigurationError`` when the file cannot be read or is not JSON.
+    static func keyFiles(in path: String) throws -> [String] {
+        let url = URL(fileURLWithPath: path)
+        return try (try read(url).list("sources") ?? []).enumerated().compactMap { index, value in
+            try ConfigObject(value, place: "\(path): sources[\(index)]").text("keyFile")
+                .map { URL(fileURLWithPath: $0, relativeTo: url.deletingLastPathComponent()).path }
+        }
     }
 
     private static func read(_ url: URL) throws -> ConfigObject {
@@ -121,10 +141,12 @@ struct Configuration: Sendable {
 
     /// The configuration used without `--config`: one GITS source keyed by `GITS_SERVICE_KEY`
     /// (and `GITS_BASE_URL`, when set, overriding the provider's URL).
-    /// - Throws: ``ConfigurationError`` when the variable is not set.
+    /// - Throws: ``ConfigurationError`` when the variable is not set, whatever the command: a
+    ///   listing without configuration shows no imaginary source (issue 20).
     static func fromEnvironment(_ environment: [String: String], requireKeys: Bool = true) throws -> Configuration {
-        guard environment["GITS_SERVICE_KEY"]?.isEmpty == false || !requireKeys else {
-            throw ConfigurationError("no sources configured: set GITS_SERVICE_KEY to your GITS service key, or pass --config FILE (see README.md, \"Configure a key and the sources\")")
+        guard environment["GITS_SERVICE_KEY"]?.isEmpty == false else {
+            throw ConfigurationError("no sources configured: no --config, no \(Context.systemConfigurationFile), and GITS_SERVICE_KEY is not set; "
+                                     + "pass --config FILE or create \(Context.systemConfigurationFile) (see README.md, \"Configure a key and the sources\")")
         }
         var fields: [String: ConfigValue] = ["name": .text("gits"), "provider": .text("gits"), "keyEnv": .text("GITS_SERVICE_KEY")]
         fields["baseURL"] = environment["GITS_BASE_URL"].map(ConfigValue.text)

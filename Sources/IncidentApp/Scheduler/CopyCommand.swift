@@ -19,7 +19,7 @@ enum CopyCommand {
             counts of every table with the SQLite database's and undoes the copy when one differs. Stop the schedulers that \
             write to the SQLite database first. The password comes from PGPASSWORD or ~/.pgpass, never from --to.
             """,
-            options: [from, to, CommonOptions.logFormat],
+            options: [from, to, CommonOptions.logFormat, CommonOptions.logLevel],
             run: { arguments in try run(arguments, context) })
     }
 

@@ -25,12 +25,13 @@ enum IngestCommand {
             nothing unless --complete says the file is a complete answer of its time. Exit 65 when the file is
             not a good answer, 66 when it cannot be read.
             """,
-            options: [source, file, CommonOptions.config, CommonOptions.database, complete, asOf, CommonOptions.timeZone,
-                      dryRun, CommonOptions.logFormat, CommonOptions.verbose],
+            options: [source, file, CommonOptions.config, CommonOptions.envFile, CommonOptions.database, complete, asOf, CommonOptions.timeZone,
+                      dryRun, CommonOptions.logFormat, CommonOptions.logLevel, CommonOptions.verbose],
             run: { arguments in try await run(arguments, context) })
     }
 
     static func run(_ arguments: ParsedArguments, _ context: Context) async throws {
+        let context = try context.loadingEnvironmentFile(arguments)
         let sourceName = try arguments.required(source, "a source or provider name").nfc
         let filePath = try arguments.required(file, "the saved response")
         let logger = try arguments.logger(context)
@@ -42,7 +43,7 @@ enum IngestCommand {
         if let givenObservedAt, givenObservedAt > now.adding(seconds: 60) {
             throw UsageError("--as-of \(givenObservedAt.rfc3339) is in the future: give the time the response was fetched (now is \(now.rfc3339))")
         }
-        let configuration = try arguments.value(CommonOptions.config) == nil ? nil
+        let configuration = try context.configurationFile(arguments) == nil ? nil
             : try SchedulerTool.loadConfiguration(arguments, context, requireKeys: false)
         let definition: SourceDefinition
         if let configured = configuration?.sources.first(where: { $0.name == sourceName }) {

@@ -5,10 +5,12 @@ import IncidentFeeds
 import Synchronization
 
 /// `incident-scheduler run --loop`: every source in its own task, polled on its interval by
-/// ``SchedulerService/pollForever(_:polled:)``. A failing source only logs and waits for its
+/// ``SchedulerService/pollForever(_:firstAfter:polled:began:)``. A failing source only logs and waits for its
 /// next turn. SIGHUP re-reads the configuration: sources that changed or disappeared are
 /// stopped (a poll under way is cancelled and recorded as such), new ones started, unchanged
-/// ones left alone. Cancellation (SIGTERM/SIGINT) stops every task and returns.
+/// ones left alone; a changed source keeps its turn (its next poll comes its new interval after
+/// its last one began, not at once), so a reload never polls every source together (issue 20).
+/// Cancellation (SIGTERM/SIGINT) stops every task and returns.
 struct PollingLoop: Sendable {
     let service: SchedulerService
     let heartbeatSeconds: Int64
@@ -17,6 +19,8 @@ struct PollingLoop: Sendable {
     final class Counters: Sendable {
         let polls = Mutex(0)
         let sources = Mutex(0)
+        /// When each source's last poll began (``SchedulerService/timing``'s clock).
+        let lastBegan = Mutex<[String: Double]>([:])
     }
 
     /// Runs until the task is cancelled. `reload` re-reads the configuration on SIGHUP.
@@ -36,8 +40,11 @@ struct PollingLoop: Sendable {
                 logger.log(.info, "scheduler.source_stopped", ["source": name])
             }
             for source in sources where running[source.name] == nil {
+                let last = counters.lastBegan.withLock { $0[source.name] }
+                let firstAfter = last.map { max(0, $0 + Double(source.intervalSeconds) - service.timing.now()) } ?? 0
                 running[source.name] = (source, Task { [service] in
-                    await service.pollForever(source) { counters.polls.withLock { $0 += 1 } }
+                    await service.pollForever(source, firstAfter: firstAfter, polled: { counters.polls.withLock { $0 += 1 } },
+                                              began: { time in counters.lastBegan.withLock { $0[source.name] = time } })
                 })
                 logger.log(.info, "scheduler.source_started", [
                     "source": source.name, "provider": source.provider,

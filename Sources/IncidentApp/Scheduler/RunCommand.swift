@@ -29,17 +29,20 @@ enum RunCommand {
             discussion: """
             Each source is fetched, parsed and stored as one transaction; a failing source does not stop or roll
             back the others, and a slow one delays no other (up to --concurrency sources are polled at once).
-            --once exits 0 when all succeeded, 1 when any failed or the deadline passed, 3 when one was skipped or
-            its response was incomplete, 75 when another incident-scheduler holds the database. --loop runs until
+            --once exits 0 when all succeeded, 1 when any failed, the deadline passed or the --metrics-file could not be
+            written, 3 when one was skipped or its response was incomplete, 75 when another incident-scheduler holds the
+            database. --loop runs until
             SIGTERM/SIGINT (then exits 0), polls each source every `interval` plus up to 10 % jitter, and re-reads
-            --config on SIGHUP.
+            --config and --env-file on SIGHUP (a changed source keeps its turn; a new one is polled at once). Each run
+            starts with one log line naming the version, the configuration, the database and the sources.
             """,
-            options: [once, loop, CommonOptions.config, CommonOptions.database, CommonOptions.dryRun, deadline, concurrency,
-                      metricsFile, heartbeat, CommonOptions.logFormat, CommonOptions.verbose],
+            options: [once, loop, CommonOptions.config, CommonOptions.envFile, CommonOptions.database, CommonOptions.dryRun, deadline, concurrency,
+                      metricsFile, heartbeat, CommonOptions.logFormat, CommonOptions.logLevel, CommonOptions.verbose],
             run: { arguments in try await run(arguments, context) })
     }
 
-    static func run(_ arguments: ParsedArguments, _ context: Context) async throws {
+    static func run(_ arguments: ParsedArguments, _ processContext: Context) async throws {
+        let context = try processContext.loadingEnvironmentFile(arguments)
         if arguments[once] && arguments[loop] {
             throw UsageError("--once and --loop are exclusive: give --once to poll each source once (cron, a timer) or --loop to keep polling (a service)")
         }
@@ -54,18 +57,26 @@ enum RunCommand {
         let dryRun = arguments[CommonOptions.dryRun]
         let configuration = try SchedulerTool.loadConfiguration(arguments, context, requireKeys: true)
         let path = try context.databasePath(arguments, configured: configuration.database)
+        // One line at every start says what this process is and where its data goes.
+        logger.log(.info, "scheduler.start", [
+            "version": BuildInfo.description, "mode": arguments[once] ? "once" : "loop",
+            "config": try context.configurationFile(arguments) ?? "(none: $GITS_SERVICE_KEY)",
+            "database": Stores.displayName(path), "sources": configuration.sources.map(\.name).joined(separator: ","),
+        ])
         // --once: whatever holds the run up (a database that stopped answering while the store
         // opens, a call that nothing could interrupt), it ends at most 10 s after its deadline.
         let backstop = arguments[once] ? DeadlineBackstop(seconds: (deadlineSeconds ?? configuration.deadlineSeconds) + 10, logger: logger) : nil
         defer { backstop?.cancel() }
-        try await SchedulerTool.withStore(path: path, context: context, scheduler: true, leaseSeconds: configuration.leaseSeconds) { store, lock in
+        try await SchedulerTool.withStore(path: path, context: context, scheduler: true, leaseSeconds: configuration.leaseSeconds,
+                                          logger: logger) { store, lock in
             let fileWatch = (store as? any StoreFile).map { StoreFileWatch(database: path, store: $0, lock: lock, logger: logger) }
             let service = SchedulerService(store: store, clock: context.clock, host: context.host, logger: logger, dryRun: dryRun,
                                            metricsFile: metricsPath, concurrency: concurrencyLimit ?? configuration.concurrency,
                                            leaseSeconds: configuration.leaseSeconds, fileWatch: fileWatch)
             if arguments[loop] {
                 await PollingLoop(service: service, heartbeatSeconds: heartbeatSeconds).run(configuration) {
-                    try SchedulerTool.loadConfiguration(arguments, context, requireKeys: true)
+                    // SIGHUP re-reads the environment file too: a key rotated there is used.
+                    try SchedulerTool.loadConfiguration(arguments, try processContext.loadingEnvironmentFile(arguments), requireKeys: true)
                 }
                 if let lost = fileWatch?.lost { throw lost }
                 return
@@ -75,8 +86,9 @@ enum RunCommand {
             if let retention = configuration.retentionSeconds, !dryRun, !Task.isCancelled {
                 service.prune(olderThan: retention)
             }
-            service.writeMetrics()
+            let metricsWritten = service.writeMetrics()
             if let status = round.status { throw RoundOutcome(status: status) }
+            if !metricsWritten { throw RoundOutcome(status: ExitStatus.failure) }
         }
     }
 }

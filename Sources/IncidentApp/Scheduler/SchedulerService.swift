@@ -288,11 +288,15 @@ struct SchedulerService: Sendable {
     /// Polls `source` every `interval` plus up to 10 % random jitter (so many schedulers never
     /// hit a provider in step), measured from the start of one poll to the start of the next,
     /// until the task is cancelled. A poll never overlaps the previous one of its source.
-    /// `polled` is called after each poll.
-    func pollForever(_ source: SourceDefinition, polled: @Sendable () -> Void = {}) async {
+    /// `polled` is called after each poll, `began` with each poll's start (``timing``'s clock);
+    /// the first poll waits `firstAfter` seconds (a source restarted by a reload keeps its turn).
+    func pollForever(_ source: SourceDefinition, firstAfter: Double = 0, polled: @Sendable () -> Void = {},
+                     began started: @Sendable (Double) -> Void = { _ in }) async {
         let client = makeClient(source)
+        if firstAfter > 0, (try? await timing.sleep(firstAfter)) == nil { return }
         while !Task.isCancelled {
             let began = timing.now()
+            started(began)
             do { try await permits.acquire() } catch { return }
             _ = await poll(source, client: client)
             await permits.release()
@@ -311,16 +315,21 @@ struct SchedulerService: Sendable {
         metrics.sources.withLock { $0 = sources.map(\.name) }
     }
 
-    /// Writes the metrics file, when one was asked for; a failure is logged, not fatal.
-    func writeMetrics() {
-        guard let metricsFile else { return }
+    /// Writes the metrics file, when one was asked for; a failure is logged (`metrics.failed`)
+    /// and returns false, so that `run --once` exits 1 (a monitor that reads the file would
+    /// otherwise see the last good figures forever).
+    @discardableResult
+    func writeMetrics() -> Bool {
+        guard let metricsFile else { return true }
         do {
             let (sources, durations) = (metrics.sources.withLock { $0 }, metrics.durations.withLock { $0 })
             let text = Metrics.render(sources: sources, summaries: try store.sourceSummaries(),
                                       activeIncidents: try store.activeIncidentCounts(at: clock.now()), durations: durations)
             try Metrics.write(text, to: metricsFile)
+            return true
         } catch {
             logger.log(.error, "metrics.failed", ["file": metricsFile, "error": ErrorText.describe(error)])
+            return false
         }
     }
 

@@ -22,10 +22,11 @@ public enum SchedulerTool {
                           PruneCommand.command(context), CopyCommand.command(context)])
     }
 
-    /// `--config FILE`, or the GITS source of `$GITS_SERVICE_KEY` without it.
+    /// `--config FILE` (or `/etc/trafficincidents/config.json` when it exists:
+    /// ``Context/configurationFile(_:)``), or the GITS source of `$GITS_SERVICE_KEY` without one.
     /// - Throws: ``ConfigurationError``.
     static func loadConfiguration(_ arguments: ParsedArguments, _ context: Context, requireKeys: Bool) throws -> Configuration {
-        if let path = try arguments.value(CommonOptions.config) {
+        if let path = try context.configurationFile(arguments) {
             return try Configuration.load(from: URL(fileURLWithPath: path), environment: context.environment,
                                           requireKeys: requireKeys)
         }
@@ -50,7 +51,9 @@ public enum SchedulerTool {
 
     /// ``withStore(path:context:scheduler:leaseSeconds:_:)``, giving `body` the scheduling lock
     /// too (nil without `scheduler`, or for PostgreSQL).
-    static func withStore<Result>(path: String, context: Context, scheduler: Bool, leaseSeconds: Int64? = nil,
+    /// With `logger` (`run`), the migrations the open applies are applied first, each logged
+    /// (`migration.applied`), so an upgrade's log says what it changed.
+    static func withStore<Result>(path: String, context: Context, scheduler: Bool, leaseSeconds: Int64? = nil, logger: Logger? = nil,
                                   _ body: (Stores.Writable, (any HeldLock)?) async throws -> Result) async throws -> Result {
         do {
             try createParentDirectory(of: path)
@@ -79,6 +82,11 @@ public enum SchedulerTool {
         defer { lock?.release() }
         let store: Stores.Writable
         do {
+            if let logger {
+                for name in try Stores.openForInspection(path, clock: context.clock, create: true).migrate() {
+                    logger.log(.info, "migration.applied", ["database": Stores.displayName(path), "migration": name])
+                }
+            }
             store = try Stores.openForWriting(path, clock: context.clock, leaseSeconds: leaseSeconds)
         } catch {
             throw DatabaseFailure(database: path, cause: error)

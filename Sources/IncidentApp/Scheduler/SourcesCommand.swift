@@ -13,11 +13,12 @@ enum SourcesCommand {
         Command(
             name: "sources",
             abstract: "List the configured sources, their last run and quota state (keys are never shown).",
-            options: [CommonOptions.config, CommonOptions.database, clearQuota, CommonOptions.wide],
+            options: [CommonOptions.config, CommonOptions.envFile, CommonOptions.database, clearQuota, CommonOptions.wide],
             run: { arguments in try run(arguments, context) })
     }
 
     static func run(_ arguments: ParsedArguments, _ context: Context) throws {
+        let context = try context.loadingEnvironmentFile(arguments)
         let configuration = try SchedulerTool.loadConfiguration(arguments, context, requireKeys: false)
         let path = try context.databasePath(arguments, configured: configuration.database)
         if let name = try arguments.value(clearQuota)?.nfc {
@@ -53,7 +54,7 @@ enum SourcesCommand {
                 source.name, run?.finishedAt.rfc3339 ?? "never", run?.status.rawValue ?? "-",
                 summaries[source.name]?.quotaExhaustedUntil.flatMap { $0 > now ? $0.rfc3339 : nil } ?? "-",
                 ValueParsers.durationText(source.intervalSeconds), run.map { String($0.counts.fetched) } ?? "-",
-                source.key != nil ? "set" : (ProviderRegistry.provider(named: source.provider)?.requiresKey ?? true) ? "missing" : "none",
+                configuration.keyState(of: source),
                 source.provider,
                 source.baseURL.map { Redaction.redact($0.absoluteString) } ?? "(provider default)",
             ])

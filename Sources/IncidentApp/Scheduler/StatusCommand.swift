@@ -10,6 +10,10 @@ enum StatusCommand {
         help: "A source is stale when its last success is older than this many of its intervals (or it never succeeded).",
         default: "3", what: "a whole number from 1 to 10000") { Int($0).flatMap { (1...10_000).contains($0) ? $0 : nil } }
 
+    static let metricsFile = ValueOption<String>(
+        "metrics-file", placeholder: "path",
+        help: "Also check the scheduler's metrics file (run --metrics-file): stale like a source when it is missing or older than --stale-after of the shortest interval.")
+
     static func command(_ context: Context) -> Command {
         Command(
             name: "status",
@@ -18,14 +22,18 @@ enum StatusCommand {
             HEALTH is ok, failing (its last runs failed, but it is not stale yet), paused (its request quota is
             exhausted) or stale (no poll stored records for more than --stale-after intervals, or none ever did).
             Below the table, one line per source that is not ok says why, with its last error in full.
-            Exit 0 when no source is stale, 3 when one is (for monitoring: a check can run this command),
-            66 when the database does not exist yet, 78 when the configuration is invalid.
+            With --metrics-file, the file counts as stale when it is missing or older than --stale-after of the shortest interval.
+            Exit 0 when every source is ok (or paused for its quota), 1 when one is failing now (its last runs failed)
+            and none is stale, 3 when one is stale (for monitoring: a check can run this command), 66 when the
+            database does not exist yet, 78 when the configuration is invalid.
             """,
-            options: [CommonOptions.config, CommonOptions.database, staleAfter, CommonOptions.tableOrJSON, CommonOptions.wide],
+            options: [CommonOptions.config, CommonOptions.envFile, CommonOptions.database, staleAfter, metricsFile, CommonOptions.tableOrJSON,
+                      CommonOptions.wide],
             run: { arguments in try run(arguments, context) })
     }
 
     static func run(_ arguments: ParsedArguments, _ context: Context) throws {
+        let context = try context.loadingEnvironmentFile(arguments)
         let intervals = try arguments.value(staleAfter) ?? 3
         let json = try arguments.value(CommonOptions.tableOrJSON) == .json
         let configuration = try SchedulerTool.loadConfiguration(arguments, context, requireKeys: false)
@@ -41,8 +49,25 @@ enum StatusCommand {
         }
         context.output(json ? JSONText.array(health.map { IncidentOutput.object(IncidentOutput.fields($0, intervals: intervals)) })
                             : table(health, intervals: intervals, width: Terminal.width(context.environment, wide: arguments[CommonOptions.wide])))
-        let stale = health.filter(\.stale).map(\.source.name)
+        var stale = health.filter(\.stale).map(\.source.name)
+        // A metrics file that stopped being written hides every source from the monitor that reads it.
+        if let metrics = try arguments.value(metricsFile) {
+            let horizon = Int64(intervals) * (configuration.sources.map(\.intervalSeconds).min() ?? 300)
+            let written = (try? FileManager.default.attributesOfItem(atPath: metrics)[.modificationDate] as? Date)
+                .map { Int64($0.timeIntervalSince1970.rounded(.down)) }
+            if let written, now.secondsSince1970 - written <= horizon {
+                if !json { context.output("metrics: \(metrics) written at \(UTCInstant(secondsSince1970: written).rfc3339)\n") }
+            } else {
+                stale.append("the metrics file")
+                if !json {
+                    context.output("metrics: \(metrics) " + (written.map { "not written for more than \(ValueParsers.durationText(horizon)) (last at \(UTCInstant(secondsSince1970: $0).rfc3339))" }
+                        ?? "does not exist") + "; the scheduler's metrics writes fail (run logs metrics.failed) or it stopped\n")
+                }
+            }
+        }
         if !stale.isEmpty { throw StaleSources(sources: stale, intervals: intervals) }
+        let failing = health.filter { $0.state == "failing" }.map(\.source.name)
+        if !failing.isEmpty { throw FailingSources(sources: failing) }
     }
 
     static func table(_ health: [SourceHealth], intervals: Int, width: Int) -> String {
@@ -79,5 +104,14 @@ struct StaleSources: Error, CustomStringConvertible {
     var intervals: Int
     var description: String {
         "stale: \(sources.joined(separator: ", ")) (no poll stored records for more than \(Plural.count(intervals, "interval"))); see the notes above"
+    }
+}
+
+/// `status` found sources failing now: their last runs failed, though they are not stale yet
+/// (exit 1, as a run in which a source failed).
+struct FailingSources: Error, CustomStringConvertible {
+    var sources: [String]
+    var description: String {
+        "failing: \(sources.joined(separator: ", ")) (the last runs failed; not stale yet); see the notes above"
     }
 }

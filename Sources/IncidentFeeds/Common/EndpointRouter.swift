@@ -24,3 +24,20 @@ public struct EndpointRouter: Router {
     public var headers: [String: String] { ["Accept": accept] }
     public var task: RequestTask { .queryParameters(query) }
 }
+
+extension EndpointRouter {
+    /// The path a provider that appends its operation to a base URL (GITS, ITS) requests below
+    /// `baseURL`: `operation`, unless `baseURL` already ends with it (a source may give the
+    /// full endpoint, as for every other provider; issue 20: a full GITS URL became
+    /// `…/getIncidentInfo/getIncidentInfo`, HTTP 404).
+    public static func operationPath(_ operation: String, below baseURL: URL) -> String {
+        baseURL.path.split(separator: "/").last.map(String.init) == operation ? "" : operation
+    }
+
+    /// The first path segment that `url` repeats right after itself (`getIncidentInfo` in
+    /// `…/getIncidentInfo/getIncidentInfo`), which `check-config` warns about; nil when none.
+    public static func repeatedSegment(in url: URL) -> String? {
+        let segments = url.path.split(separator: "/")
+        return zip(segments, segments.dropFirst()).first { $0 == $1 }.map { String($0.0) }
+    }
+}

@@ -30,6 +30,8 @@ public struct FeedError: Error, Equatable, Sendable, CustomStringConvertible {
     }
 
     public var kind: Kind
+    /// Who the error is about: the provider's name where it is raised; a live poll puts its
+    /// source's name here (`its-seoul`), which ``description`` leads with.
     public var provider: String
     /// The provider's code for the error (`headerCd`, `resultCode`, `returnReasonCode`).
     public var code: String?

@@ -68,13 +68,42 @@ extension FeedProvider {
         try read(file: file, contentType: contentType, source: source.name, body)
     }
 
-    /// HTTP 429 still answered after the retries is an exhausted quota (RFC 6585 §4): a typed
-    /// `quotaExceeded` carrying the server's `Retry-After`. Other errors are returned unchanged.
+    /// HTTP 429 with a `Retry-After`, still answered after the retries, is an exhausted quota
+    /// (RFC 6585 §4): a typed `quotaExceeded` that pauses the source for that long (at most a
+    /// day). A bare 429 says only "too many requests": it was retried with the source's
+    /// exponential back-off (`retry`), and stays a failed poll that the next one repeats at the
+    /// source's interval; it never pauses the source until midnight, which only the providers'
+    /// explicit quota codes do (issue 20). Other errors are returned unchanged.
+    /// A data.go.kr gateway error document in the body of an HTTP error (the gateway answers in
+    /// JSON with HTTP 403: `datagokr/gateway_error_30_json_http403_2026-08.json`) is decoded as
+    /// its HTTP 200 and XML forms are (``KoreanAPIEnvelope``): `invalidKey` for code 30, not a
+    /// bare "HTTP 403".
     static func classifyQuota(_ error: NetworkError, provider: String) -> any Error {
-        guard error.statusCode == 429 else { return error }
+        if let gateway = gatewayError(in: error, provider: provider) { return gateway }
+        guard error.statusCode == 429, error.retryAfterSeconds != nil else { return error }
         return FeedError(.quotaExceeded, provider: provider, code: "HTTP 429",
                          message: "the API answered HTTP 429 Too Many Requests after \(Plural.count(error.attempts, "attempt")): the request quota is used up",
                          retryAfterSeconds: error.retryAfterSeconds)
+    }
+}
+
+extension FeedProvider {
+    /// The gateway error a 4xx/5xx body holds, read by ITS's reader (which reads the gateway's
+    /// document in JSON and XML alike) from the body's first 4 KiB; nil when it holds none.
+    static func gatewayError(in error: NetworkError, provider: String) -> FeedError? {
+        guard let status = error.statusCode, status >= 400, let excerpt = error.bodyExcerpt,
+              excerpt.contains(KoreanAPIEnvelope.gatewayRoot) else { return nil }
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("gateway-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: file) }
+        do {
+            try Data(excerpt.utf8).write(to: file)
+            _ = try ITSProvider.read(file: file, contentType: nil, source: provider) { _ in }
+        } catch var gateway as FeedError where [.gatewayError, .invalidKey, .quotaExceeded, .apiError].contains(gateway.kind) {
+            gateway.provider = provider
+            gateway.message += " (HTTP \(status))"
+            return gateway
+        } catch {}
+        return nil
     }
 }
 
@@ -142,7 +171,19 @@ struct HTTPFeed: IncidentFeed {
     var source: String { definition.name }
     var origin: FeedOrigin { .live }
 
+    /// A ``FeedError`` of the poll names the source (`its-seoul: the ITS API refused the key`),
+    /// as a ``NetworkError`` of it does by its label, so every error of a source's poll names
+    /// it the same way (issue 20), whatever its provider.
     func poll<Result>(_ consume: (any IncidentStream) throws -> Result) async throws -> Result {
+        do {
+            return try await pollPages(consume)
+        } catch var error as FeedError {
+            error.provider = definition.name
+            throw error
+        }
+    }
+
+    private func pollPages<Result>(_ consume: (any IncidentStream) throws -> Result) async throws -> Result {
         var router: any Router = try provider.router(for: definition)
         var pages: [(file: URL, contentType: String?)] = []
         defer { for page in pages { try? FileManager.default.removeItem(at: page.file) } }

@@ -3,7 +3,8 @@ import IncidentNetworking
 
 /// Gyeonggi-do traffic information center (GITS) open API.
 ///
-/// `GET {base}/getIncidentInfo?serviceKey=KEY` answers XML only:
+/// `GET {base}/getIncidentInfo?serviceKey=KEY` (or `GET {endpoint}?serviceKey=KEY` when the source's
+/// `baseURL` is the endpoint) answers XML only:
 /// `ServiceResult/msgHeader{headerCd, headerMsg, itemCount}/msgBody/itemList*`.
 /// Base URL: `https://openapigits.gg.go.kr/api/rest/` (GITS open API guide).
 public enum GITSRouter: Router {
@@ -18,7 +19,9 @@ public enum GITSRouter: Router {
         switch self { case .getIncidentInfo(_, let baseURL): baseURL ?? Self.defaultBaseURL }
     }
 
-    public var path: String { "getIncidentInfo" }
+    /// The operation, below a base URL (`…/api/rest/`); nothing when `baseURL` is the full
+    /// endpoint (`…/api/rest/getIncidentInfo`), which every provider's sources may give.
+    public var path: String { EndpointRouter.operationPath("getIncidentInfo", below: baseURL) }
     public var method: HTTPMethod { .get }
     public var headers: [String: String] { ["Accept": "application/xml, text/xml"] }
 

@@ -35,7 +35,9 @@ public enum ITSRouter: Router {
         switch self { case .eventInfo(_, _, let baseURL): baseURL ?? Self.defaultBaseURL }
     }
 
-    public var path: String { "eventInfo" }
+    /// The operation, below a base URL; nothing when `baseURL` is the full endpoint
+    /// (`https://openapi.its.go.kr:9443/eventInfo`).
+    public var path: String { EndpointRouter.operationPath("eventInfo", below: baseURL) }
     public var method: HTTPMethod { .get }
     public var headers: [String: String] { ["Accept": "application/json, application/xml, text/xml"] }
 
