@@ -39,9 +39,10 @@ enum StatusCommand {
         let configuration = try SchedulerTool.loadConfiguration(arguments, context, requireKeys: false)
         let path = try context.databasePath(arguments, configured: configuration.database)
         let health: [SourceHealth]
+        let now = context.clock.now()
         do {
             let reader = try Stores.openForReading(path, clock: context.clock)
-            health = try IncidentReads.status(reader, sources: configuration.sources, staleAfter: intervals, now: context.clock.now())
+            health = try IncidentReads.status(reader, sources: configuration.sources, staleAfter: intervals, now: now)
         } catch let error as StoreMissing {
             throw error
         } catch {
