@@ -58,8 +58,10 @@ public final class StoreExecutor: TaskExecutor, @unchecked Sendable {  // all st
     }
 
     /// Runs `body` with this executor preferred: its synchronous parts run on these threads
-    /// (its awaits suspend, holding none). Child tasks (task groups, `async let`) inherit the
-    /// preference; an unstructured `Task` does not unless given `executorPreference:`.
+    /// (its awaits suspend, holding none), those of nonisolated async functions it calls too;
+    /// code isolated to an actor still runs on the actor. Child tasks (task groups, `async
+    /// let`) inherit the preference; an unstructured `Task` does not unless given
+    /// `executorPreference:`.
     public func runAsync<T>(_ body: () async throws -> T) async rethrows -> T {
         try await withTaskExecutorPreference(self, operation: body)
     }

@@ -5,7 +5,7 @@ import Synchronization
 
 /// Renews the lease of one poll every third of the lease, on threads of its own (`threads`: not
 /// the cooperative pool, nor the store's threads, which polls blocked in the database may
-/// fill; PostgreSQL's pool keeps a connection beyond the polls' for it), and calls `lost` once
+/// fill; PostgreSQL's pool keeps connections beyond the polls' for it), and calls `lost` once
 /// when the lease cannot be kept: a renewal says another holder has it, or none succeeded for
 /// a whole lease (a renewal blocked by a network that stopped answering counts as failing
 /// from the moment it was due). The poll then stops; the store's fencing check keeps a poll
