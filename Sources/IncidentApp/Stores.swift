@@ -13,16 +13,21 @@ import IncidentSQLite
 /// reads PGPASSWORD, PGPASSFILE or ~/.pgpass.
 enum Stores {
     /// Everything a scheduler command needs from its store.
-    typealias Writable = any IngestStore & IncidentReader & StoreAdministration & SourceLeases
+    /// Async code calls it on the store's own threads (``StoreExecution``).
+    typealias Writable = any IngestStore & IncidentReader & StoreAdministration & SourceLeases & StoreExecution
+    /// What a reader needs: queries, on the store's own threads from async code (a server).
+    typealias Readable = any IncidentReader & StoreExecution
 
     /// Opens (creating and migrating when needed) the store for writing; a scheduler gives its
     /// `leaseSeconds`, which bound how long PostgreSQL keeps a lock or an idle transaction of
-    /// a host that stopped answering (``PostgresTimeouts/scheduler(leaseSeconds:)``).
+    /// a host that stopped answering (``PostgresTimeouts/scheduler(leaseSeconds:)``), and its
+    /// `concurrency`: PostgreSQL then keeps two connections beyond one per poll, so that lease
+    /// renewals (and the metrics) never wait for polls blocked in the database (at least 4).
     /// - Throws: the store's errors (cannot open or connect, not a database, migration failures,
     ///   a connection string holding a password).
-    static func openForWriting(_ database: String, clock: UTCClock, leaseSeconds: Int64? = nil) throws -> Writable {
+    static func openForWriting(_ database: String, clock: UTCClock, leaseSeconds: Int64? = nil, concurrency: Int? = nil) throws -> Writable {
         if PostgresLocation.recognizes(database) {
-            return try PostgresStore(PostgresLocation(database), clock: clock, access: .write,
+            return try PostgresStore(PostgresLocation(database), clock: clock, access: .write, connections: max(4, (concurrency ?? 0) + 2),
                                      timeouts: leaseSeconds.map(PostgresTimeouts.scheduler(leaseSeconds:)) ?? .standard)
         }
         return try SQLiteStore(path: database, clock: clock)
@@ -40,7 +45,7 @@ enum Stores {
     /// session is read-only, so a role with SELECT rights suffices.
     /// - Throws: ``StoreMissing`` when there is no SQLite database; the store's errors otherwise
     ///   (a PostgreSQL database that does not exist is the server's error, which names it).
-    static func openForReading(_ database: String, clock: UTCClock) throws -> any IncidentReader {
+    static func openForReading(_ database: String, clock: UTCClock) throws -> Readable {
         if PostgresLocation.recognizes(database) {
             return try PostgresStore(PostgresLocation(database), clock: clock, access: .read, timeouts: .reading)
         }

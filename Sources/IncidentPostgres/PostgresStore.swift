@@ -9,7 +9,7 @@ import IncidentCore
 /// One instance keeps a small pool of connections (one per poll or query under way); calls may
 /// come from any task. Polls of one source are serialized in the database (a transaction-level
 /// advisory lock per source), whichever host runs them.
-public final class PostgresStore: Sendable {
+public final class PostgresStore: StoreExecution, Sendable {
     /// What the store is opened for.
     public enum Access: Sendable {
         /// Ingest and administration: pending migrations are applied when opening.
@@ -26,6 +26,9 @@ public final class PostgresStore: Sendable {
     let clock: UTCClock
     let columns: PostgresColumns
     let migrator: PostgresMigrator
+    /// The threads its calls run on from async code (``StoreExecution``): each waits there
+    /// for a connection of the pool or for the server, not on the cooperative pool.
+    public let executor = StoreExecutor(name: "postgres", threads: StoreExecutor.storeThreads)
 
     /// Connects to `location` (libpq finds the password: PGPASSWORD, PGPASSFILE, ~/.pgpass) and
     /// prepares the store for `access`.

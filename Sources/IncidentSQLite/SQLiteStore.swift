@@ -6,9 +6,12 @@ import IncidentCore
 ///
 /// One instance owns one connection; calls are serialized by a lock, so the store may be shared
 /// between tasks. Processes are serialized by SQLite's file locks and the busy timeout.
-public final class SQLiteStore: StoreFile, @unchecked Sendable {  // all state is behind `lock`
+public final class SQLiteStore: StoreFile, StoreExecution, @unchecked Sendable {  // all state is behind `lock`
     private(set) var db: Database
     private let lock = NSLock()
+    /// The threads its calls run on from async code (``StoreExecution``): each waits there
+    /// for the connection (`lock`) or another process's lock, not on the cooperative pool.
+    public let executor = StoreExecutor(name: "sqlite", threads: StoreExecutor.storeThreads)
     let clock: UTCClock
     let columns: ContentColumns
     let migrator: Migrator

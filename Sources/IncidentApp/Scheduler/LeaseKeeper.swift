@@ -3,8 +3,9 @@ import Foundation
 import IncidentCore
 import Synchronization
 
-/// Renews the lease of one poll every third of the lease, on Dispatch threads of its own (not
-/// the cooperative pool, which polls blocked in the database may fill), and calls `lost` once
+/// Renews the lease of one poll every third of the lease, on threads of its own (`threads`: not
+/// the cooperative pool, nor the store's threads, which polls blocked in the database may
+/// fill; PostgreSQL's pool keeps connections beyond the polls' for it), and calls `lost` once
 /// when the lease cannot be kept: a renewal says another holder has it, or none succeeded for
 /// a whole lease (a renewal blocked by a network that stopped answering counts as failing
 /// from the moment it was due). The poll then stops; the store's fencing check keeps a poll
@@ -28,7 +29,7 @@ final class LeaseKeeper: @unchecked Sendable {  // the timer is set once, in ini
     /// a whole lease is lost; an SQLite store, which one scheduler holds, loses a lease only
     /// when a renewal says so (its own poll's write transaction may hold renewals up).
     init(source: String, holder: LeaseHolder, store: any SourceLeases, clock: UTCClock, leaseSeconds: Int64, shared: Bool,
-         lost: @escaping @Sendable () -> Void) {
+         threads: StoreExecutor, lost: @escaping @Sendable () -> Void) {
         box = Box(State(heldSince: Self.monotonic()))
         let lease = Double(leaseSeconds)
         timer = DispatchSource.makeTimerSource(queue: .global())
@@ -52,7 +53,7 @@ final class LeaseKeeper: @unchecked Sendable {  // the timer is set once, in ini
                 s.renewing = true
                 return true
             }) else { return }
-            DispatchQueue.global().async {
+            threads.execute {
                 let asked = Self.monotonic()
                 let renewed = try? store.renew(source: source, holder: holder, now: clock.now(), leaseSeconds: leaseSeconds)
                 let taken = box.state.withLock { s -> Bool in

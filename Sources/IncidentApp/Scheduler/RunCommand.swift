@@ -67,11 +67,12 @@ enum RunCommand {
         // opens, a call that nothing could interrupt), it ends at most 10 s after its deadline.
         let backstop = arguments[once] ? DeadlineBackstop(seconds: (deadlineSeconds ?? configuration.deadlineSeconds) + 10, logger: logger) : nil
         defer { backstop?.cancel() }
+        let polls = concurrencyLimit ?? configuration.concurrency
         try await SchedulerTool.withStore(path: path, context: context, scheduler: true, leaseSeconds: configuration.leaseSeconds,
-                                          logger: logger) { store, lock in
+                                          concurrency: polls, logger: logger) { store, lock in
             let fileWatch = (store as? any StoreFile).map { StoreFileWatch(database: path, store: $0, lock: lock, logger: logger) }
             let service = SchedulerService(store: store, clock: context.clock, host: context.host, logger: logger, dryRun: dryRun,
-                                           metricsFile: metricsPath, concurrency: concurrencyLimit ?? configuration.concurrency,
+                                           metricsFile: metricsPath, concurrency: polls,
                                            leaseSeconds: configuration.leaseSeconds, fileWatch: fileWatch)
             if arguments[loop] {
                 await PollingLoop(service: service, heartbeatSeconds: heartbeatSeconds).run(configuration) {

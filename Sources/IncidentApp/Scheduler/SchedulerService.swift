@@ -22,6 +22,10 @@ import Synchronization
 /// commits a poll only while its lease is held, so a host that was cut off never overwrites
 /// the poll of the host that took its source. Lease times come from the database server's
 /// clock when the store has one (``SharedClock``): see ``ServerClock``.
+///
+/// Store calls run on the store's own threads (``StoreExecution``) and lease renewals on the
+/// lease keepers' (``leaseThreads``), never on Swift's cooperative pool: polls blocked in the
+/// database (a lock, a network that stopped answering) delay no renewal, timer or other task.
 struct SchedulerService: Sendable {
     let store: Stores.Writable
     let clock: UTCClock
@@ -47,6 +51,8 @@ struct SchedulerService: Sendable {
     let serverClock: ServerClock?
     /// The runs not recorded yet (the database was unreachable when they ended).
     let pendingRuns: PendingRuns
+    /// Where the lease keepers renew: a thread per poll under way (``LeaseKeeper``).
+    let leaseThreads: StoreExecutor
     /// For a store in a file: checked before each poll (a deleted database stops the
     /// scheduler, a replaced one is reopened).
     let fileWatch: StoreFileWatch?
@@ -67,6 +73,7 @@ struct SchedulerService: Sendable {
         self.metricsFile = metricsFile
         self.timing = timing
         self.permits = PollPermits(concurrency)
+        self.leaseThreads = StoreExecutor(name: "lease-keeper", threads: concurrency)
         self.metrics = MetricsState()
         self.holder = LeaseHolder(host: host ?? ProcessInfo.processInfo.hostName, pid: getpid(), token: LeaseHolder.newToken())
         self.makeClient = makeClient ?? { source in
@@ -91,8 +98,10 @@ struct SchedulerService: Sendable {
     /// record blocked by a network that stopped answering return at once).
     func poll(_ source: SourceDefinition, client: any HTTPClient) async -> IngestRun? {
         let interruptible = store as? any StoreInterruption
-        return await withTaskCancellationHandler { await pollHoldingLease(source, client: client) } onCancel: {
-            interruptible?.interrupt(source: source.name)
+        return await store.executor.runAsync {
+            await withTaskCancellationHandler { await pollHoldingLease(source, client: client) } onCancel: {
+                interruptible?.interrupt(source: source.name)
+            }
         }
     }
 
@@ -113,9 +122,9 @@ struct SchedulerService: Sendable {
             Self.logRun(run, provider: source.provider, dryRun: dryRun, seconds: 0, logger: logger)
             return run
         }
-        let polling = Task { await pollNow(source, client: client) }
+        let polling = Task(executorPreference: store.executor) { await pollNow(source, client: client) }
         let keeper = LeaseKeeper(source: source.name, holder: holder, store: store, clock: clock, leaseSeconds: leaseSeconds,
-                                 shared: serverClock != nil) {
+                                 shared: serverClock != nil, threads: leaseThreads) {
             logger.log(.error, "lease.lost", [
                 "source": source.name, "holder": holder.description,
                 "detail": "the lease could not be renewed in time (the database is unreachable, or another host took it); the poll was stopped",
@@ -226,7 +235,7 @@ struct SchedulerService: Sendable {
     func pollRound(_ sources: [SourceDefinition], deadlineSeconds: Int64) async -> Round {
         configure(sources)
         let deadline = Deadline()
-        let work = Task { () -> [IngestRun] in
+        let work = Task(executorPreference: store.executor) { () -> [IngestRun] in
             await withTaskGroup(of: (Int, IngestRun?).self) { group in
                 for (index, source) in sources.enumerated() {
                     group.addTask {
@@ -290,9 +299,17 @@ struct SchedulerService: Sendable {
     /// until the task is cancelled. A poll never overlaps the previous one of its source.
     /// `polled` is called after each poll, `began` with each poll's start (``timing``'s clock);
     /// the first poll waits `firstAfter` seconds (a source restarted by a reload keeps its turn).
+    /// The loop runs on the store's threads (``StoreExecutor``): its blocking store calls never
+    /// hold a thread of Swift's cooperative pool.
     func pollForever(_ source: SourceDefinition, firstAfter: Double = 0, polled: @Sendable () -> Void = {},
                      began started: @Sendable (Double) -> Void = { _ in }) async {
-        let client = makeClient(source)
+        await store.executor.runAsync {
+            await pollForever(source, client: makeClient(source), firstAfter: firstAfter, polled: polled, began: started)
+        }
+    }
+
+    private func pollForever(_ source: SourceDefinition, client: any HTTPClient, firstAfter: Double,
+                             polled: @Sendable () -> Void, began started: @Sendable (Double) -> Void) async {
         if firstAfter > 0, (try? await timing.sleep(firstAfter)) == nil { return }
         while !Task.isCancelled {
             let began = timing.now()

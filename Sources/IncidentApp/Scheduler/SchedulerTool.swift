@@ -33,7 +33,8 @@ public enum SchedulerTool {
         return try Configuration.fromEnvironment(context.environment, requireKeys: requireKeys)
     }
 
-    /// Opens (creating and migrating when needed) the store and runs `body` with it. With
+    /// Opens (creating and migrating when needed) the store and runs `body` with it, on the
+    /// store's own threads (``StoreExecutor/runAsync(_:)``). With
     /// `scheduler` (`run --once`, `run --loop`), first takes the scheduling lock of an SQLite
     /// database, released when `body` returns or throws: one scheduler service per SQLite
     /// database, a second one exits 75. `ingest` and `prune` do not take it: each of their writes
@@ -50,10 +51,12 @@ public enum SchedulerTool {
     }
 
     /// ``withStore(path:context:scheduler:leaseSeconds:_:)``, giving `body` the scheduling lock
-    /// too (nil without `scheduler`, or for PostgreSQL).
+    /// too (nil without `scheduler`, or for PostgreSQL); `concurrency`: the most polls at once
+    /// (``Stores/openForWriting(_:clock:leaseSeconds:concurrency:)``).
     /// With `logger` (`run`), the migrations the open applies are applied first, each logged
     /// (`migration.applied`), so an upgrade's log says what it changed.
-    static func withStore<Result>(path: String, context: Context, scheduler: Bool, leaseSeconds: Int64? = nil, logger: Logger? = nil,
+    static func withStore<Result>(path: String, context: Context, scheduler: Bool, leaseSeconds: Int64? = nil, concurrency: Int? = nil,
+                                  logger: Logger? = nil,
                                   _ body: (Stores.Writable, (any HeldLock)?) async throws -> Result) async throws -> Result {
         do {
             try createParentDirectory(of: path)
@@ -87,11 +90,13 @@ public enum SchedulerTool {
                     logger.log(.info, "migration.applied", ["database": Stores.displayName(path), "migration": name])
                 }
             }
-            store = try Stores.openForWriting(path, clock: context.clock, leaseSeconds: leaseSeconds)
+            store = try Stores.openForWriting(path, clock: context.clock, leaseSeconds: leaseSeconds, concurrency: concurrency)
         } catch {
             throw DatabaseFailure(database: path, cause: error)
         }
-        return try await body(store, lock)
+        // Its calls run on the store's own threads: one blocked in the database holds none
+        // of the cooperative pool's.
+        return try await store.executor.runAsync { try await body(store, lock) }
     }
 
     /// Makes the directory an SQLite database at `path` goes in; nothing for `:memory:` or a
