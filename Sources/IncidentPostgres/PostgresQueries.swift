@@ -74,6 +74,22 @@ extension PostgresStore: IncidentReader {
             if let seen = query.seenSince {
                 conditions.append("last_seen_at >= " + bind(.instant(seen)))
             }
+            if let interval = query.inForce {
+                // StoredIncident.isInForce(during:), as SQLite's Selection.
+                if let from = interval.from {
+                    let value = bind(.instant(from))
+                    conditions.append("(ended_at IS NULL OR ended_at >= \(value)) AND (cleared_at IS NULL OR cleared_at >= \(value))")
+                }
+                if let until = interval.until {
+                    conditions.append("coalesce(started_at, first_seen_at) <= " + bind(.instant(until)))
+                }
+            }
+            if let after = query.afterID {
+                conditions.append("id > " + bind(.integer(after)))
+            }
+            if let before = query.beforeID {
+                conditions.append("id < " + bind(.integer(before)))
+            }
             if let road = query.roadContains {
                 // A substring of the provider's road name or of the canonical name, or the
                 // canonical road the text names; case-sensitive (SQLite: instr). LIKE reads the
@@ -156,6 +172,8 @@ extension PostgresStore: IncidentReader {
         case .startedAscending: "started_at ASC NULLS LAST, id ASC"
         case .lastSeen: "last_seen_at DESC, id DESC"
         case .source: "source, external_id"
+        case .id: "id"
+        case .idDescending: "id DESC"
         }
     }
 
