@@ -50,6 +50,27 @@ enum ServeFixture {
     }()
 }
 
+/// The two stores the server is tested on: the SQLite file as it is, or copied into a new
+/// database of the throwaway PostgreSQL server (`incident-scheduler copy`, ids kept).
+enum ServedStore: String, CaseIterable, CustomTestStringConvertible {
+    case sqlite, postgres
+    var testDescription: String { rawValue }
+
+    /// Runs `body` with the `database` argument of the store holding `sqlite`'s incidents.
+    func with(_ sqlite: String, _ body: (String) async throws -> Void) async throws {
+        switch self {
+        case .sqlite:
+            try await body(sqlite)
+        case .postgres:
+            try await PostgresDatabase.with { database in
+                let copied = try await run("incident-scheduler", ["copy", "--from", sqlite, "--to", database.uri])
+                #expect(copied.status == 0, "\(copied.stderr)")
+                try await body(database.uri)
+            }
+        }
+    }
+}
+
 /// `incidents serve` running on a free loopback port; stopped with SIGTERM by ``stop()``.
 final class ServedProcess: @unchecked Sendable {
     let process: RunningProcess
@@ -110,6 +131,11 @@ final class ServedProcess: @unchecked Sendable {
         }
         return ServeResponse(status: http.statusCode, headers: fields, body: data)
     }
+}
+
+/// A Debian program in /usr/bin (GDAL's ogrinfo and ogr2ogr), awaited without holding a thread.
+func tool(_ name: String, _ arguments: [String], timeout: Double = 300) async throws -> ProcessResult {
+    await (try RunningProcess(URL(fileURLWithPath: "/usr/bin/" + name), arguments)).finished(timeout: timeout)
 }
 
 struct ServeResponse {
