@@ -363,4 +363,45 @@ struct ServeEndToEndTests {
         #expect(seconds < 10, "the slow client held up the others: \(result.stdout)")
         _ = await server.stop()
     }
+
+    @Test("the live map in headless Chromium: markers and lines of the visible area appear; a poll lands and its incident appears without a reload")
+    func liveMap() async throws {
+        let directory = try TestPaths.temporaryDirectory("serve-map")
+        let database = try ServeFixture.database(50, in: directory)
+        let server = try await ServedProcess(database: database)
+        let profile = try TestPaths.temporaryDirectory("chromium")
+        // A window that shows every incident of the fixture at the map's first view. Virtual time: the page's one-second refreshes run as fast as the server answers them,
+        // for 600 virtual seconds; the poll lands (in real time) while they run.
+        let browser = try RunningProcess(HeadlessBrowser.executable, [
+            "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--user-data-dir=\(profile.path)",
+            "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1", "--virtual-time-budget=600000", "--window-size=1600,1200", "--dump-dom",
+            server.base + "/map?refresh=1",
+        ])
+        let deadline = Date().addingTimeInterval(60)
+        while !server.process.stderrSoFar.contains("status=304") && Date() < deadline && browser.process.isRunning {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        #expect(server.process.stderrSoFar.contains("status=304"), "the page asked again with the ETag before the poll")
+        var incidents = ServeFixture.generated(50)
+        var new = Incident(source: "gits", externalID: "new-after-load", category: .accident, description: "<b>landed</b>",
+                           coordinate: Coordinate(latitude: 36.5, longitude: 127.8), startedAt: ServeFixture.t0)
+        new.startedAt = ServeFixture.t0
+        incidents.append(new)
+        let store = try SQLiteStore(path: database, clock: .fixed(ServeFixture.t0.adding(seconds: 60)))
+        _ = try store.ingest(PollContext(source: "gits", startedAt: ServeFixture.t0.adding(seconds: 60)),
+                             QueryFixture.Producer(incidents: incidents).callAsFunction)
+        let result = await browser.finished(timeout: 120)
+        #expect(result.status == 0, "\(result.stderr.suffix(500))")
+        let dom = result.stdout
+        #expect(MapCLITests.attribute("data-features", in: dom) == "51", "the new incident was loaded: \(dom.prefix(300))")
+        #expect(MapCLITests.attribute("data-ids", in: dom)?.split(separator: ",").last == "51")
+        // Each feature is an SVG path: 40 points as circle markers, 10 LineStrings as lines, and the new point.
+        #expect(dom.components(separatedBy: "class=\"incident-point").count - 1 == 41)
+        #expect(dom.components(separatedBy: "class=\"incident-line").count - 1 == 10)
+        #expect(!dom.contains("<b>landed</b>"), "feed text stays text")
+        let log = await server.stop().stderr
+        let refreshes = log.split(separator: "\n").filter { $0.contains("path=/collections/incidents/items") }
+        #expect(refreshes.filter { $0.contains("status=304") }.count >= 2)
+        #expect(refreshes.filter { $0.contains("status=200") }.count >= 2, "loaded, then loaded again once the poll landed")
+    }
 }

@@ -41,12 +41,13 @@ enum MapAssets {
             const colors = new Map(\(MapPage.scriptSafe(String(colors.dropLast()))));
             const params = new URLSearchParams(location.search);
             const refresh = Math.max(1, Number(params.get("refresh")) || 15);
-            const map = L.map("map", {preferCanvas: true}).setView([36.5, 127.8], 7);
+            const map = L.map("map").setView([36.5, 127.8], 7);
             L.tileLayer("\(MapPage.openStreetMapTiles)", {maxZoom: 19, attribution: '\(MapPage.openStreetMapAttribution)'}).addTo(map);
             const layer = L.geoJSON(null, {
-              pointToLayer: (feature, at) => L.circleMarker(at, {radius: 6, weight: 1, color: "#333",
+              pointToLayer: (feature, at) => L.circleMarker(at, {radius: 6, weight: 1, color: "#333", className: "incident-point",
                 fillColor: colors.get(feature.properties.category) || "#7f7f7f", fillOpacity: feature.properties.status === "active" ? 0.9 : 0.3}),
-              style: feature => ({color: colors.get(feature.properties.category) || "#7f7f7f", weight: 4}),
+              style: feature => feature.geometry.type === "Point" ? {}
+                : {color: colors.get(feature.properties.category) || "#7f7f7f", weight: 4, className: "incident-line"},
               onEachFeature: (feature, shape) => {
                 shape.options.incidentId = feature.id;
                 const text = document.createElement("div");
