@@ -99,8 +99,8 @@ public final class HTTPServer: @unchecked Sendable {  // `daemon` is set once in
         let context = Unmanaged.passRetained(core)
         self.core = core
         self.context = context
-        var flags = UInt32(MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_THREAD_PER_CONNECTION.rawValue
-                           | MHD_USE_ERROR_LOG.rawValue)
+        // No MHD_USE_ERROR_LOG: its lines are not logfmt; what a request did is in the access log.
+        var flags = UInt32(MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_THREAD_PER_CONNECTION.rawValue)
         var started: OpaquePointer?
         var v4 = sockaddr_in(), v6 = sockaddr_in6()
         if inet_pton(AF_INET, settings.address, &v4.sin_addr) == 1 {
