@@ -56,17 +56,26 @@ enum ServedStore: String, CaseIterable, CustomTestStringConvertible {
     case sqlite, postgres
     var testDescription: String { rawValue }
 
-    /// Runs `body` with the `database` argument of the store holding `sqlite`'s incidents.
+    /// Runs `body` with the `database` argument of the store holding `sqlite`'s incidents. On
+    /// PostgreSQL the server connects as a role that may only read (README, "More than one
+    /// machine": `incidents_reader`), made for the test.
     func with(_ sqlite: String, _ body: (String) async throws -> Void) async throws {
         switch self {
         case .sqlite:
             try await body(sqlite)
         case .postgres:
+            let role = "reader_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(12)
             try await PostgresDatabase.with { database in
                 let copied = try await run("incident-scheduler", ["copy", "--from", sqlite, "--to", database.uri])
                 #expect(copied.status == 0, "\(copied.stderr)")
-                try await body(database.uri)
+                _ = try await database.query("CREATE ROLE \(role) LOGIN; GRANT USAGE ON SCHEMA public TO \(role); "
+                                             + "GRANT SELECT ON ALL TABLES IN SCHEMA public TO \(role)")
+                var reader = try #require(URLComponents(string: database.uri))
+                reader.user = String(role)
+                try await body(try #require(reader.string))
             }
+            _ = try? await PostgresDatabase(uri: try #require(ProcessInfo.processInfo.environment[PostgresDatabase.variable]))
+                .query("DROP ROLE IF EXISTS \(role)")
         }
     }
 }
