@@ -65,7 +65,7 @@ def rss_kib(pid):
     return 0
 
 
-def walk(name, url, kind, pid=None, max_seconds=900):
+def walk(name, url, kind, pid=None, max_seconds=300):
     features, pages, start = 0, 0, time.perf_counter()
     rss = []
     while url:
