@@ -57,7 +57,7 @@ enum StatsCommand {
             }
             return context.output(out)
         }
-        let sections = [("source", stats.bySource), ("category", stats.byCategory), ("road", stats.byRoad), ("hour", stats.byHour)]
+        let sections = sections(stats)
         if json { return context.output(Self.json(stats)) }
         var out = totals
         for (name, pairs) in sections where !pairs.isEmpty {
@@ -75,9 +75,13 @@ enum StatsCommand {
         func object(_ pairs: [(String, Int)]) -> String {
             "{" + pairs.map { "\(JSONString.quoted($0.0)): \($0.1)" }.joined(separator: ", ") + "}"
         }
-        let sections = [("source", stats.bySource), ("category", stats.byCategory), ("road", stats.byRoad), ("hour", stats.byHour)]
         return "{" + totalsJSON(stats) + ", \"distinct_roads\": \(stats.distinctRoads), "
-            + sections.map { "\"by_\($0.0)\": \(object($0.1))" }.joined(separator: ", ") + "}\n"
+            + sections(stats).map { "\"by_\($0.0)\": \(object($0.1))" }.joined(separator: ", ") + "}\n"
+    }
+
+    /// The counts by source, category, road and hour, in that order.
+    static func sections(_ stats: IncidentStatistics) -> [(String, [(String, Int)])] {
+        [("source", stats.bySource), ("category", stats.byCategory), ("road", stats.byRoad), ("hour", stats.byHour)]
     }
 
     /// `ROAD`, or `HOUR (+09:00)` for a time in the zone.
