@@ -420,4 +420,38 @@ struct ServeEndToEndTests {
         #expect(refreshes.filter { $0.contains("status=304") }.count >= 2)
         #expect(refreshes.filter { $0.contains("status=200") }.count >= 2, "loaded, then loaded again once the poll landed")
     }
+
+    @Test("one incident, /runs, /status, /stats (as incidents stats --format json) and /metrics (requests by route and status)")
+    func otherEndpoints() async throws {
+        let server = try await ServedProcess(database: ServeFixture.shared)
+        let feature = try await server.get("/collections/incidents/items/7")
+        #expect(feature.headers["content-type"] == "application/geo+json")
+        let document = try feature.json()
+        #expect(document["type"] as? String == "Feature")
+        #expect(document["id"] as? Int == 7)
+        #expect((document["properties"] as? [String: Any])?["external_id"] as? String == "g6")
+        #expect(try feature.links()["collection"]?["href"] as? String == server.base + "/collections/incidents")
+        let missing = try await server.get("/collections/incidents/items/99999")
+        #expect(missing.status == 404)
+        #expect(missing.headers["content-type"] == "application/problem+json")
+        let runs = try await server.get("/runs?limit=5")
+        let runList = try #require(try JSONSerialization.jsonObject(with: runs.body) as? [[String: Any]])
+        #expect(runList.map { $0["source"] as? String } == ["gits"])
+        #expect(runList.first?["inserted"] as? Int == 2000)
+        let status = try await server.get("/status")
+        let sources = try #require(try JSONSerialization.jsonObject(with: status.body) as? [[String: Any]])
+        #expect(sources.first?["source"] as? String == "gits")
+        #expect(sources.first?["last_run_status"] as? String == "succeeded")
+        let stats = try await server.get("/stats?category=accident")
+        let cli = try await run("incidents", ["stats", "--database", ServeFixture.shared, "--category", "accident", "--format", "json"])
+        #expect(stats.text == cli.stdout, "/stats is incidents stats --format json")
+        let metrics = try await server.get("/metrics")
+        #expect(metrics.headers["content-type"] == "text/plain; version=0.0.4; charset=utf-8")
+        for line in ["incidents_http_requests_total{route=\"/collections/{collectionId}/items/{featureId}\",status=\"200\"} 1",
+                     "incidents_http_requests_total{route=\"/collections/{collectionId}/items/{featureId}\",status=\"404\"} 1",
+                     "incidents_http_requests_total{route=\"/runs\",status=\"200\"} 1", "incidents_http_requests_total{route=\"/stats\",status=\"200\"} 1"] {
+            #expect(metrics.text.contains(line + "\n"), "\(line) in \(metrics.text)")
+        }
+        _ = await server.stop()
+    }
 }
