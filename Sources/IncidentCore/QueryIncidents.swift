@@ -44,6 +44,11 @@ public enum IncidentOrder: String, Sendable, CaseIterable {
     case source = "source"
     /// Nearest first (needs a ``IncidentQuery/near`` point).
     case distance = "distance"
+    /// By row id, lowest first: an order no poll changes (an incident keeps its id, a new one
+    /// gets a higher id), for paging by ``IncidentQuery/afterID`` (`incidents serve`).
+    case id = "id"
+    /// By row id, highest first (the page before a keyset page: ``IncidentQuery/beforeID``).
+    case idDescending = "id-desc"
 }
 
 /// A WGS84 rectangle: longitudes `minLongitude...maxLongitude`, latitudes `minLatitude...maxLatitude`.
@@ -142,6 +147,16 @@ public struct IncidentQuery: Sendable {
     public var radiusMeters: Double = 5_000
     /// Every whitespace-separated term occurs in the description or the location.
     public var search: String?
+    /// In force at some time of this interval: the incident's interval, from its start (or,
+    /// without one, its first sighting) to the earlier of its end and its clearing (open while
+    /// it has neither), has an instant in common with `from...until` (both ends included; a nil
+    /// end is open). An instant is `from == until`. OGC API – Features' `datetime`.
+    public var inForce: TimeInterval?
+    /// Only ids greater than this (keyset paging with ``IncidentOrder/id``: the next page
+    /// starts after the last id of the previous one, whatever a poll changed in between).
+    public var afterID: Int64?
+    /// Only ids less than this (with ``IncidentOrder/idDescending``: the page before one).
+    public var beforeID: Int64?
     public var order: IncidentOrder = .started
     /// At most this many rows; nil means no limit.
     public var limit: Int?
@@ -153,6 +168,36 @@ public struct IncidentQuery: Sendable {
         self.sources = sources
         self.order = order
         self.limit = limit
+    }
+}
+
+extension IncidentQuery {
+    /// A closed interval of instants; a nil end is open (`..` in OGC API – Features).
+    public struct TimeInterval: Hashable, Sendable {
+        public var from: UTCInstant?
+        public var until: UTCInstant?
+
+        public init(from: UTCInstant?, until: UTCInstant?) {
+            self.from = from
+            self.until = until
+        }
+    }
+}
+
+extension StoredIncident {
+    /// The interval ``IncidentQuery/inForce`` matches: from the start (else the first
+    /// sighting) to the earlier of the provider's end and the clearing (nil: still open).
+    public var inForceInterval: (from: UTCInstant, until: UTCInstant?) {
+        let ends = [incident.endedAt, clearedAt].compactMap { $0 }
+        return (incident.startedAt ?? firstSeenAt, ends.min())
+    }
+
+    /// Whether ``inForceInterval`` has an instant in common with `interval`.
+    public func isInForce(during interval: IncidentQuery.TimeInterval) -> Bool {
+        let own = inForceInterval
+        if let until = interval.until, own.from > until { return false }
+        if let from = interval.from, let end = own.until, end < from { return false }
+        return true
     }
 }
 

@@ -110,6 +110,18 @@ extension PostgresStore: IncidentReader {
                     }
                 }
             }
+            if let interval = query.inForce {
+                // StoredIncident.isInForce(during:), as SQLite's Selection.
+                if let from = interval.from {
+                    let value = bind("in_force_from", .instant(from))
+                    conditions.append("(ended_at IS NULL OR ended_at >= \(value)) AND (cleared_at IS NULL OR cleared_at >= \(value))")
+                }
+                if let until = interval.until {
+                    conditions.append("coalesce(started_at, first_seen_at) <= " + bind("in_force_until", .instant(until)))
+                }
+            }
+            if let after = query.afterID { conditions.append("id > " + bind("after_id", .integer(after))) }
+            if let before = query.beforeID { conditions.append("id < " + bind("before_id", .integer(before))) }
             clause = conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")
         }
 
@@ -156,6 +168,8 @@ extension PostgresStore: IncidentReader {
         case .startedAscending: "started_at ASC NULLS LAST, id ASC"
         case .lastSeen: "last_seen_at DESC, id DESC"
         case .source: "source, external_id"
+        case .id: "id"
+        case .idDescending: "id DESC"
         }
     }
 

@@ -75,6 +75,8 @@ struct Selection {
         case .startedAscending: return "started_at ASC NULLS LAST, id ASC"
         case .lastSeen: return "last_seen_at DESC, id DESC"
         case .source: return "source, external_id"
+        case .id: return "id"
+        case .idDescending: return "id DESC"
         }
     }
 
@@ -84,6 +86,7 @@ struct Selection {
         case .started, .startedAscending, .distance: return "incidents_by_start"
         case .lastSeen: return "incidents_by_seen"
         case .source: return "sqlite_autoindex_incidents_1"
+        case .id, .idDescending: return "incidents"  // the table itself, in rowid order
         }
     }
 
@@ -197,6 +200,29 @@ struct Selection {
                 }
             }
         }
+        // The server's `datetime` interval and keyset paging: not filters of the catalogue but
+        // properties every front end's query may carry.
+        if let interval = query.inForce {
+            // StoredIncident.isInForce(during:): the end, the earlier of ended_at and
+            // cleared_at, is after the interval's start when each of them that is set is.
+            if let from = interval.from {
+                arguments["in_force_from"] = .text(from.rfc3339)
+                conditions.append("(ended_at IS NULL OR ended_at >= :in_force_from) AND (cleared_at IS NULL OR cleared_at >= :in_force_from)")
+            }
+            if let until = interval.until {
+                arguments["in_force_until"] = .text(until.rfc3339)
+                conditions.append("coalesce(started_at, first_seen_at) <= :in_force_until")
+            }
+        }
+        if let after = query.afterID {
+            // A rowid range: read in the table's own order, from the first id after it.
+            arguments["after_id"] = .integer(after)
+            conditions.append("id > :after_id")
+        }
+        if let before = query.beforeID {
+            arguments["before_id"] = .integer(before)
+            conditions.append("id < :before_id")
+        }
         if let near, conditions == [near.condition], query.order == .distance, case .ordered(let limit?) = reading {
             // Only the nearest `limit`: k nearest neighbours from the R*Tree alone, so a page
             // reads a few more rows than it shows. Their distance is at most the limit-th
@@ -262,7 +288,7 @@ struct Selection {
         switch reading {
         case .ordered:
             driver = Self.orderIndex(order)
-            from = "incidents INDEXED BY \(driver)"
+            from = driver == "incidents" ? "incidents NOT INDEXED" : "incidents INDEXED BY \(driver)"
         case .unordered:
             driver = "incidents"
             from = "incidents NOT INDEXED"

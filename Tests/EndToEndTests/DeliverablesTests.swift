@@ -17,7 +17,7 @@ struct DeliverablesTests {
         return root
     }
 
-    static let units = ["incident-scheduler.service", "incident-scheduler-loop.service", "incident-scheduler.timer"]
+    static let units = ["incident-scheduler.service", "incident-scheduler-loop.service", "incident-scheduler.timer", "incidents-serve.service"]
 
     static func unitText(_ name: String) throws -> String {
         try String(contentsOf: TestPaths.packageRoot.appendingPathComponent("Scripts/systemd/\(name)"), encoding: .utf8)

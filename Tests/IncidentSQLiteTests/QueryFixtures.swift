@@ -67,6 +67,9 @@ enum Reference {
         if let since = query.startedSince, !(incident.startedAt.map { $0 >= since } ?? false) { return false }
         if let until = query.startedUntil, !(incident.startedAt.map { $0 < until } ?? false) { return false }
         if let seen = query.seenSince, stored.lastSeenAt < seen { return false }
+        if let interval = query.inForce, !stored.isInForce(during: interval) { return false }
+        if let after = query.afterID, stored.id <= after { return false }
+        if let before = query.beforeID, stored.id >= before { return false }
         if let road = query.roadContains, !contains(incident.road ?? "", road.nfc, foldingASCII: false) { return false }
         if let box = query.boundingBox, !(incident.coordinate.map(box.contains) ?? false) { return false }
         if let center = query.near, !(incident.coordinate.map { $0.distance(to: center) <= query.radiusMeters } ?? false) {
@@ -116,6 +119,10 @@ enum Reference {
         case .source:
             return a.incident.source != b.incident.source ? a.incident.source < b.incident.source
                 : a.incident.externalID < b.incident.externalID
+        case .id:
+            return a.id < b.id
+        case .idDescending:
+            return a.id > b.id
         }
     }
 }

@@ -88,6 +88,17 @@ struct QueryPlanTests {
          "incidents_by_category", "SEARCH incidents USING INDEX incidents_by_category (category=?)"),
         ("--category roadwork (200) --since (6): the rarer drives", QueryFixture.query(limit: 50) { $0.categories = [.roadwork]; $0.startedSince = QueryFixture.start.adding(seconds: 394 * 3600) },
          "incidents_by_start", "SEARCH incidents USING INDEX incidents_by_start (started_at>?)"),
+        // incidents serve: keyset pages read a rowid range; the in-force interval is checked on the rows read.
+        ("a keyset page in id order (serve)", QueryFixture.query(limit: 50, order: .id) { $0.afterID = 200 }, "incidents",
+         "SEARCH incidents USING INTEGER PRIMARY KEY (rowid>?)"),
+        ("the page before a cursor (serve)", QueryFixture.query(limit: 50, order: .idDescending) { $0.beforeID = 200 }, "incidents",
+         "SEARCH incidents USING INTEGER PRIMARY KEY (rowid<?)"),
+        // In force during an interval has no index of its own: it is checked on the rows another filter reads (the
+        // box, as the map asks), or on the rowid range of a page.
+        ("--bbox (4 positions), in force during 100 hours, in id order (serve)", QueryFixture.query(limit: 50, order: .id) {
+            $0.boundingBox = BoundingBox(minLongitude: 126.99, minLatitude: 36.99, maxLongitude: 127.06, maxLatitude: 37.06)
+            $0.inForce = IncidentQuery.TimeInterval(from: QueryFixture.start.adding(seconds: 100 * 3600), until: QueryFixture.start.adding(seconds: 200 * 3600))
+         }, "incidents_bbox", "SEARCH incidents USING INTEGER PRIMARY KEY (rowid=?)"),
     ]
 
     @Test("each filter, and the combinations the CLI uses, read incidents through the index chosen for it", arguments: cases)

@@ -55,14 +55,8 @@ enum StatsCommand {
             }
             return context.output(out)
         }
-        let sections = [("source", stats.bySource), ("category", stats.byCategory), ("road", stats.byRoad), ("hour", stats.byHour)]
-        if json {
-            func object(_ pairs: [(String, Int)]) -> String {
-                "{" + pairs.map { "\(JSONString.quoted($0.0)): \($0.1)" }.joined(separator: ", ") + "}"
-            }
-            return context.output("{" + Self.totalsJSON(stats) + ", \"distinct_roads\": \(stats.distinctRoads), "
-                                  + sections.map { "\"by_\($0.0)\": \(object($0.1))" }.joined(separator: ", ") + "}\n")
-        }
+        let sections = sections(stats)
+        if json { return context.output(Self.json(stats)) }
         var out = totals
         for (name, pairs) in sections where !pairs.isEmpty {
             var heading = title(name, time: name == "hour", zone)
@@ -72,6 +66,20 @@ enum StatsCommand {
                 : TextTable.render([[heading, "COUNT"]] + pairs.map { [$0.0, String($0.1)] }, maxWidth: width))
         }
         context.output(out)
+    }
+
+    /// `--format json` without `--by` (also `incidents serve`'s `/stats`).
+    static func json(_ stats: IncidentStatistics) -> String {
+        func object(_ pairs: [(String, Int)]) -> String {
+            "{" + pairs.map { "\(JSONString.quoted($0.0)): \($0.1)" }.joined(separator: ", ") + "}"
+        }
+        return "{" + totalsJSON(stats) + ", \"distinct_roads\": \(stats.distinctRoads), "
+            + sections(stats).map { "\"by_\($0.0)\": \(object($0.1))" }.joined(separator: ", ") + "}\n"
+    }
+
+    /// The counts by source, category, road and hour, in that order.
+    static func sections(_ stats: IncidentStatistics) -> [(String, [(String, Int)])] {
+        [("source", stats.bySource), ("category", stats.byCategory), ("road", stats.byRoad), ("hour", stats.byHour)]
     }
 
     /// `ROAD`, or `HOUR (+09:00)` for a time in the zone.

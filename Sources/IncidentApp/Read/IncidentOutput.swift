@@ -334,7 +334,13 @@ struct GeoJSONWriter: IncidentWriter {
     }
 
     mutating func finish() throws {
-        try out.write(count == 0 ? "{\"type\": \"FeatureCollection\", \"features\": [\n\n]}\n" : "\n]}\n")
+        try finish(members: "")
+    }
+
+    /// Ends the collection with more members of the FeatureCollection object after its
+    /// features (`members`: `, "links": […]` for OGC API – Features), as the rows were counted.
+    mutating func finish(members: String) throws {
+        try out.write((count == 0 ? "{\"type\": \"FeatureCollection\", \"features\": [\n\n]" : "\n]") + members + "}\n")
         try out.flush()
     }
 }

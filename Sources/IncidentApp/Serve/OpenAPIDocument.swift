@@ -1,0 +1,70 @@
+import Foundation
+import IncidentCore
+import IncidentHTTP
+import IncidentJSON
+
+extension OGC {
+    /// The OpenAPI 3.0 definition of the server (`/api`, OGC API – Features /req/oas30): every
+    /// path, and every parameter of the items with its schema: `limit`'s documented maximum
+    /// (``ServerFilters/maxLimit``) and the filter catalogue's parameters (``IncidentFilter/Parameter``).
+    static func openAPI(_ base: String) -> HTTPResponse {
+        func parameter(_ name: String, _ description: String, _ schema: String, explode: Bool = false, in place: String = "query",
+                       required: Bool = false) -> String {
+            "{\"name\": \(JSONString.quoted(name)), \"in\": \"\(place)\", \"required\": \(required), \"description\": \(JSONString.quoted(description)), "
+                + "\"style\": \"\(place == "path" ? "simple" : "form")\", \"explode\": \(explode), \"schema\": \(schema)}"
+        }
+        let f = parameter("f", "The representation: json (GeoJSON for items), html, ndjson or csv (items only).",
+                          "{\"type\": \"string\", \"enum\": [\"json\", \"html\", \"ndjson\", \"csv\"]}")
+        let items = [
+            parameter("datetime", "Only incidents in force at this instant or during this interval (RFC 3339; open ends '..'): "
+                      + "an incident is in force from its start (or first sighting) to the earlier of its end and its clearing.",
+                      "{\"type\": \"string\"}"),
+            parameter("limit", "Features per page; more than the maximum is cut to it.",
+                      "{\"type\": \"integer\", \"minimum\": 1, \"maximum\": \(ServerFilters.maxLimit), \"default\": \(ServerFilters.defaultLimit)}"),
+            parameter("after", "Keyset cursor: the page starts after this id (the next link sets it).", "{\"type\": \"integer\", \"minimum\": 0}"),
+            parameter("before", "Keyset cursor: the page ends before this id (the prev link sets it).", "{\"type\": \"integer\", \"minimum\": 1}"),
+        ]
+        var filters = [f]
+        for filter in IncidentFilter.Parameter.allCases {
+            let description = filter.help + (filter.placeholder.isEmpty ? "" : " (\(filter.placeholder))") + "; example: " + filter.example
+            let choices = filter.choices.map { ", \"enum\": [" + $0.map { JSONString.quoted($0) }.joined(separator: ", ") + "]" } ?? ""
+            switch filter.kind {
+            case .flag: filters.append(parameter(filter.name, description, "{\"type\": \"boolean\"}"))
+            case .value where filter == .bbox:
+                filters.append(parameter(filter.name, "Only incidents whose extent overlaps this WGS84 box: minLon,minLat,maxLon,maxLat (CRS84).",
+                                         "{\"type\": \"array\", \"minItems\": 4, \"maxItems\": 4, \"items\": {\"type\": \"number\"}}"))
+            case .value: filters.append(parameter(filter.name, description, "{\"type\": \"string\"}"))
+            case .repeatable:
+                filters.append(parameter(filter.name, description, "{\"type\": \"array\", \"items\": {\"type\": \"string\"\(choices)}}", explode: true))
+            }
+        }
+        func operation(_ id: String, _ summary: String, _ parameters: [String], _ type: String) -> String {
+            "{\"get\": {\"operationId\": \"\(id)\", \"summary\": \(JSONString.quoted(summary)), \"parameters\": [\(parameters.joined(separator: ", "))], "
+                + "\"responses\": {\"200\": {\"description\": \"OK\", \"content\": {\"\(type)\": {}}}, "
+                + "\"400\": {\"description\": \"A parameter is malformed (RFC 9457 problem)\", \"content\": {\"application/problem+json\": {}}}, "
+                + "\"404\": {\"description\": \"Not found (RFC 9457 problem)\", \"content\": {\"application/problem+json\": {}}}}}}"
+        }
+        let featureID = parameter("featureId", "The incident's id.", "{\"type\": \"integer\"}", in: "path", required: true)
+        let paths: [(String, String)] = [
+            ("/", operation("getLandingPage", "Landing page", [f], "application/json")),
+            ("/conformance", operation("getConformanceDeclaration", "Conformance classes", [f], "application/json")),
+            ("/api", operation("getAPI", "This definition", [], "application/vnd.oai.openapi+json;version=3.0")),
+            ("/collections", operation("getCollections", "The collections", [f], "application/json")),
+            ("/collections/\(collectionID)", operation("describeCollection", "The incidents collection", [f], "application/json")),
+            ("/collections/\(collectionID)/items", operation("getFeatures", "Incidents, a page at a time, in id order", items + filters, "application/geo+json")),
+            ("/collections/\(collectionID)/items/{featureId}", operation("getFeature", "One incident", [featureID, f], "application/geo+json")),
+            ("/map", operation("getMap", "Live map of the incidents", [], "text/html")),
+            ("/runs", operation("getRuns", "The run log, newest first", [
+                parameter("source", "Only this source.", "{\"type\": \"string\"}"),
+                parameter("limit", "At most this many runs.", "{\"type\": \"integer\", \"minimum\": 1, \"maximum\": 1000, \"default\": 20}"),
+            ], "application/json")),
+            ("/status", operation("getStatus", "Each source's last poll and active incidents", [], "application/json")),
+            ("/stats", operation("getStats", "Counts of the incidents matching the filters", filters, "application/json")),
+            ("/metrics", operation("getMetrics", "Request counters (Prometheus text format)", [], "text/plain")),
+        ]
+        let json = "{\"openapi\": \"3.0.3\", \"info\": {\"title\": \(JSONString.quoted(title)), \"version\": \"\(BuildInfo.version)\", "
+            + "\"description\": \(JSONString.quoted(description))}, \"servers\": [{\"url\": \(JSONString.quoted(base))}], "
+            + "\"paths\": {" + paths.map { "\(JSONString.quoted($0.0)): \($0.1)" }.joined(separator: ", ") + "}}\n"
+        return HTTPResponse(status: 200, contentType: "application/vnd.oai.openapi+json;version=3.0", text: json, route: "")
+    }
+}
