@@ -1,4 +1,6 @@
+import Foundation
 import IncidentCore
+@testable import IncidentPostgres
 import Testing
 
 /// The transition log and the change feed (README, "History and changes"), the same on every
@@ -202,6 +204,57 @@ struct TransitionLogTests {
             #expect(rebuilt == [
                 "appeared A 09:55 run@10:00", "appeared C 09:55 run@10:15", "appeared B 10:00 run@10:00", "cleared B 10:05 run@10:05",
             ])
+        }
+    }
+}
+
+/// The change feed's cursor on PostgreSQL, where several hosts commit polls concurrently.
+@Suite("Change feed cursor under concurrent commits (PostgreSQL)")
+struct ChangeFeedOrderTests {
+    @Test("two polls commit out of order (the one that started first commits last): a reader polling in between misses neither")
+    func outOfOrderCommits() throws {
+        try TestServer.withDatabase { name in
+            let location = try TestServer.location(database: name)
+            let hostA = try PostgresStore(location, clock: .fixed(t0))
+            let hostB = try PostgresStore(location, clock: .fixed(t0))
+            let reader = try PostgresStore(location, clock: .fixed(t0), access: .read)
+            try poll(hostB, live("X"), at: t0, source: "b")
+            var cursor = try reader.lastCursor()
+            #expect(cursor == 1)
+
+            // Host A starts its poll of source a (its run id is drawn now) and stalls while
+            // reading the response; host B polls source b from start to commit meanwhile.
+            let started = DispatchSemaphore(value: 0), resume = DispatchSemaphore(value: 0), done = DispatchGroup()
+            /// Written by host A's thread before `done.leave()`, read after `done.wait()`.
+            final class Outcome: @unchecked Sendable { var run: IngestRun? }
+            let runA = Outcome()
+            done.enter()
+            DispatchQueue.global().async {
+                defer { done.leave() }
+                runA.run = try? hostA.ingest(PollContext(source: "a", startedAt: t1)) { sink in
+                    started.signal()
+                    resume.wait()
+                    return try ListProducer(incidents: [incident("A1", source: "a"), incident("A2", source: "a")])(sink)
+                }
+            }
+            started.wait()
+            let runB = try poll(hostB, live("X", "Y"), at: t1, source: "b")
+
+            // The reader polls between the two commits: B's change only.
+            var seen = try reader.changes(after: cursor, limit: 100)
+            #expect(seen.map { "\($0.transition.kind) \($0.transition.externalID ?? "-")" } == ["appeared Y"])
+            cursor = try #require(seen.last?.transition.cursor)
+
+            resume.signal()
+            done.wait()
+            let a = try #require(runA.run)
+            // A number drawn inside the transaction (the run id) is not in commit order…
+            #expect(try #require(a.id) < (try #require(runB.id)))
+            // …the cursor is: reading after the last one seen yields A's changes, once each.
+            seen = try reader.changes(after: cursor, limit: 100)
+            #expect(seen.map { "\($0.transition.kind) \($0.transition.externalID ?? "-")" } == ["appeared A1", "appeared A2"])
+            #expect(seen.map(\.transition.cursor) == [cursor + 1, cursor + 2])
+            #expect(try reader.changes(after: cursor + 2, limit: 100).isEmpty)
         }
     }
 }

@@ -16,7 +16,9 @@ public enum QueryTool {
             read in --tz, or a duration ago (90s, 15m, 2h, 7d). Times are shown in --tz (default UTC).
             """,
             subcommands: [ListCommand.command(context), ShowCommand.command(context), StatsCommand.command(context),
-                          MapCommand.command(context), RunsCommand.command(context)])
+                          MapCommand.command(context), RunsCommand.command(context),
+                          // History and changes (issue 22).
+                          ChangesCommand.command(context)])
     }
 
     /// `--database` and `--config` (whose `database` is used), as for the scheduler.

@@ -1,0 +1,71 @@
+import Foundation
+import IncidentCore
+import IncidentSQLite
+import TestSupport
+import Testing
+
+/// `incidents changes` (issue 22): the change feed from a cursor, as one JSON object per line
+/// or one array, and `--follow` printing a poll committed while it waits.
+@Suite("End to end: history and changes", .serialized)
+struct HistoryCLITests {
+    static func instant(_ text: String) -> UTCInstant { UTCInstant(rfc3339: "2024-03-01T\(text):00Z")! }
+
+    static func poll(_ path: String, _ time: String, _ ids: [String]) throws {
+        let store = try SQLiteStore(path: path, clock: .fixed(instant(time)))
+        let incidents = ids.map { Incident(source: "gits", externalID: $0, category: .accident, description: "사고 \($0)",
+                                           road: "경부고속도로", startedAt: instant("00:00")) }
+        _ = try store.ingest(PollContext(source: "gits", startedAt: instant(time)),
+                             QueryFixture.Producer(incidents: incidents, rejected: []).callAsFunction)
+    }
+
+    static func lines(_ text: String) throws -> [[String: Any]] {
+        try text.split(separator: "\n").map { try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]) }
+    }
+
+    static func summary(_ objects: [[String: Any]]) -> [String] {
+        objects.map { "\($0["cursor"] as? Int ?? -1) \($0["kind"] as? String ?? "?") \($0["external_id"] as? String ?? "-")" }
+    }
+
+    @Test("changes --after: each transition once, in order, with its cursor, the incident now and its run; --format json is the same as an array")
+    func fromCursor() throws {
+        let path = try TestPaths.temporaryDirectory("changes").appendingPathComponent("incidents.sqlite").path
+        try Self.poll(path, "01:00", ["A", "B"])
+        try Self.poll(path, "02:00", ["A"])
+        try Self.poll(path, "03:00", ["A", "B", "C"])
+        let all = try run("incidents", ["changes", "--database", path])
+        #expect(all.status == 0, "\(all.stderr)")
+        let objects = try Self.lines(all.stdout)
+        #expect(Self.summary(objects) == ["1 appeared A", "2 appeared B", "3 cleared B", "4 reopened B", "5 appeared C"])
+        let cleared = objects[2]
+        #expect(cleared["at"] as? String == "2024-03-01T02:00:00Z")
+        #expect((cleared["run"] as? [String: Any])?["status"] as? String == "succeeded")
+        #expect((cleared["run"] as? [String: Any])?["started_at"] as? String == "2024-03-01T02:00:00Z")
+        // The incident as it is now: B was reopened.
+        #expect((cleared["incident"] as? [String: Any])?["cleared_at"] is NSNull)
+        #expect((cleared["incident"] as? [String: Any])?["description"] as? String == "사고 B")
+
+        let rest = try run("incidents", ["changes", "--after", "3", "--database", path])
+        #expect(Self.summary(try Self.lines(rest.stdout)) == ["4 reopened B", "5 appeared C"])
+        let array = try run("incidents", ["changes", "--after", "3", "--format", "json", "--database", path])
+        let parsed = try #require(try JSONSerialization.jsonObject(with: Data(array.stdout.utf8)) as? [[String: Any]])
+        #expect(Self.summary(parsed) == ["4 reopened B", "5 appeared C"])
+        let bad = try run("incidents", ["changes", "--after", "-1", "--database", path])
+        #expect(bad.status == 64)
+        #expect(bad.stderr.contains("--after: '-1' is not a cursor"))
+    }
+
+    @Test("changes --follow prints a poll committed while it waits, once, then keeps waiting")
+    func follow() async throws {
+        let path = try TestPaths.temporaryDirectory("changes-follow").appendingPathComponent("incidents.sqlite").path
+        try Self.poll(path, "01:00", ["A"])
+        let follower = try RunningProcess(Executables.url("incidents"),
+                                          ["changes", "--after", "1", "--follow", "--interval", "1s", "--database", path])
+        try await Task.sleep(for: .milliseconds(300))
+        try Self.poll(path, "02:00", ["A", "B"])
+        #expect(try await eventually { follower.stdoutSoFar.contains("\n") })
+        try await Task.sleep(for: .milliseconds(1500))
+        #expect(Self.summary(try Self.lines(follower.stdoutSoFar)) == ["2 appeared B"])
+        follower.send(SIGTERM)
+        _ = follower.wait(timeout: 10)
+    }
+}
