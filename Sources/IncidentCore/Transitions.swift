@@ -83,6 +83,48 @@ public protocol ChangeFeedReader: Sendable {
     func changes(after cursor: Int64, limit: Int) throws -> [IncidentChange]
     /// The largest cursor committed (0 when the log is empty): where `--follow` from now starts.
     func lastCursor() throws -> Int64
+    /// Per source of the run log, by name: its last run started at or before `instant`, and its
+    /// last poll then that stored a response (`--at`'s "as of": a source that was failing then
+    /// shows it).
+    func sourcesAsOf(_ instant: UTCInstant) throws -> [SourceAsOf]
+}
+
+/// What was known of a source at a moment (``ChangeFeedReader/sourcesAsOf(_:)``).
+public struct SourceAsOf: Equatable, Sendable {
+    public var source: String
+    /// Its last run started at or before the moment, of any status; nil when none had.
+    public var lastRun: IngestRun?
+    /// Its last run then that stored a response (succeeded, incomplete or stale): what was
+    /// listed at the moment is as of this poll.
+    public var lastPoll: IngestRun?
+
+    public init(source: String, lastRun: IngestRun?, lastPoll: IngestRun?) {
+        self.source = source
+        self.lastRun = lastRun
+        self.lastPoll = lastPoll
+    }
+
+    /// The statuses of a run that stored a response.
+    public static let storedStatuses: [RunStatus] = [.succeeded, .incomplete, .stale]
+
+    /// Groups the runs a store found (each source's last run and last poll) by source name.
+    public static func grouping(_ runs: [IngestRun]) -> [SourceAsOf] {
+        Dictionary(grouping: runs, by: \.source).map { source, runs in
+            let byID = runs.sorted { ($0.id ?? 0) < ($1.id ?? 0) }
+            return SourceAsOf(source: source, lastRun: byID.last, lastPoll: byID.last { storedStatuses.contains($0.status) })
+        }.sorted { Array($0.source.utf8).lexicographicallyPrecedes(Array($1.source.utf8)) }
+    }
+
+    /// The SQL that selects, per source, the id of its last run and of its last poll started
+    /// at or before the instant parameter `instant` (the same for both stores).
+    public static func lastRunIDs(at instant: String) -> String {
+        let polls = storedStatuses.map { "'\($0.rawValue)'" }.joined(separator: ", ")
+        return """
+            SELECT (SELECT max(r.id) FROM ingest_runs r WHERE r.source = s.source AND r.started_at <= \(instant)) FROM sources s
+            UNION SELECT (SELECT max(r.id) FROM ingest_runs r WHERE r.source = s.source AND r.started_at <= \(instant)
+                AND r.status IN (\(polls))) FROM sources s
+            """
+    }
 }
 
 extension IncidentField {

@@ -37,6 +37,16 @@ extension PostgresStore: ChangeFeedReader {
         }
     }
 
+    public func sourcesAsOf(_ instant: UTCInstant) throws -> [SourceAsOf] {
+        try withConnection { connection in
+            let result = try connection.query("""
+                WITH sources AS (SELECT DISTINCT source FROM ingest_runs)
+                SELECT \(RunRows.columns) FROM ingest_runs WHERE id IN (\(SourceAsOf.lastRunIDs(at: "$1")))
+                """, [.instant(instant)], context: "reading the runs of each source before \(instant.rfc3339)")
+            return SourceAsOf.grouping(try (0..<result.rowCount).map { try RunRows.decode(result, $0) })
+        }
+    }
+
     public func lastCursor() throws -> Int64 {
         try withConnection { connection in
             try connection.query("SELECT last_cursor FROM change_feed", context: "reading the change feed's cursor").int64(0, 0) ?? 0

@@ -106,3 +106,15 @@ extension PollTransitionLog {
                                context: "rebuilding the transition log")
     }
 }
+
+extension PollTransitionLog {
+    /// As SQLite's `PollTransitions.listed(at:incident:)` (``IncidentQuery/listedAt``).
+    static func listed(at instant: String, incident: String) -> String {
+        """
+        first_seen_at <= \(instant) AND (ended_at IS NULL OR ended_at > \(instant)) \
+        AND (SELECT t.kind FROM incident_transitions t WHERE t.incident_id = \(incident) \
+        AND t.kind IN ('appeared', 'reopened', 'cleared') AND t.at <= \(instant) ORDER BY t.at DESC, t.cursor DESC LIMIT 1) \
+        IN ('appeared', 'reopened')
+        """
+    }
+}

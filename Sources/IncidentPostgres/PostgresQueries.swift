@@ -74,6 +74,9 @@ extension PostgresStore: IncidentReader {
             if let seen = query.seenSince {
                 conditions.append("last_seen_at >= " + bind(.instant(seen)))
             }
+            if let instant = query.listedAt {
+                conditions.append(PollTransitionLog.listed(at: bind(.instant(instant)), incident: "incidents.id"))
+            }
             if let road = query.roadContains {
                 // A substring of the provider's road name or of the canonical name, or the
                 // canonical road the text names; case-sensitive (SQLite: instr). LIKE reads the

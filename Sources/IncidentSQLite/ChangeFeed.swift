@@ -38,6 +38,17 @@ extension SQLiteStore: ChangeFeedReader {
         }
     }
 
+    public func sourcesAsOf(_ instant: UTCInstant) throws -> [SourceAsOf] {
+        try withDatabase { db in
+            var runs: [IngestRun] = []
+            try db.query("""
+                WITH sources AS (SELECT DISTINCT source FROM ingest_runs)
+                SELECT \(RunRow.columns) FROM ingest_runs WHERE id IN (\(SourceAsOf.lastRunIDs(at: ":at")))
+                """, ["at": .text(instant.rfc3339)]) { runs.append(try RunRow.decode($0)) }
+            return SourceAsOf.grouping(runs)
+        }
+    }
+
     public func lastCursor() throws -> Int64 {
         try withDatabase { db in try db.scalarInt("SELECT coalesce(max(id), 0) FROM incident_transitions") ?? 0 }
     }

@@ -111,3 +111,17 @@ enum PollTransitions {
         """
     }
 }
+
+extension PollTransitions {
+    /// The condition that the incident whose id is `incident` was listed as active at `instant`
+    /// (a parameter): seen by then, not ended by the provider by then, and its last lifecycle
+    /// entry at or before then an appearance or a reopening (``IncidentQuery/listedAt``).
+    static func listed(at instant: String, incident: String) -> String {
+        """
+        first_seen_at <= \(instant) AND (ended_at IS NULL OR ended_at > \(instant)) \
+        AND (SELECT t.kind FROM incident_transitions t WHERE t.incident_id = \(incident) \
+        AND t.kind IN ('appeared', 'reopened', 'cleared') AND t.at <= \(instant) ORDER BY t.at DESC, t.id DESC LIMIT 1) \
+        IN ('appeared', 'reopened')
+        """
+    }
+}

@@ -160,6 +160,10 @@ struct Selection {
             arguments["seen_since"] = .text(seen.rfc3339)
             indexed("incidents_by_seen", "last_seen_at >= :seen_since")
         }
+        if let instant = query.listedAt {
+            arguments["listed_at"] = .text(instant.rfc3339)
+            conditions.append(PollTransitions.listed(at: ":listed_at", incident: "incidents.id"))
+        }
         if let box = query.boundingBox {
             // The R*Tree's boxes are rounded outwards: each row's exact extent (its geometry's
             // box, or its position) is checked against the box.

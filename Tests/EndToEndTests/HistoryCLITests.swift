@@ -54,6 +54,25 @@ struct HistoryCLITests {
         #expect(bad.stderr.contains("--after: '-1' is not a cursor"))
     }
 
+    @Test("list --at: what was listed then, with each source's last poll before it; other filters and formats combine")
+    func listAt() throws {
+        let path = try TestPaths.temporaryDirectory("list-at").appendingPathComponent("incidents.sqlite").path
+        try Self.poll(path, "01:00", ["A", "B"])
+        try Self.poll(path, "02:00", ["A"])
+        try Self.poll(path, "03:00", ["A", "C"])
+        let table = try run("incidents", ["list", "--at", "2024-03-01T01:30:00Z", "--database", path], environment: ["COLUMNS": "120"])
+        #expect(table.status == 0, "\(table.stderr)")
+        #expect(table.stdout.hasPrefix("as of 2024-03-01 01:30: gits last polled 2024-03-01 01:00 (succeeded)\n\n"))
+        let json = try run("incidents", ["list", "--at", "2024-03-01T02:30:00Z", "--format", "json", "--database", path])
+        let listed = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [[String: Any]])
+        #expect(listed.map { $0["external_id"] as? String } == ["A"])
+        #expect(json.stderr == "as of 2024-03-01 02:30: gits last polled 2024-03-01 02:00 (succeeded)\n")
+        let searched = try run("incidents", ["list", "--at", "2024-03-01T01:30:00Z", "--search", "B", "--format", "json", "--database", path])
+        #expect(try (JSONSerialization.jsonObject(with: Data(searched.stdout.utf8)) as? [[String: Any]])?.map { $0["external_id"] as? String } == ["B"])
+        let refused = try run("incidents", ["list", "--at", "1h", "--active", "--database", path])
+        #expect(refused.status == 64)
+    }
+
     @Test("changes --follow prints a poll committed while it waits, once, then keeps waiting")
     func follow() async throws {
         let path = try TestPaths.temporaryDirectory("changes-follow").appendingPathComponent("incidents.sqlite").path
