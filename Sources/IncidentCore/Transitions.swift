@@ -87,6 +87,10 @@ public protocol ChangeFeedReader: Sendable {
     /// last poll then that stored a response (`--at`'s "as of": a source that was failing then
     /// shows it).
     func sourcesAsOf(_ instant: UTCInstant) throws -> [SourceAsOf]
+    /// Calls `entry` for every appearance, reopening and clear of a stored incident at or before
+    /// `instant`, by incident id, then time, then cursor (intervals of activity: `timeline`).
+    func forEachLifecycleEntry(through instant: UTCInstant,
+                               _ entry: (_ incidentID: Int64, _ kind: TransitionKind, _ at: UTCInstant) throws -> Void) throws
 }
 
 /// What was known of a source at a moment (``ChangeFeedReader/sourcesAsOf(_:)``).

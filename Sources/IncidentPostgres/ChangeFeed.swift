@@ -53,3 +53,21 @@ extension PostgresStore: ChangeFeedReader {
         }
     }
 }
+
+extension PostgresStore {
+    public func forEachLifecycleEntry(through instant: UTCInstant,
+                                      _ entry: (Int64, TransitionKind, UTCInstant) throws -> Void) throws {
+        try withConnection { connection in
+            try connection.forEachRow("""
+                SELECT incident_id, kind, at FROM incident_transitions
+                WHERE incident_id IS NOT NULL AND kind IN ('appeared', 'reopened', 'cleared') AND at <= $1
+                ORDER BY incident_id, at, cursor
+                """, [.instant(instant)], context: "reading the transition log") { result, row in
+                if let id = result.int64(row, 0), let kind = result.string(row, 1).flatMap(TransitionKind.init),
+                   let at = result.instant(row, 2) {
+                    try entry(id, kind, at)
+                }
+            }
+        }
+    }
+}

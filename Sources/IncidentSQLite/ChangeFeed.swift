@@ -53,3 +53,22 @@ extension SQLiteStore: ChangeFeedReader {
         try withDatabase { db in try db.scalarInt("SELECT coalesce(max(id), 0) FROM incident_transitions") ?? 0 }
     }
 }
+
+extension SQLiteStore {
+    public func forEachLifecycleEntry(through instant: UTCInstant,
+                                      _ entry: (Int64, TransitionKind, UTCInstant) throws -> Void) throws {
+        try withDatabase { db in
+            try db.readTransaction {
+                try db.query("""
+                    SELECT incident_id, kind, at FROM incident_transitions
+                    WHERE incident_id IS NOT NULL AND kind IN ('appeared', 'reopened', 'cleared') AND at <= :at
+                    ORDER BY incident_id, at, id
+                    """, ["at": .text(instant.rfc3339)]) { s in
+                    if let id = s.int64(at: 0), let kind = s.string(at: 1).flatMap(TransitionKind.init), let at = s.instant(at: 2) {
+                        try entry(id, kind, at)
+                    }
+                }
+            }
+        }
+    }
+}

@@ -73,6 +73,33 @@ struct HistoryCLITests {
         #expect(refused.status == 64)
     }
 
+    @Test("timeline --per hour as a table, csv, json and a chart; --by source")
+    func timeline() throws {
+        let path = try TestPaths.temporaryDirectory("timeline").appendingPathComponent("incidents.sqlite").path
+        try Self.poll(path, "01:00", ["A", "B"])
+        try Self.poll(path, "02:30", ["A"])
+        let window = ["--since", "2024-03-01T00:00:00Z", "--until", "2024-03-01T04:00:00Z", "--database", path]
+        let table = try run("incidents", ["timeline", "--per", "hour"] + window, environment: ["COLUMNS": "80"])
+        #expect(table.status == 0, "\(table.stderr)")
+        #expect(table.stdout == """
+            HOUR (UTC)     ACTIVE
+            2024-03-01 00  0
+            2024-03-01 01  2
+            2024-03-01 02  2
+            2024-03-01 03  1
+
+            """)
+        let csv = try run("incidents", ["timeline", "--per", "hour", "--by", "source", "--format", "csv"] + window)
+        #expect(csv.stdout == "start,source,active\r\n2024-03-01T01:00:00Z,gits,2\r\n2024-03-01T02:00:00Z,gits,2\r\n2024-03-01T03:00:00Z,gits,1\r\n")
+        let json = try run("incidents", ["timeline", "--per", "day", "--format", "json"] + window)
+        let days = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [[String: Any]])
+        #expect(days.map { $0["bucket"] as? String } == ["2024-03-01"])
+        #expect(days.map { $0["active"] as? Int } == [2])
+        let chart = try run("incidents", ["timeline", "--per", "hour", "--format", "chart"] + window, environment: ["COLUMNS": "40"])
+        #expect(chart.stdout.split(separator: "\n").count == 5)
+        #expect(chart.stdout.contains("2024-03-01 01  ") && chart.stdout.hasSuffix(" 1\n"))
+    }
+
     @Test("changes --follow prints a poll committed while it waits, once, then keeps waiting")
     func follow() async throws {
         let path = try TestPaths.temporaryDirectory("changes-follow").appendingPathComponent("incidents.sqlite").path

@@ -99,4 +99,39 @@ struct ListAtTests {
             #expect(try store.sourcesAsOf(t2)[0].lastPoll?.startedAt == t2)
         }
     }
+
+    @Test("timeline --per hour counts in each hour the incidents active at some moment of it, as the responses give",
+          arguments: StoreKind.allCases)
+    func timeline(kind: StoreKind) throws {
+        let responses = Self.responses(seed: 23)
+        try withStore(kind) { store in
+            for response in responses {
+                let verdict = response.ending == .incomplete ? ResponseVerdict(incompleteBecause: ["a page was missing"]) : .complete
+                let producer = ListProducer(incidents: response.listed.map { incident($0) },
+                                            failAfter: response.ending == .failed ? 1 : nil, verdict: verdict)
+                _ = try? store.ingest(PollContext(source: "gits", startedAt: response.at), producer.callAsFunction)
+            }
+            let until = t0.adding(seconds: 15 * 3600)
+            let counts = try Timeline.count(store, log: store, matching: IncidentQuery(now: until), by: nil, per: .hour,
+                                            since: t0.adding(seconds: -3600), until: until, utcOffset: 9 * 3600)
+            // Activity changes only at polls: active at some moment of an hour is active at its
+            // start or at one of its polls.
+            let expected = (-1..<15).map { hour -> Int in
+                let start = t0.adding(seconds: Int64(hour) * 3600), end = start.adding(seconds: 3600)
+                var active = Self.expected(responses, at: start)
+                for response in responses where response.at >= start && response.at < end {
+                    active.formUnion(Self.expected(responses, at: response.at))
+                }
+                return active.count
+            }
+            #expect(counts.map(\.count) == expected)
+            #expect(counts.first?.bucket == "2023-03-21 14")
+            #expect(counts.first?.count == 0)
+            #expect(expected.contains { $0 > 5 })
+            let byCategory = try Timeline.count(store, log: store, matching: IncidentQuery(now: until), by: .category, per: .day,
+                                                since: t0, until: until, utcOffset: 0)
+            #expect(byCategory.map(\.key) == ["accident"])
+            #expect(byCategory.map(\.count) == [Set(responses.filter { $0.ending != .failed }.flatMap(\.listed)).count])
+        }
+    }
 }

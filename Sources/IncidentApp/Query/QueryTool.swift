@@ -18,7 +18,7 @@ public enum QueryTool {
             subcommands: [ListCommand.command(context), ShowCommand.command(context), StatsCommand.command(context),
                           MapCommand.command(context), RunsCommand.command(context),
                           // History and changes (issue 22).
-                          ChangesCommand.command(context)])
+                          ChangesCommand.command(context), TimelineCommand.command(context)])
     }
 
     /// `--database` and `--config` (whose `database` is used), as for the scheduler.
