@@ -70,28 +70,39 @@ enum PollTransitions {
                 WHERE i.source = :source AND i.external_id = temp.poll_transitions.external_id)
             WHERE phase = 1 AND external_id IS NOT NULL
             """, ["source": .text(poll.source)])
-        if case .live = poll.origin, poll.stale == nil {
-            try db.run("""
-                INSERT INTO temp.poll_transitions (phase, ord, incident_id, external_id, kind, at)
-                SELECT 3, id, id, external_id, 'appeared', :at FROM incidents WHERE id > :last_id_before ORDER BY id
-                """, ["at": at, "last_id_before": .integer(lastIDBefore)])
-        } else {
-            try db.run("""
-                INSERT INTO temp.poll_transitions (phase, ord, incident_id, external_id, kind, at)
-                SELECT 3, id, id, external_id, CASE WHEN state IS NULL THEN 'appeared' ELSE 'reopened' END, :at FROM (
-                    SELECT i.id, i.external_id, \(stateAt(":at")) AS state, \(listedAfter(":at")) AS later
-                    FROM incidents i
-                    WHERE i.source = :source AND i.last_seen_run_id = :run
-                      AND i.id NOT IN (SELECT incident_id FROM temp.poll_transitions WHERE phase = 2))
-                WHERE state IS NULL OR (state = 'cleared' AND later)
-                ORDER BY id
-                """, ["at": at, "source": .text(poll.source), "run": .integer(runID)])
-        }
-        try db.run("""
+        let arguments: [String: SQLiteValue] = ["source": .text(poll.source), "run": .integer(runID)]
+        let append = """
             INSERT INTO incident_transitions (incident_id, source, external_id, run_id, kind, fields, at)
-            SELECT incident_id, :source, external_id, :run, kind, fields, at FROM temp.poll_transitions ORDER BY phase, ord
-            """, ["source": .text(poll.source), "run": .integer(runID)])
+            SELECT incident_id, :source, external_id, :run, kind, fields, at FROM temp.poll_transitions
+            """
+        guard case .live = poll.origin, poll.stale == nil else {
+            try appendHistory(poll: poll, runID: runID, db: db)
+            try db.run(append + " ORDER BY phase, ord", arguments)
+            return try db.run("DELETE FROM temp.poll_transitions")
+        }
+        // A live poll's appearances are its new incidents, logged from their rows directly (not
+        // copied through the collection: a first poll is all appearances).
+        try db.run(append + " WHERE phase < 3 ORDER BY phase, ord", arguments)
+        try db.run("""
+            INSERT INTO incident_transitions (incident_id, source, external_id, run_id, kind, at)
+            SELECT id, :source, external_id, :run, 'appeared', :at FROM incidents WHERE id > :last_id_before ORDER BY id
+            """, arguments.merging(["at": at, "last_id_before": .integer(lastIDBefore)]) { $1 })
+        try db.run(append + " WHERE phase > 3 ORDER BY phase, ord", arguments)
         try db.run("DELETE FROM temp.poll_transitions")
+    }
+
+    /// A replay's or a stale document's appearances and reopenings at its own time (see the type).
+    private static func appendHistory(poll: PollContext, runID: Int64, db: Database) throws {
+        try db.run("""
+            INSERT INTO temp.poll_transitions (phase, ord, incident_id, external_id, kind, at)
+            SELECT 3, id, id, external_id, CASE WHEN state IS NULL THEN 'appeared' ELSE 'reopened' END, :at FROM (
+                SELECT i.id, i.external_id, \(stateAt(":at")) AS state, \(listedAfter(":at")) AS later
+                FROM incidents i
+                WHERE i.source = :source AND i.last_seen_run_id = :run
+                  AND i.id NOT IN (SELECT incident_id FROM temp.poll_transitions WHERE phase = 2))
+            WHERE state IS NULL OR (state = 'cleared' AND later)
+            ORDER BY id
+            """, ["at": .text(poll.observedAt.rfc3339), "source": .text(poll.source), "run": .integer(runID)])
     }
 
     /// The last lifecycle entry (appeared, reopened, cleared) of incident `i` at or before
