@@ -45,6 +45,7 @@ let package = Package(
                 .embedInCode("0008_validity.sql"),
                 .embedInCode("0009_publication_order.sql"),
                 .embedInCode("0010_history_independent_indexes.sql"),
+                .embedInCode("0011_transition_log.sql"),
             ]
         ),
         // The PostgreSQL schema migrations, embedded in the binary.
@@ -59,6 +60,7 @@ let package = Package(
                 .embedInCode("0005_publication_order.sql"),
                 .embedInCode("0006_history_independent_indexes.sql"),
                 .embedInCode("0007_lease_holder_token.sql"),
+                .embedInCode("0008_transition_log.sql"),
             ]
         ),
         // SQLite: connection/statement wrappers, migrator, the incident repository.

@@ -20,5 +20,6 @@ public enum BundledMigrations {
         ("0009_publication_order.sql", String(decoding: PackageResources._009_publication_order_sql, as: UTF8.self)),
         ("0010_history_independent_indexes.sql",
          String(decoding: PackageResources._010_history_independent_indexes_sql, as: UTF8.self)),
+        ("0011_transition_log.sql", String(decoding: PackageResources._011_transition_log_sql, as: UTF8.self)),
     ]
 }

@@ -14,5 +14,6 @@ public enum BundledPostgresMigrations {
         ("0006_history_independent_indexes.sql",
          String(decoding: PackageResources._006_history_independent_indexes_sql, as: UTF8.self)),
         ("0007_lease_holder_token.sql", String(decoding: PackageResources._007_lease_holder_token_sql, as: UTF8.self)),
+        ("0008_transition_log.sql", String(decoding: PackageResources._008_transition_log_sql, as: UTF8.self)),
     ]
 }

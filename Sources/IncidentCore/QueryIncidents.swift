@@ -160,6 +160,11 @@ public struct IncidentQuery: Sendable {
     public var order: IncidentOrder = .started
     /// At most this many rows; nil means no limit.
     public var limit: Int?
+    /// Only incidents their source listed as active at this instant, by the transition log
+    /// (`--at`; README, "History and changes"): the last appearance, reopening or clear at or
+    /// before it is an appearance or a reopening, and the provider's end time (as stored now)
+    /// is not at or before it.
+    public var listedAt: UTCInstant?
 
     public init(now: UTCInstant, activeOnly: Bool = false, sources: [String] = [],
                 order: IncidentOrder = .started, limit: Int? = nil) {

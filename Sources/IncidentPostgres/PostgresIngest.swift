@@ -24,6 +24,7 @@ extension PostgresStore: IngestStore {
                 var ending = PollOutcome(verdict: verdict, counts: outcome.counts, rejectedWithoutID: outcome.rejectedWithoutID,
                                          older: outcome.older, poll: poll, publication: publication)
                 run.counts.cleared = try ending.clear(staging, poll: poll)
+                try PollTransitionLog.collect(poll: poll, runID: runID, fields: columns.fields, connection: connection)
                 if let newest = publication.newestApplied(after: poll) {
                     try connection.query("""
                         INSERT INTO source_state (source, published_at, updated_at) VALUES (:source, :published_at, :updated_at)
@@ -39,6 +40,7 @@ extension PostgresStore: IngestStore {
                 run.finishedAt = clock.now()
                 try RunRows.finish(run, connection: connection)
                 if let holder = poll.leaseHolder, !poll.dryRun { try Self.checkLease(of: poll.source, holder: holder, connection: connection) }
+                try PollTransitionLog.append(poll: poll, runID: runID, connection: connection)
                 try connection.execute(poll.dryRun ? "ROLLBACK" : "COMMIT", context: "committing the poll of \(poll.source)")
                 if poll.dryRun { run.id = nil }
                 return run
@@ -137,6 +139,7 @@ final class PollStaging: PollSink, UnlistedIncidents {
                 content_hash bigint, base_hash bigint, position text, reason text, excerpt text) ON COMMIT DROP;
             CREATE TEMP TABLE poll_plan (ord bigint NOT NULL, id bigint, action text NOT NULL) ON COMMIT DROP;
             """, context: "preparing the poll of \(poll.source)")
+        try PollTransitionLog.prepare(connection: connection)
     }
 
     /// Copies the records `produce` passes to the sink into `poll_rows`, as they come.
@@ -312,7 +315,8 @@ final class PollStaging: PollSink, UnlistedIncidents {
     /// did not list (nor reject) and that no poll saw at or after that time (an older replay
     /// never clears what a newer poll listed).
     func clearUnlisted(at instant: UTCInstant) throws -> Int {
-        try connection.query("""
+        try PollTransitionLog.clearing(at: instant, source: poll.source, runID: runID, connection: connection)
+        return try connection.query("""
             UPDATE incidents SET cleared_at = :at WHERE \(Self.unlisted)
             """, named: unlistedArguments(at: instant),
             context: "clearing the incidents \(poll.source) no longer lists").affectedRows

@@ -120,6 +120,9 @@ extension PostgresStore: IncidentReader {
                     conditions.append("coalesce(started_at, first_seen_at) <= " + bind("in_force_until", .instant(until)))
                 }
             }
+            if let instant = query.listedAt {
+                conditions.append(PollTransitionLog.listed(at: bind("listed_at", .instant(instant)), incident: "incidents.id"))
+            }
             if let after = query.afterID { conditions.append("id > " + bind("after_id", .integer(after))) }
             if let before = query.beforeID { conditions.append("id < " + bind("before_id", .integer(before))) }
             clause = conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")

@@ -199,6 +199,7 @@ final class PollWriter: PollSink, UnlistedIncidents {
         expectUnchanged = try db.scalarInt("SELECT EXISTS (SELECT 1 FROM incidents WHERE source = :source)",
                                            ["source": .text(poll.source)]) == 1
         lastIDBefore = try db.scalarInt("SELECT coalesce(max(id), 0) FROM incidents") ?? 0
+        try PollTransitions.prepare(db: db)
     }
 
     func upsert(_ incident: Incident) throws {
@@ -309,6 +310,7 @@ final class PollWriter: PollSink, UnlistedIncidents {
         try change.bind(runID, to: try change.parameter("run"))
         try change.bind(id, to: try change.parameter("id"))
         try change.run()
+        try PollTransitions.changed(id, position: fetched, at: poll.observedAt, fields: columns.fields, db: db)
         if wasCleared { reopened += 1 } else { updated += 1 }
     }
 
@@ -327,6 +329,7 @@ final class PollWriter: PollSink, UnlistedIncidents {
             """, ["run": .integer(runID), "source": .text(poll.source), "external_id": .optional(record.externalID),
                   "position": .text(record.position), "reason": .text(record.reason), "excerpt": .optional(record.excerpt),
                   "rejected_at": .text(poll.observedAt.rfc3339)])
+        try PollTransitions.quarantined(record.externalID, position: fetched, at: poll.observedAt, db: db)
         if let externalID = record.externalID {
             // Listed, though unreadable: this poll must not clear it.
             try db.run("""
@@ -343,6 +346,7 @@ final class PollWriter: PollSink, UnlistedIncidents {
     /// never clears what a newer poll listed). Reads the active set (its index), not the
     /// source's whole history.
     func clearUnlisted(at instant: UTCInstant) throws -> Int {
+        try PollTransitions.clearing(at: instant, source: poll.source, runID: runID, db: db)
         try db.run("""
             UPDATE incidents INDEXED BY incidents_active SET cleared_at = :observed
             WHERE cleared_at IS NULL AND source = :source AND last_seen_run_id <> :run AND last_seen_at < :observed
@@ -374,6 +378,7 @@ final class PollWriter: PollSink, UnlistedIncidents {
     func finish() throws {
         try DerivedIndexes.finishChanges(in: db)
         try DerivedIndexes.add(.after(lastIDBefore), in: db)
+        try PollTransitions.append(poll: poll, runID: runID, lastIDBefore: lastIDBefore, db: db)
     }
 
     /// The poll's counts; `cleared` is filled in by the store.

@@ -223,6 +223,11 @@ struct Selection {
             arguments["before_id"] = .integer(before)
             conditions.append("id < :before_id")
         }
+        if let instant = query.listedAt {
+            // `incidents list --at`: listed at that instant by the transition log (issue 22).
+            arguments["listed_at"] = .text(instant.rfc3339)
+            conditions.append(PollTransitions.listed(at: ":listed_at", incident: "incidents.id"))
+        }
         if let near, conditions == [near.condition], query.order == .distance, case .ordered(let limit?) = reading {
             // Only the nearest `limit`: k nearest neighbours from the R*Tree alone, so a page
             // reads a few more rows than it shows. Their distance is at most the limit-th

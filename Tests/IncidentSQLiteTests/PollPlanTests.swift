@@ -20,6 +20,7 @@ struct PollPlanTests {
         ("SCAN temp.prune_batch", "one prune batch, at most its size"),
         ("SCAN temp.changed_incidents", "the incidents this poll changed"),
         ("SCAN was", "the incidents this poll changed (temp.changed_incidents)"),
+        ("SCAN temp.poll_transitions", "this poll's entries of the transition log"),
         ("SCAN source_state", "a row per source"),
         ("SCAN source_leases", "a row per source"),
         ("SCAN sources", "the distinct sources of the run log (a CTE), found by seeking"),

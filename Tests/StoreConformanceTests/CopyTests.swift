@@ -105,6 +105,16 @@ struct CopyTests {
             #expect(counts == StoreCounts(incidents: 3, revisions: 3, runs: 5, rejectedRecords: 1, quotaStates: 1))
             #expect(try Exported(postgres) == (try Exported(sqlite)))
             #expect(try postgres.quotaResumesAt(source: "its") == t2.adding(seconds: 3600))
+            // The transition log is rebuilt from the copied rows (as the migration rebuilds it);
+            // for these live polls and a newer replay it is the log SQLite wrote as it polled.
+            func transitions(_ store: any ChangeFeedReader) throws -> [String] {
+                try store.changes(after: 0, limit: 100).map {
+                    "\($0.transition.kind) \($0.transition.externalID ?? "-") \($0.transition.at.rfc3339) run \($0.transition.runID ?? 0)"
+                }
+            }
+            let logged = try transitions(sqlite)
+            #expect(logged.count == 8)
+            #expect(try transitions(postgres) == logged)
             #expect(throws: StoreCopyError.targetNotEmpty(counts)) { try postgres.copy(from: sqlite) }
             // New rows get ids after the copied ones, and the copied run ids still mark the incidents.
             let run = try poll(postgres, live("A", "B", "C", "D"), at: t2.adding(seconds: 120))

@@ -24,7 +24,8 @@ enum ListCommand {
               incidents list --since 2h --category accident --format geojson > accidents.geojson
               incidents list --since 7d --tz KST --format csv-excel > week.csv
             """,
-            options: QueryTool.databaseOptions + QueryTool.filterOptions + [order, limit, format, CommonOptions.timeZone, CommonOptions.wide],
+            options: QueryTool.databaseOptions + QueryTool.filterOptions + [ListAtMoment.at]
+                + [order, limit, format, CommonOptions.timeZone, CommonOptions.wide],
             run: { arguments in try run(arguments, context) })
     }
 
@@ -35,6 +36,9 @@ enum ListCommand {
             width: Terminal.width(context.environment, wide: arguments[CommonOptions.wide]), zone: query.zone,
             withDistance: query.query.near != nil))
         try QueryTool.reading(arguments, context) { reader in
+            if let instant = query.query.listedAt {
+                try ListAtMoment.show(reader, at: instant, zone: query.zone, onStdout: format == .table, context)
+            }
             try IncidentReads.list(reader, query.query) { try writer.write($0) }
         }
         try writer.finish()
@@ -46,6 +50,7 @@ enum ListCommand {
         query.order = try arguments.value(order) ?? (query.near == nil ? .started : .distance)
         if query.order == .distance && query.near == nil { throw UsageError("--order distance needs --near LAT,LON") }
         query.limit = try arguments.value(limit)
+        try ListAtMoment.apply(arguments, context, zone: zone, to: &query)
         return (query, zone)
     }
 }

@@ -17,7 +17,9 @@ public enum QueryTool {
             """,
             subcommands: [ListCommand.command(context), ShowCommand.command(context), StatsCommand.command(context),
                           MapCommand.command(context), RunsCommand.command(context),
-                          ServeCommand.command(context)])
+                          ServeCommand.command(context),
+                          // History and changes (issue 22).
+                          ChangesCommand.command(context), TimelineCommand.command(context)])
     }
 
     /// `--database` and `--config` (whose `database` is used), as for the scheduler.

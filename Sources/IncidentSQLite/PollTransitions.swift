@@ -1,0 +1,138 @@
+import IncidentCore
+
+/// A poll's entries of the transition log (``TransitionKind``; migration 0011), collected in
+/// `temp.poll_transitions` while ``PollWriter`` writes the poll and appended to
+/// `incident_transitions` by ``append(poll:runID:lastIDBefore:db:)`` at its end, in the change
+/// feed's order (the PostgreSQL store's `PollTransitionLog` writes the same entries in the same
+/// order):
+/// 1. records set aside, in response order;
+/// 2. revisions, ends and reopenings, in response order;
+/// 3. appearances (and, for a replay or a stale document, reopenings in the past), by incident id;
+/// 4. clears, by incident id.
+///
+/// A live poll's appearances are its new incidents. A replayed file or a stale document is
+/// history at its own time: an incident it lists whose log says it was not active then (no
+/// appearance at or before that time, or cleared then and listed again later) gets an
+/// `appeared` or `reopened` entry at that time; the present is not rewritten.
+enum PollTransitions {
+    /// Empties the poll's collection (a temporary table, created on first use).
+    static func prepare(db: Database) throws {
+        try db.execute("""
+            CREATE TEMP TABLE IF NOT EXISTS poll_transitions (
+                phase INTEGER NOT NULL, ord INTEGER NOT NULL, incident_id INTEGER, external_id TEXT,
+                kind TEXT NOT NULL, fields TEXT, at TEXT NOT NULL)
+            """)
+        try db.run("DELETE FROM temp.poll_transitions")
+    }
+
+    /// Logs the change just written to incident `id` (a revision, an end or a reopening): its
+    /// row against the revision archived before it. `position` is the record's place in the
+    /// response.
+    static func changed(_ id: Int64, position: Int, at instant: UTCInstant, fields: [IncidentField], db: Database) throws {
+        let statement = try db.cachedStatement("""
+            INSERT INTO temp.poll_transitions (phase, ord, incident_id, external_id, kind, fields, at)
+            SELECT 2, :ord, n.id, n.external_id,
+                   CASE WHEN o.cleared_at IS NOT NULL THEN 'reopened'
+                        WHEN o.ended_at IS NULL AND n.ended_at IS NOT NULL THEN 'ended' ELSE 'revised' END,
+                   nullif(\(IncidentField.changedFieldsSQL(fields, new: "n.", old: "o.", distinct: "IS NOT")), ''), :at
+            FROM incidents n JOIN incident_revisions o ON o.incident_id = n.id AND o.revision = n.revision - 1
+            WHERE n.id = :id
+            """)
+        try statement.bind(["ord": .integer(Int64(position)), "id": .integer(id), "at": .text(instant.rfc3339)])
+        try statement.run()
+    }
+
+    /// Logs a record set aside; its incident is looked up when the poll ends (a record set aside
+    /// may come before the first readable record of a new incident).
+    static func quarantined(_ externalID: String?, position: Int, at instant: UTCInstant, db: Database) throws {
+        try db.run("""
+            INSERT INTO temp.poll_transitions (phase, ord, external_id, kind, at) VALUES (1, :ord, :external_id, 'quarantined', :at)
+            """, ["ord": .integer(Int64(position)), "external_id": .optional(externalID), "at": .text(instant.rfc3339)])
+    }
+
+    /// Logs the clears ``PollWriter/clearUnlisted(at:)`` is about to make: the same rows, read
+    /// before its update.
+    static func clearing(at instant: UTCInstant, source: String, runID: Int64, db: Database) throws {
+        try db.run("""
+            INSERT INTO temp.poll_transitions (phase, ord, incident_id, external_id, kind, at)
+            SELECT 4, id, id, external_id, 'cleared', :observed FROM incidents INDEXED BY incidents_active
+            WHERE cleared_at IS NULL AND source = :source AND last_seen_run_id <> :run AND last_seen_at < :observed
+            ORDER BY id
+            """, ["observed": .text(instant.rfc3339), "source": .text(source), "run": .integer(runID)])
+    }
+
+    /// Adds the poll's appearances, then appends its entries to the log in order.
+    /// `lastIDBefore`: the largest incident id before the poll (its new incidents are above it).
+    static func append(poll: PollContext, runID: Int64, lastIDBefore: Int64, db: Database) throws {
+        let at = SQLiteValue.text(poll.observedAt.rfc3339)
+        try db.run("""
+            UPDATE temp.poll_transitions SET incident_id = (SELECT id FROM incidents i
+                WHERE i.source = :source AND i.external_id = temp.poll_transitions.external_id)
+            WHERE phase = 1 AND external_id IS NOT NULL
+            """, ["source": .text(poll.source)])
+        let arguments: [String: SQLiteValue] = ["source": .text(poll.source), "run": .integer(runID)]
+        let append = """
+            INSERT INTO incident_transitions (incident_id, source, external_id, run_id, kind, fields, at)
+            SELECT incident_id, :source, external_id, :run, kind, fields, at FROM temp.poll_transitions
+            """
+        guard case .live = poll.origin, poll.stale == nil else {
+            try appendHistory(poll: poll, runID: runID, db: db)
+            try db.run(append + " ORDER BY phase, ord", arguments)
+            return try db.run("DELETE FROM temp.poll_transitions")
+        }
+        // A live poll's appearances are its new incidents, logged from their rows directly (not
+        // copied through the collection: a first poll is all appearances).
+        try db.run(append + " WHERE phase < 3 ORDER BY phase, ord", arguments)
+        try db.run("""
+            INSERT INTO incident_transitions (incident_id, source, external_id, run_id, kind, at)
+            SELECT id, :source, external_id, :run, 'appeared', :at FROM incidents WHERE id > :last_id_before ORDER BY id
+            """, arguments.merging(["at": at, "last_id_before": .integer(lastIDBefore)]) { $1 })
+        try db.run(append + " WHERE phase > 3 ORDER BY phase, ord", arguments)
+        try db.run("DELETE FROM temp.poll_transitions")
+    }
+
+    /// A replay's or a stale document's appearances and reopenings at its own time (see the type).
+    private static func appendHistory(poll: PollContext, runID: Int64, db: Database) throws {
+        try db.run("""
+            INSERT INTO temp.poll_transitions (phase, ord, incident_id, external_id, kind, at)
+            SELECT 3, id, id, external_id, CASE WHEN state IS NULL THEN 'appeared' ELSE 'reopened' END, :at FROM (
+                SELECT i.id, i.external_id, \(stateAt(":at")) AS state, \(listedAfter(":at")) AS later
+                FROM incidents i
+                WHERE i.source = :source AND i.last_seen_run_id = :run
+                  AND i.id NOT IN (SELECT incident_id FROM temp.poll_transitions WHERE phase = 2))
+            WHERE state IS NULL OR (state = 'cleared' AND later)
+            ORDER BY id
+            """, ["at": .text(poll.observedAt.rfc3339), "source": .text(poll.source), "run": .integer(runID)])
+    }
+
+    /// The last lifecycle entry (appeared, reopened, cleared) of incident `i` at or before
+    /// `instant` (a parameter name); NULL when there is none.
+    static func stateAt(_ instant: String) -> String {
+        """
+        (SELECT t.kind FROM incident_transitions t WHERE t.incident_id = i.id
+            AND t.kind IN ('appeared', 'reopened', 'cleared') AND t.at <= \(instant) ORDER BY t.at DESC, t.id DESC LIMIT 1)
+        """
+    }
+
+    /// Whether incident `i` was listed again (appeared or reopened) after `instant`.
+    static func listedAfter(_ instant: String) -> String {
+        """
+        EXISTS (SELECT 1 FROM incident_transitions t WHERE t.incident_id = i.id
+            AND t.kind IN ('appeared', 'reopened') AND t.at > \(instant))
+        """
+    }
+}
+
+extension PollTransitions {
+    /// The condition that the incident whose id is `incident` was listed as active at `instant`
+    /// (a parameter): seen by then, not ended by the provider by then, and its last lifecycle
+    /// entry at or before then an appearance or a reopening (``IncidentQuery/listedAt``).
+    static func listed(at instant: String, incident: String) -> String {
+        """
+        first_seen_at <= \(instant) AND (ended_at IS NULL OR ended_at > \(instant)) \
+        AND (SELECT t.kind FROM incident_transitions t WHERE t.incident_id = \(incident) \
+        AND t.kind IN ('appeared', 'reopened', 'cleared') AND t.at <= \(instant) ORDER BY t.at DESC, t.id DESC LIMIT 1) \
+        IN ('appeared', 'reopened')
+        """
+    }
+}

@@ -1,0 +1,117 @@
+import Foundation
+import IncidentCore
+import IncidentSQLite
+import TestSupport
+import Testing
+
+/// `incidents changes` (issue 22): the change feed from a cursor, as one JSON object per line
+/// or one array, and `--follow` printing a poll committed while it waits.
+@Suite("End to end: history and changes", .serialized)
+struct HistoryCLITests {
+    static func instant(_ text: String) -> UTCInstant { UTCInstant(rfc3339: "2024-03-01T\(text):00Z")! }
+
+    static func poll(_ path: String, _ time: String, _ ids: [String]) throws {
+        let store = try SQLiteStore(path: path, clock: .fixed(instant(time)))
+        let incidents = ids.map { Incident(source: "gits", externalID: $0, category: .accident, description: "사고 \($0)",
+                                           road: "경부고속도로", startedAt: instant("00:00")) }
+        _ = try store.ingest(PollContext(source: "gits", startedAt: instant(time)),
+                             QueryFixture.Producer(incidents: incidents, rejected: []).callAsFunction)
+    }
+
+    static func lines(_ text: String) throws -> [[String: Any]] {
+        try text.split(separator: "\n").map { try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]) }
+    }
+
+    static func summary(_ objects: [[String: Any]]) -> [String] {
+        objects.map { "\($0["cursor"] as? Int ?? -1) \($0["kind"] as? String ?? "?") \($0["external_id"] as? String ?? "-")" }
+    }
+
+    @Test("changes --after: each transition once, in order, with its cursor, the incident now and its run; --format json is the same as an array")
+    func fromCursor() throws {
+        let path = try TestPaths.temporaryDirectory("changes").appendingPathComponent("incidents.sqlite").path
+        try Self.poll(path, "01:00", ["A", "B"])
+        try Self.poll(path, "02:00", ["A"])
+        try Self.poll(path, "03:00", ["A", "B", "C"])
+        let all = try run("incidents", ["changes", "--database", path])
+        #expect(all.status == 0, "\(all.stderr)")
+        let objects = try Self.lines(all.stdout)
+        #expect(Self.summary(objects) == ["1 appeared A", "2 appeared B", "3 cleared B", "4 reopened B", "5 appeared C"])
+        let cleared = objects[2]
+        #expect(cleared["at"] as? String == "2024-03-01T02:00:00Z")
+        #expect((cleared["run"] as? [String: Any])?["status"] as? String == "succeeded")
+        #expect((cleared["run"] as? [String: Any])?["started_at"] as? String == "2024-03-01T02:00:00Z")
+        // The incident as it is now: B was reopened.
+        #expect((cleared["incident"] as? [String: Any])?["cleared_at"] is NSNull)
+        #expect((cleared["incident"] as? [String: Any])?["description"] as? String == "사고 B")
+
+        let rest = try run("incidents", ["changes", "--after", "3", "--database", path])
+        #expect(Self.summary(try Self.lines(rest.stdout)) == ["4 reopened B", "5 appeared C"])
+        let array = try run("incidents", ["changes", "--after", "3", "--format", "json", "--database", path])
+        let parsed = try #require(try JSONSerialization.jsonObject(with: Data(array.stdout.utf8)) as? [[String: Any]])
+        #expect(Self.summary(parsed) == ["4 reopened B", "5 appeared C"])
+        let bad = try run("incidents", ["changes", "--after", "-1", "--database", path])
+        #expect(bad.status == 64)
+        #expect(bad.stderr.contains("--after: '-1' is not a cursor"))
+    }
+
+    @Test("list --at: what was listed then, with each source's last poll before it; other filters and formats combine")
+    func listAt() throws {
+        let path = try TestPaths.temporaryDirectory("list-at").appendingPathComponent("incidents.sqlite").path
+        try Self.poll(path, "01:00", ["A", "B"])
+        try Self.poll(path, "02:00", ["A"])
+        try Self.poll(path, "03:00", ["A", "C"])
+        let table = try run("incidents", ["list", "--at", "2024-03-01T01:30:00Z", "--database", path], environment: ["COLUMNS": "120"])
+        #expect(table.status == 0, "\(table.stderr)")
+        #expect(table.stdout.hasPrefix("as of 2024-03-01 01:30: gits last polled 2024-03-01 01:00 (succeeded)\n\n"))
+        let json = try run("incidents", ["list", "--at", "2024-03-01T02:30:00Z", "--format", "json", "--database", path])
+        let listed = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [[String: Any]])
+        #expect(listed.map { $0["external_id"] as? String } == ["A"])
+        #expect(json.stderr == "as of 2024-03-01 02:30: gits last polled 2024-03-01 02:00 (succeeded)\n")
+        let searched = try run("incidents", ["list", "--at", "2024-03-01T01:30:00Z", "--search", "B", "--format", "json", "--database", path])
+        #expect(try (JSONSerialization.jsonObject(with: Data(searched.stdout.utf8)) as? [[String: Any]])?.map { $0["external_id"] as? String } == ["B"])
+        let refused = try run("incidents", ["list", "--at", "1h", "--active", "--database", path])
+        #expect(refused.status == 64)
+    }
+
+    @Test("timeline --per hour as a table, csv, json and a chart; --by source")
+    func timeline() throws {
+        let path = try TestPaths.temporaryDirectory("timeline").appendingPathComponent("incidents.sqlite").path
+        try Self.poll(path, "01:00", ["A", "B"])
+        try Self.poll(path, "02:30", ["A"])
+        let window = ["--since", "2024-03-01T00:00:00Z", "--until", "2024-03-01T04:00:00Z", "--database", path]
+        let table = try run("incidents", ["timeline", "--per", "hour"] + window, environment: ["COLUMNS": "80"])
+        #expect(table.status == 0, "\(table.stderr)")
+        #expect(table.stdout == """
+            HOUR (UTC)     ACTIVE
+            2024-03-01 00  0
+            2024-03-01 01  2
+            2024-03-01 02  2
+            2024-03-01 03  1
+
+            """)
+        let csv = try run("incidents", ["timeline", "--per", "hour", "--by", "source", "--format", "csv"] + window)
+        #expect(csv.stdout == "start,source,active\r\n2024-03-01T01:00:00Z,gits,2\r\n2024-03-01T02:00:00Z,gits,2\r\n2024-03-01T03:00:00Z,gits,1\r\n")
+        let json = try run("incidents", ["timeline", "--per", "day", "--format", "json"] + window)
+        let days = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [[String: Any]])
+        #expect(days.map { $0["bucket"] as? String } == ["2024-03-01"])
+        #expect(days.map { $0["active"] as? Int } == [2])
+        let chart = try run("incidents", ["timeline", "--per", "hour", "--format", "chart"] + window, environment: ["COLUMNS": "40"])
+        #expect(chart.stdout.split(separator: "\n").count == 5)
+        #expect(chart.stdout.contains("2024-03-01 01  ") && chart.stdout.hasSuffix(" 1\n"))
+    }
+
+    @Test("changes --follow prints a poll committed while it waits, once, then keeps waiting")
+    func follow() async throws {
+        let path = try TestPaths.temporaryDirectory("changes-follow").appendingPathComponent("incidents.sqlite").path
+        try Self.poll(path, "01:00", ["A"])
+        let follower = try RunningProcess(Executables.url("incidents"),
+                                          ["changes", "--after", "1", "--follow", "--interval", "1s", "--database", path])
+        try await Task.sleep(for: .milliseconds(300))
+        try Self.poll(path, "02:00", ["A", "B"])
+        #expect(try await eventually { follower.stdoutSoFar.contains("\n") })
+        try await Task.sleep(for: .milliseconds(1500))
+        #expect(Self.summary(try Self.lines(follower.stdoutSoFar)) == ["2 appeared B"])
+        follower.send(SIGTERM)
+        _ = follower.wait(timeout: 10)
+    }
+}

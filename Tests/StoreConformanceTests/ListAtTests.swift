@@ -1,0 +1,137 @@
+import IncidentCore
+import TestSupport
+import Testing
+
+/// `list --at T` (``IncidentQuery/listedAt``), the same on every store: what the source had
+/// listed as active at T, compared with the set computed from the responses themselves.
+@Suite("What was listed at a moment (every store)")
+struct ListAtTests {
+    /// One simulated poll: when, what it listed, and how it ended.
+    struct Response {
+        enum Ending { case complete, incomplete, failed }
+        var at: UTCInstant
+        var listed: [String]
+        var ending: Ending
+    }
+
+    /// 80 polls ten minutes apart of a source whose 25 incidents come and go; a fifth of the
+    /// responses are incomplete and a tenth fail after their first record.
+    static func responses(seed: UInt64) -> [Response] {
+        var random = SplitMix64(seed: seed)
+        var present = Set<Int>()
+        return (0..<80).map { index in
+            for id in 0..<25 where Double.random(in: 0..<1, using: &random) < 0.15 {
+                if present.contains(id) { present.remove(id) } else { present.insert(id) }
+            }
+            // An incomplete response may leave out incidents it should list.
+            let roll = Double.random(in: 0..<1, using: &random)
+            let ending: Response.Ending = roll < 0.1 ? .failed : roll < 0.3 ? .incomplete : .complete
+            var listed = present.sorted()
+            if ending == .incomplete { listed = listed.filter { _ in Bool.random(using: &random) } }
+            return Response(at: t0.adding(seconds: Int64(index) * 600), listed: listed.map { "I\($0)" }, ending: ending)
+        }
+    }
+
+    /// Active at `instant` by the responses alone: listed by a stored response at or before it,
+    /// and no complete response after that listing, up to the instant, left it out.
+    static func expected(_ responses: [Response], at instant: UTCInstant) -> Set<String> {
+        let stored = responses.filter { $0.ending != .failed && $0.at <= instant }
+        var active = Set<String>()
+        for response in stored {
+            if response.ending == .complete { active = active.intersection(response.listed) }
+            active.formUnion(response.listed)
+        }
+        return active
+    }
+
+    @Test("for 300 moments over 80 polls (incomplete and failing ones among them), list --at equals the set the responses give",
+          arguments: StoreKind.allCases)
+    func randomMoments(kind: StoreKind) throws {
+        let responses = Self.responses(seed: 22)
+        try withStore(kind) { store in
+            for response in responses {
+                let verdict = response.ending == .incomplete ? ResponseVerdict(incompleteBecause: ["a page was missing"]) : .complete
+                let producer = ListProducer(incidents: response.listed.map { incident($0) },
+                                            failAfter: response.ending == .failed ? 1 : nil, verdict: verdict)
+                _ = try? store.ingest(PollContext(source: "gits", startedAt: response.at), producer.callAsFunction)
+            }
+            var random = SplitMix64(seed: 7)
+            let span = Int64(80 * 600)
+            var moments = (0..<280).map { _ in t0.adding(seconds: Int64.random(in: -600...span, using: &random)) }
+            moments += responses.prefix(20).map(\.at)
+            var differences = 0
+            for moment in moments {
+                var query = IncidentQuery(now: t0, order: .source)
+                query.listedAt = moment
+                let listed = Set(try list(store, query).map(\.incident.externalID))
+                if listed != Self.expected(responses, at: moment) { differences += 1 }
+            }
+            #expect(moments.count == 300)
+            // Not a vacuous comparison: the sets vary, and incidents now cleared were listed then.
+            #expect(Set(moments.map { Self.expected(responses, at: $0) }).count > 50)
+            #expect(moments.contains { !Self.expected(responses, at: $0).isSubset(of: Self.expected(responses, at: t0.adding(seconds: span))) })
+            #expect(differences == 0)
+        }
+    }
+
+    @Test("the provider's end counts, other filters combine, and each source's last poll before the moment is known (a failing one shows)",
+          arguments: StoreKind.allCases)
+    func endsFiltersAndAsOf(kind: StoreKind) throws {
+        try withStore(kind) { store in
+            try poll(store, [.incident(incident("A")), .incident(incident("B", ended: t1))], at: t0)
+            try poll(store, [.incident(incident("X", source: "its"))], at: t0, source: "its")
+            try store.recordRun(IngestRun(source: "its", startedAt: t1, finishedAt: t1, status: .failed, error: "code 22"))
+            try poll(store, live("A"), at: t2)
+            func listed(_ instant: UTCInstant, sources: [String] = []) throws -> [String] {
+                var query = IncidentQuery(now: t2, sources: sources, order: .source)
+                query.listedAt = instant
+                return try list(store, query).map { "\($0.incident.source)/\($0.incident.externalID)" }
+            }
+            #expect(try listed(t0) == ["gits/A", "gits/B", "its/X"])
+            #expect(try listed(t1) == ["gits/A", "its/X"], "B ended at t1 by the provider")
+            #expect(try listed(t1, sources: ["gits"]) == ["gits/A"])
+            #expect(try listed(t0.adding(seconds: -1)).isEmpty)
+            let asOf = try store.sourcesAsOf(t1)
+            #expect(asOf.map(\.source) == ["gits", "its"])
+            #expect(asOf[0].lastPoll?.startedAt == t0)
+            #expect(asOf[1].lastPoll?.startedAt == t0)
+            #expect(asOf[1].lastRun?.status == .failed)
+            #expect(try store.sourcesAsOf(t2)[0].lastPoll?.startedAt == t2)
+        }
+    }
+
+    @Test("timeline --per hour counts in each hour the incidents active at some moment of it, as the responses give",
+          arguments: StoreKind.allCases)
+    func timeline(kind: StoreKind) throws {
+        let responses = Self.responses(seed: 23)
+        try withStore(kind) { store in
+            for response in responses {
+                let verdict = response.ending == .incomplete ? ResponseVerdict(incompleteBecause: ["a page was missing"]) : .complete
+                let producer = ListProducer(incidents: response.listed.map { incident($0) },
+                                            failAfter: response.ending == .failed ? 1 : nil, verdict: verdict)
+                _ = try? store.ingest(PollContext(source: "gits", startedAt: response.at), producer.callAsFunction)
+            }
+            let until = t0.adding(seconds: 15 * 3600)
+            let counts = try Timeline.count(store, log: store, matching: IncidentQuery(now: until), by: nil, per: .hour,
+                                            since: t0.adding(seconds: -3600), until: until, utcOffset: 9 * 3600)
+            // Activity changes only at polls: active at some moment of an hour is active at its
+            // start or at one of its polls.
+            let expected = (-1..<15).map { hour -> Int in
+                let start = t0.adding(seconds: Int64(hour) * 3600), end = start.adding(seconds: 3600)
+                var active = Self.expected(responses, at: start)
+                for response in responses where response.at >= start && response.at < end {
+                    active.formUnion(Self.expected(responses, at: response.at))
+                }
+                return active.count
+            }
+            #expect(counts.map(\.count) == expected)
+            #expect(counts.first?.bucket == "2023-03-21 14")
+            #expect(counts.first?.count == 0)
+            #expect(expected.contains { $0 > 5 })
+            let byCategory = try Timeline.count(store, log: store, matching: IncidentQuery(now: until), by: .category, per: .day,
+                                                since: t0, until: until, utcOffset: 0)
+            #expect(byCategory.map(\.key) == ["accident"])
+            #expect(byCategory.map(\.count) == [Set(responses.filter { $0.ending != .failed }.flatMap(\.listed)).count])
+        }
+    }
+}
