@@ -266,6 +266,11 @@ extension PostgresStore: IncidentReader {
     /// (`success_id`), as SQLite's: the sources found by seeking from one to the next in
     /// `ingest_runs_by_source`, each run from the end of its source's entries, so a status
     /// refresh reads a few entries per source, not every run (`GROUP BY source` read them all).
+    /// `last_id` is the entry of `ingest_runs_by_source` before the next source's, by a row
+    /// comparison that no other index answers: as `max(id) … WHERE r.source = sources.source`
+    /// the planner walked the primary key back from the newest run, every run since the last
+    /// of a source polled no more (PostgresPlanTests). `success_id` reads the partial index of
+    /// PostgreSQL 0009.
     /// The last runs are read by a lookup per source (a lateral subquery with `LIMIT 1`, which the
     /// planner keeps as one): as `id IN (SELECT last_id …)` or a plain join it hashed the whole
     /// primary key, not knowing how few sources the CTE yields.
@@ -274,7 +279,8 @@ extension PostgresStore: IncidentReader {
             SELECT min(source) FROM ingest_runs
             UNION ALL SELECT (SELECT min(source) FROM ingest_runs WHERE source > sources.source) FROM sources WHERE source IS NOT NULL),
         latest AS (
-            SELECT source, (SELECT max(id) FROM ingest_runs r WHERE r.source = sources.source) AS last_id,
+            SELECT source, (SELECT id FROM ingest_runs r WHERE (r.source, r.id) <= (sources.source, 9223372036854775807)
+                            ORDER BY r.source DESC, r.id DESC LIMIT 1) AS last_id,
                 (SELECT id FROM ingest_runs r WHERE r.source = sources.source AND r.status IN ('succeeded', 'incomplete')
                  ORDER BY r.id DESC LIMIT 1) AS success_id
             FROM sources WHERE source IS NOT NULL)
@@ -295,15 +301,17 @@ extension PostgresStore: IncidentReader {
                 }
                 let successes = try connection.query("""
                     \(Self.latestRuns)
-                    SELECT source, (SELECT finished_at FROM ingest_runs WHERE id = success_id),
-                        (SELECT count(*) FROM ingest_runs f WHERE f.source = latest.source AND f.id > coalesce(success_id, 0)
-                            AND f.status IN ('failed', 'cancelled')),
-                        (SELECT min(started_at) FROM ingest_runs f WHERE f.source = latest.source AND f.id > coalesce(success_id, 0)
-                            AND f.status IN ('failed', 'cancelled')),
-                        -- stale runs since the last run that stored a current document
-                        (SELECT count(*) FROM ingest_runs f WHERE f.source = latest.source AND f.id > coalesce(success_id, 0)
-                            AND f.status = 'stale')
-                    FROM latest
+                    SELECT source, (SELECT finished_at FROM ingest_runs WHERE id = success_id), since.*
+                    FROM latest CROSS JOIN LATERAL (
+                        -- The runs since the last that stored records: a range of ingest_runs_by_source
+                        -- (a row comparison: as `id > coalesce(success_id, 0)` the planner read the
+                        -- primary key from there, every run of every source, PostgresPlanTests).
+                        SELECT count(*) FILTER (WHERE status IN ('failed', 'cancelled')),
+                            min(started_at) FILTER (WHERE status IN ('failed', 'cancelled')),
+                            -- stale runs since the last run that stored a current document
+                            count(*) FILTER (WHERE status = 'stale')
+                        FROM ingest_runs f WHERE (f.source, f.id) > (latest.source, coalesce(success_id, 0)) AND f.source = latest.source
+                    ) since
                     """, context: context)
                 for row in 0..<successes.rowCount {
                     guard let source = successes.string(row, 0) else { continue }
