@@ -61,6 +61,7 @@ let package = Package(
                 .embedInCode("0006_history_independent_indexes.sql"),
                 .embedInCode("0007_lease_holder_token.sql"),
                 .embedInCode("0008_transition_log.sql"),
+                .embedInCode("0009_history_independent_runs.sql"),
             ]
         ),
         // SQLite: connection/statement wrappers, migrator, the incident repository.

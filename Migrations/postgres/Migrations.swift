@@ -15,5 +15,7 @@ public enum BundledPostgresMigrations {
          String(decoding: PackageResources._006_history_independent_indexes_sql, as: UTF8.self)),
         ("0007_lease_holder_token.sql", String(decoding: PackageResources._007_lease_holder_token_sql, as: UTF8.self)),
         ("0008_transition_log.sql", String(decoding: PackageResources._008_transition_log_sql, as: UTF8.self)),
+        ("0009_history_independent_runs.sql",
+         String(decoding: PackageResources._009_history_independent_runs_sql, as: UTF8.self)),
     ]
 }

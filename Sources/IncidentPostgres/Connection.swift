@@ -149,6 +149,7 @@ final class Connection {
     @discardableResult
     func query(_ sql: String, _ parameters: [PostgresValue] = [], context: String) throws -> Result {
         if !inTransaction { return try transaction(context: context) { try query(sql, parameters, context: context) } }
+        observe(sql, parameters)
         let result = withCStrings(parameters.map(\.text)) { values in
             PQexecParams(handle, sql, Int32(parameters.count), nil, values, nil, nil, 0)
         }
@@ -234,6 +235,19 @@ final class Connection {
     func rollbackQuietly() {
         guard PQstatus(handle) == CONNECTION_OK, PQtransactionStatus(handle) != PQTRANS_IDLE else { return }
         if let result = PQexec(handle, "ROLLBACK") { PQclear(result) }
+    }
+
+    /// Called before each statement ``query(_:_:context:)`` runs, inside its transaction, with
+    /// the statement and its parameters; not while it runs (its own statements are not
+    /// observed). Set by ``ConnectionPool`` for PostgresPlanTests, which explains each statement
+    /// of a poll where it runs; nil otherwise.
+    var statementObserver: ((Connection, String, [PostgresValue]) -> Void)?
+
+    private func observe(_ sql: String, _ parameters: [PostgresValue]) {
+        guard let observer = statementObserver else { return }
+        statementObserver = nil
+        defer { statementObserver = observer }
+        observer(self, sql, parameters)
     }
 
     // MARK: Errors

@@ -46,6 +46,7 @@ final class ConnectionPool: @unchecked Sendable {  // all state is behind `condi
         lends += 1
         let lend = lends
         inUse[ObjectIdentifier(connection)] = (connection, label, lend)
+        connection.statementObserver = observer
         condition.unlock()
         defer { giveBack(connection) }
         if Task.isCancelled {
@@ -58,6 +59,13 @@ final class ConnectionPool: @unchecked Sendable {  // all state is behind `condi
         }
         return try body(connection)
     }
+
+    /// Given to every connection lent while it is set (``Connection/statementObserver``).
+    var statementObserver: ((Connection, String, [PostgresValue]) -> Void)? {
+        get { condition.lock(); defer { condition.unlock() }; return observer }
+        set { condition.lock(); defer { condition.unlock() }; observer = newValue }
+    }
+    private var observer: ((Connection, String, [PostgresValue]) -> Void)?
 
     /// How long a call made after its task was cancelled may take.
     static let cancelledCallSeconds = 3.0
@@ -98,6 +106,7 @@ final class ConnectionPool: @unchecked Sendable {  // all state is behind `condi
     /// goodbye, not the closed socket behind it): they are closed with it, so that no caller
     /// meets a dead connection (a lost run record, a failed lease claim or release).
     private func giveBack(_ connection: Connection) {
+        connection.statementObserver = nil
         let usable = connection.isUsable
         condition.lock()
         inUse[ObjectIdentifier(connection)] = nil

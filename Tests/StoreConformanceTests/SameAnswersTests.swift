@@ -61,6 +61,12 @@ struct SameAnswersTests {
         add("road korean") { $0.roadContains = "고속" }
         add("bbox") { $0.boundingBox = box }
         add("near") { $0.near = Coordinate(latitude: 37.5, longitude: 127.0); $0.radiusMeters = 8_000 }
+        // Nearest first, PostgreSQL stops reading once no row can come nearer: limits of 1 and 20 too.
+        for limit in [1, 20] {
+            var query = IncidentQuery(now: t1, order: .distance, limit: limit)
+            (query.near, query.radiusMeters) = (Coordinate(latitude: 37.45, longitude: 126.95), 30_000)
+            queries.append(("near wide order=distance limit=\(limit)", query))
+        }
         for term in ["closed", "LANE", "잠실", "후속 잠실", "100%", "_", "\\", "été", "ÉTÉ", "IC", "e", "changed 1"] {
             add("search \(term)") { $0.search = term }
         }

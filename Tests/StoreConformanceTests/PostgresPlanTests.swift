@@ -1,0 +1,197 @@
+import Foundation
+import IncidentCore
+@testable import IncidentPostgres
+import Testing
+
+/// Every statement a poll, a prune and a status/metrics refresh runs on PostgreSQL, observed as
+/// it runs (``Connection/statementObserver``, so a statement added later is checked without
+/// being listed here) and, there, inside its transaction with its temporary tables and its
+/// bound parameters, run once under `EXPLAIN (ANALYZE)` in a savepoint that is rolled back:
+/// none may read more rows of a table that grows with the history than the poll could explain
+/// (issue 23, PostgreSQL's part of PollPlanTests). The database holds 20,000 cleared incidents,
+/// runs, revisions and rejected records of the polled source, analyzed as autovacuum would;
+/// a plan that reads them whole (a Seq Scan, or an index range over every incident of the
+/// source) reads at least 10,000 rows, the fixture's polls about ten.
+@Suite("PostgreSQL poll, prune and status plans: nothing grows with the history (issue 23)")
+struct PostgresPlanTests {
+    /// The tables whose size grows with the history.
+    static let historyTables: Set<String> = ["incidents", "incident_revisions", "ingest_runs", "rejected_records"]
+    /// The most rows a plan node may read of one of them here: the fixture's polls list about
+    /// ten incidents and the prunes delete batches of 100; the history is 20,000 of each.
+    static let rowBound = 1000
+    static let historySize = 20_000
+
+    /// The statements run while observing, and the plan nodes that read too much.
+    final class Observed: @unchecked Sendable {  // used on the calling thread only
+        var statements: [String] = []
+        var failures: [String] = []
+    }
+
+    /// Runs `body` with every statement of `store` explained where it runs.
+    static func observing(_ store: PostgresStore, _ body: () throws -> Void) throws -> Observed {
+        let observed = Observed()
+        store.pool.statementObserver = { connection, sql, parameters in
+            let statement = sql.trimmingCharacters(in: .whitespacesAndNewlines)
+            guard ["SELECT", "INSERT", "UPDATE", "DELETE", "WITH"].contains(where: { statement.uppercased().hasPrefix($0) }) else { return }
+            observed.statements.append(statement)
+            do {
+                try connection.execute("SAVEPOINT plan_check", context: "a plan check")
+                defer { _ = try? connection.execute("ROLLBACK TO SAVEPOINT plan_check; RELEASE SAVEPOINT plan_check", context: "a plan check") }
+                let plan = try connection.query("EXPLAIN (ANALYZE, FORMAT JSON) " + statement, parameters, context: "a plan check")
+                let scans = try Self.historyScans(plan.string(0, 0) ?? "")
+                observed.failures += scans.map { "\($0) in: \(statement)" }
+            } catch {
+                observed.failures.append("EXPLAIN failed (\(error)) for: \(statement)")
+            }
+        }
+        defer { store.pool.statementObserver = nil }
+        try body()
+        return observed
+    }
+
+    /// The plan nodes of `json` (EXPLAIN (ANALYZE, FORMAT JSON)) that read more than
+    /// ``rowBound`` rows of a history table: rows returned plus rows removed by a filter or a
+    /// recheck, over all loops (EXPLAIN reports both per loop).
+    static func historyScans(_ json: String) throws -> [String] {
+        let top = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [[String: Any]])
+        var found: [String] = []
+        func visit(_ node: [String: Any]) {
+            if let relation = node["Relation Name"] as? String, historyTables.contains(relation) {
+                func number(_ key: String) -> Double { (node[key] as? NSNumber)?.doubleValue ?? 0 }
+                let read = (number("Actual Rows") + number("Rows Removed by Filter") + number("Rows Removed by Index Recheck"))
+                    * max(1, number("Actual Loops"))
+                if Int(read) > rowBound {
+                    let index = (node["Index Name"] as? String).map { " using \($0)" } ?? ""
+                    let conditions = ["Index Cond", "Filter"].compactMap { key in (node[key] as? String).map { "\(key): \($0)" } }
+                    found.append("\(node["Node Type"] ?? "?") on \(relation)\(index) read \(Int(read)) rows (\(conditions.joined(separator: "; ")))")
+                }
+            }
+            for child in node["Plans"] as? [[String: Any]] ?? [] { visit(child) }
+        }
+        for entry in top { if let plan = entry["Plan"] as? [String: Any] { visit(plan) } }
+        return found
+    }
+
+    /// A PostgreSQL store whose history holds ``historySize`` cleared incidents of `gits` (with
+    /// a revision each), as many runs of `gits` (alternately succeeded and failed, all before
+    /// t0) and rejected records, and one run of a source polled no more (`archived`), analyzed.
+    static func withHistory(_ body: (PostgresStore) throws -> Void) throws {
+        try TestServer.withDatabase { name in
+            let store = try PostgresStore(try TestServer.location(database: name), clock: .fixed(t0))
+            let n = historySize
+            try store.withConnection { connection in
+                try connection.execute("""
+                    INSERT INTO ingest_runs (source, started_at, finished_at, status, observed_at)
+                    SELECT 'gits', t, t, CASE WHEN g % 2 = 0 THEN 'succeeded' ELSE 'failed' END, t
+                    FROM generate_series(1, \(n)) g, LATERAL (SELECT timestamptz '2020-01-01' + g * interval '5 minutes' AS t) x;
+                    INSERT INTO ingest_runs (id, source, started_at, finished_at, status, observed_at)
+                    VALUES (0, 'archived', '2019-06-01T00:00:00Z', '2019-06-01T00:00:00Z', 'succeeded', '2019-06-01T00:00:00Z');
+                    INSERT INTO incidents (source, external_id, category, description, road, location, latitude, longitude, started_at,
+                                           content_hash, revision, first_seen_at, last_seen_at, first_seen_run_id, last_seen_run_id, cleared_at)
+                    SELECT 'gits', 'H' || g, 'accident', '[사고] 지난 사고 ' || g, '도로' || (g % 500), '구간 ' || g,
+                           37 + (g % 1000) / 1000.0, 127 + (g % 997) / 1000.0, t, g, 2, t, t, g, g, t + interval '1 hour'
+                    FROM generate_series(1, \(n)) g, LATERAL (SELECT timestamptz '2020-01-01' + g * interval '5 minutes' AS t) x;
+                    INSERT INTO incident_revisions (incident_id, revision, category, description, content_hash, superseded_at)
+                    SELECT id, 1, category, description, content_hash + 1, first_seen_at FROM incidents;
+                    INSERT INTO rejected_records (run_id, source, external_id, position, reason, rejected_at)
+                    SELECT id, source, 'R' || id, 'item 1', 'bad coordinate', started_at FROM ingest_runs;
+                    ANALYZE;
+                    """, context: "making the history")
+            }
+            try body(store)
+        }
+    }
+
+    /// Polls of every kind of record: inserted, unchanged, changed, reopened (an incident of the
+    /// history), repeated, set aside with an id; an older replay; two answers of two pages (the
+    /// first looks up the previous complete poll), the second clearing.
+    static func polls(_ store: PostgresStore) throws {
+        let holder = LeaseHolder(host: "plan-test", pid: 1)
+        _ = try store.quotaResumesAt(source: "gits")
+        _ = try store.claim(source: "gits", holder: holder, now: t0, leaseSeconds: 60, notStartedAfter: nil)
+        _ = try store.renew(source: "gits", holder: holder, now: t0, leaseSeconds: 60)
+        try poll(store, live("E0", "E1", "E2", "E3", "H7"), at: t0)
+        var records = live("E0", "E1", "E4", "E0", "H7")
+        records.append(.incident(incident("E2", description: "[공사] 바뀐 설명")))
+        records.append(.rejected(RejectedRecord(externalID: "E3", position: "item 7", reason: "bad coordinate")))
+        try poll(store, records, at: t1)
+        try poll(store, [.incident(incident("E1", description: "[공사] 예전 설명"))], at: t0.adding(seconds: -600))
+        for (minutes, cleared) in [(20, 1), (30, 3)] {
+            let run = try poll(store, live("E0", "E1"), at: t1.adding(seconds: Int64(minutes) * 60), verdict: ResponseVerdict(pages: 2))
+            #expect(run.counts.cleared == cleared, "\(run)")
+        }
+        try store.release(source: "gits", holder: holder)
+        try store.recordRun(IngestRun(source: "its", startedAt: t2, finishedAt: t2, status: .failed, error: "quota",
+                                      resumesAt: t2.adding(seconds: 3600)))
+    }
+
+    @Test("a poll of every kind of record: each statement reads the poll's rows, never the history")
+    func pollStatements() throws {
+        try Self.withHistory { store in
+            let observed = try Self.observing(store) { try Self.polls(store) }
+            #expect(observed.failures == [])
+            #expect(observed.statements.contains { $0.hasPrefix("INSERT INTO poll_plan") })
+            #expect(observed.statements.contains { $0.contains("UPDATE incidents SET cleared_at") })
+            #expect(observed.statements.contains { $0.contains("SELECT max(observed_at) FROM ingest_runs") })
+            #expect(try integer(store, "SELECT count(*) FROM incidents WHERE cleared_at IS NULL") == 2)
+        }
+    }
+
+    @Test("prune, deleting and not: each batch is found through an index")
+    func pruneStatements() throws {
+        try Self.withHistory { store in
+            let observed = try Self.observing(store) {
+                // Nothing before the history; then the incidents cleared, and the runs finished,
+                // in its first 1,000 minutes (187 and 199, in batches of 100).
+                #expect(try store.prune(before: UTCInstant(rfc3339: "2019-12-31T00:00:00Z")!, batchSize: 100) == PruneCounts())
+                let counts = try store.prune(before: UTCInstant(rfc3339: "2020-01-01T16:40:00Z")!, batchSize: 100)
+                #expect(counts == PruneCounts(incidents: 187, revisions: 187, runs: 199), "\(counts)")
+            }
+            #expect(observed.failures == [])
+            #expect(observed.statements.contains { $0.hasPrefix("DELETE FROM ingest_runs") })
+            #expect(observed.statements.contains { $0.contains("DELETE FROM incidents") })
+        }
+    }
+
+    @Test("status and metrics: each source's last runs, and the active set, never every run or incident")
+    func statusStatements() throws {
+        try Self.withHistory { store in
+            try Self.polls(store)
+            let observed = try Self.observing(store) {
+                let (summaries, active) = (try store.sourceSummaries(), try store.activeIncidentCounts(at: t2))
+                #expect(summaries.map(\.source) == ["archived", "gits", "its"])
+                #expect(active == ["gits": 2])
+            }
+            #expect(observed.failures == [])
+            #expect(observed.statements.contains { $0.contains("FROM ingest_runs") })
+        }
+    }
+
+    @Test("the check fails on a statement that reads the history: prune without the index of 0006")
+    func detects() throws {
+        try Self.withHistory { store in
+            try store.withConnection { try $0.execute("DROP INDEX incidents_by_cleared", context: "a test") }
+            let observed = try Self.observing(store) {
+                _ = try store.prune(before: UTCInstant(rfc3339: "2019-12-31T00:00:00Z")!, batchSize: 100)
+            }
+            #expect(observed.failures.contains { $0.contains("on incidents") && $0.contains("SELECT id FROM incidents WHERE cleared_at") },
+                    "\(observed.failures)")
+        }
+    }
+
+    @Test("PostgreSQL 0009 on a database of the previous version: the runs stay, the index is there")
+    func migration0009() throws {
+        try TestServer.withDatabase { name in
+            let location = try TestServer.location(database: name)
+            let bundled = try PostgresMigrator.bundled()
+            let previous = PostgresMigrator(migrations: bundled.migrations.filter { $0.name != "0009_history_independent_runs.sql" })
+            try poll(try PostgresStore(location, clock: .fixed(t0), migrator: previous), live("E0"), at: t0)
+            let store = try PostgresStore(location, clock: .fixed(t1))
+            #expect(try store.migrationStates().last.map { [$0.name, $0.appliedAt?.rfc3339] } == ["0009_history_independent_runs.sql", t1.rfc3339])
+            #expect(try store.column("SELECT indexdef FROM pg_indexes WHERE indexname = 'ingest_runs_stored_by_source'")
+                    == ["CREATE INDEX ingest_runs_stored_by_source ON public.ingest_runs USING btree (source, id) "
+                        + "WHERE (status = ANY (ARRAY['succeeded'::text, 'incomplete'::text]))"])
+            #expect(try store.sourceSummaries().map(\.lastSuccessAt) == [t0])
+        }
+    }
+}
