@@ -281,5 +281,7 @@ struct QueryCLITests {
             #expect(result.stderr == note + "\n", "\(arguments) \(format)")
             if format == "json" { #expect(result.stdout == "[]\n") }
         }
+        let stats = try await Self.incidents(["stats"] + arguments)
+        #expect(stats.status == 0 && stats.stderr == note + "\n", "stats \(arguments): \(stats.stderr)")
     }
 }

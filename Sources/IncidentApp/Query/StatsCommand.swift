@@ -50,7 +50,9 @@ enum StatsCommand {
         if format != .table && arguments[chart] { throw UsageError("--chart draws a table's counts; leave it out with --format \(format.rawValue)") }
         let width = Terminal.width(context.environment, wide: arguments[CommonOptions.wide])
         var (stats, groups) = try QueryTool.reading(arguments, context) { store in
-            (try IncidentReads.statistics(store, query, zone), try field.map { try IncidentReads.counts(store, query, by: $0, per: bucket, zone) })
+            let stats = try IncidentReads.statistics(store, query, zone)
+            if stats.total == 0 { try ListCommand.explainEmpty(store, arguments, zone, context) }
+            return (stats, try field.map { try IncidentReads.counts(store, query, by: $0, per: bucket, zone) })
         }
         if let limit = try arguments.value(top) {
             groups = groups.map { Self.topValues(limit, of: $0) }
