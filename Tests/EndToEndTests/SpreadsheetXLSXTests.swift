@@ -127,5 +127,10 @@ struct SpreadsheetXLSXTests {
         #expect(ndjson.status == 0, "\(ndjson.stderr)")
         #expect(ndjson.stdout.split(separator: "\n").count == 2, "\(ndjson.stdout)")
         #expect(ndjson.stdout.hasPrefix("{\"road\": "), "\(ndjson.stdout)")
+        // --output takes every format, the table too.
+        let file = try TestPaths.temporaryDirectory("stats-output").appendingPathComponent("stats.txt")
+        let table = try await run("incidents", ["stats", "--database", AnalystFixture.database, "--output", file.path])
+        #expect(table.status == 0 && table.stdout.isEmpty, "\(table.stderr)")
+        #expect(try String(contentsOf: file, encoding: .utf8).hasPrefix("total 3   active 1"))
     }
 }

@@ -49,6 +49,14 @@ enum StatsCommand {
         }
         if format != .table && arguments[chart] { throw UsageError("--chart draws a table's counts; leave it out with --format \(format.rawValue)") }
         let width = Terminal.width(context.environment, wide: arguments[CommonOptions.wide])
+        // To stdout, or to --output FILE.
+        func emit(_ text: String) throws {
+            try ListCommand.written(to: arguments, false, context) { out in
+                var out = out
+                try out.write(text)
+                try out.flush()
+            }
+        }
         var (stats, groups) = try QueryTool.reading(arguments, context) { store in
             let stats = try IncidentReads.statistics(store, query, zone)
             if stats.total == 0 { try ListCommand.explainEmpty(store, arguments, zone, context) }
@@ -76,7 +84,7 @@ enum StatsCommand {
         if let field, let groups {
             let keyTitle = title(field.rawValue, time: field.isTime, zone)
             let bucketTitle = bucket.map { title($0.rawValue, time: true, zone) }
-            if json { return context.output(groupsJSON(stats, field: field, bucket: bucket, groups)) }
+            if json { return try emit(groupsJSON(stats, field: field, bucket: bucket, groups)) }
             var out = totals + "\n"
             if arguments[chart] {
                 let labelled = (field.isTime && bucket == nil ? filled(groups, field) : groups).map {
@@ -87,14 +95,14 @@ enum StatsCommand {
                 let rows = groups.map { ($0.bucket.map { [$0] } ?? []) + [$0.key, String($0.count)] }
                 out += TextTable.render([[bucketTitle, keyTitle, "COUNT"].compactMap { $0 }] + rows, maxWidth: width)
             }
-            return context.output(out)
+            return try emit(out)
         }
         let sections = [("source", stats.bySource), ("category", stats.byCategory), ("road", stats.byRoad), ("hour", stats.byHour)]
         if json {
             func object(_ pairs: [(String, Int)]) -> String {
                 "{" + pairs.map { "\(JSONString.quoted($0.0)): \($0.1)" }.joined(separator: ", ") + "}"
             }
-            return context.output("{" + Self.totalsJSON(stats) + ", \"distinct_roads\": \(stats.distinctRoads), "
+            return try emit("{" + Self.totalsJSON(stats) + ", \"distinct_roads\": \(stats.distinctRoads), "
                                   + sections.map { "\"by_\($0.0)\": \(object($0.1))" }.joined(separator: ", ") + "}\n")
         }
         var out = totals
@@ -105,7 +113,7 @@ enum StatsCommand {
                 ? BarChart.render(pairs, title: heading, width: width)
                 : TextTable.render([[heading, "COUNT"]] + pairs.map { [$0.0, String($0.1)] }, maxWidth: width))
         }
-        context.output(out)
+        try emit(out)
     }
 
     /// The `n` values with the most incidents, in their order; per bucket, the `n` values with
