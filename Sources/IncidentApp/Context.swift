@@ -12,6 +12,9 @@ public struct Context: Sendable {
     var host: String?
     /// stderr is the systemd journal: log lines carry `<N>` priority prefixes (``JournalStream``).
     var stderrIsJournal = false
+    /// stdout is a terminal a person reads (`list` then shows a page); false in tests that
+    /// capture the output in the process.
+    var outputIsTerminal = false
 
     public init(environment: [String: String], clock: UTCClock, output: @escaping @Sendable (String) -> Void) {
         self.environment = environment
@@ -27,6 +30,7 @@ public struct Context: Sendable {
             FileHandle.standardOutput.write(Data(text.utf8))
         })
         context.stderrIsJournal = JournalStream.isStandardError(context.environment)
+        context.outputIsTerminal = isatty(STDOUT_FILENO) == 1
         Stores.registerSecrets(environment: context.environment)
         var name = [CChar](repeating: 0, count: 256)
         if gethostname(&name, name.count - 1) == 0 {

@@ -37,7 +37,7 @@ enum ListCommand {
         let format = try arguments.value(format) ?? .table
         // A table for a person at a terminal is a page, as `runs` is; a pipe or a file gets every row.
         let page = format == .table && arguments.values[limit.option.name] == nil && arguments.values[output.option.name] == nil
-            && Terminal.isInteractive(context.environment) ? Terminal.pageRows(context.environment) : nil
+            && Terminal.isInteractive(context) ? Terminal.pageRows(context.environment) : nil
         var (shown, more) = (0, 0)
         try written(to: arguments, format == .xlsx, context) { out in
             var writer = IncidentOutput.writer(format, to: out, IncidentOutput.Settings(

@@ -127,11 +127,11 @@ enum Terminal {
         return 80
     }
 
-    /// Whether stdout is a terminal a person reads (not a pipe or a file): `list` then shows a
-    /// page. `$INCIDENTS_INTERACTIVE` (1 or 0) says so instead, for tests and `script(1)` runs.
-    static func isInteractive(_ environment: [String: String]) -> Bool {
-        if let forced = environment["INCIDENTS_INTERACTIVE"] { return forced == "1" }
-        return isatty(STDOUT_FILENO) == 1
+    /// Whether the context's stdout is a terminal a person reads (not a pipe or a file):
+    /// `list` then shows a page. `$INCIDENTS_INTERACTIVE` (1 or 0) says so instead, for tests.
+    static func isInteractive(_ context: Context) -> Bool {
+        if let forced = context.environment["INCIDENTS_INTERACTIVE"] { return forced == "1" }
+        return context.outputIsTerminal
     }
 
     /// The rows of a page: the terminal's height (`$LINES` when set, as `$COLUMNS` for the
