@@ -206,15 +206,13 @@ enum StatsCommand {
 
     /// One sheet per table, in a workbook copied to `out`.
     static func writeWorkbook(_ tables: [CountTable], to out: inout OutputBuffer) throws {
-        let temporary = NSTemporaryDirectory() + "/incidents-stats-\(getpid())-\(UUID().uuidString).xlsx"
-        defer { try? FileManager.default.removeItem(atPath: temporary) }
-        let workbook = try Workbook(path: temporary)
+        let workbook = try Workbook()
         for table in tables {
             try workbook.addSheet(table.name, header: table.header)
             for row in table.rows { try workbook.write(row) }
         }
         try workbook.close()
-        try Workbook.copy(temporary, to: &out)
+        try workbook.copy(to: &out)
     }
 
     /// `ROAD`, or `HOUR (+09:00)` for a time in the zone.

@@ -40,10 +40,12 @@ final class Workbook {
     private var closed = false
     let path: String
 
-    /// Creates the workbook file at `path` (written when ``close()`` is called).
-    /// - Throws: ``OutputFailure`` naming `path` when libxlsxwriter cannot start it.
-    init(path: String) throws {
-        self.path = path
+    /// Starts a workbook in a temporary file (libxlsxwriter writes to a named file), written
+    /// when ``close()`` is called and removed when the workbook is released: copy it out first
+    /// (``copy(to:)``).
+    /// - Throws: ``OutputFailure`` when libxlsxwriter cannot start it.
+    init() throws {
+        path = NSTemporaryDirectory() + "/incidents-\(getpid())-\(UUID().uuidString).xlsx"
         var options = lxw_workbook_options()
         options.constant_memory = 1
         guard let handle = workbook_new_opt(path, &options) else {
@@ -61,6 +63,7 @@ final class Workbook {
     deinit {
         // A workbook not closed (an error on the way) still frees its memory and temporary files.
         if !closed { _ = workbook_close(handle) }
+        unlink(path)
     }
 
     /// Starts a sheet named `name` (at most 31 characters; Excel's limit) with `header` as its
@@ -153,7 +156,6 @@ struct XLSXWriter: IncidentWriter {
     let columns: [IncidentOutput.Column<ListedIncident>]
     let zone: DisplayZone
     private var workbook: Workbook?
-    private let temporary = NSTemporaryDirectory() + "/incidents-\(getpid())-\(UUID().uuidString).xlsx"
 
     init(_ out: OutputBuffer, withDistance: Bool, zone: DisplayZone) {
         self.out = out
@@ -163,7 +165,7 @@ struct XLSXWriter: IncidentWriter {
 
     private mutating func started() throws -> Workbook {
         if let workbook { return workbook }
-        let workbook = try Workbook(path: temporary)
+        let workbook = try Workbook()
         let placeholder = ListedIncident(StoredIncident.placeholder, query: IncidentQuery(now: UTCInstant(secondsSince1970: 0)))
         try workbook.addSheet("incidents", header: columns.map { column in
             if case .instant = column.value(placeholder) { return "\(column.name) (\(zone.label))" }
@@ -188,16 +190,15 @@ struct XLSXWriter: IncidentWriter {
 
     mutating func finish() throws {
         let workbook = try started()
-        defer { try? FileManager.default.removeItem(atPath: temporary) }
         try workbook.close()
-        try Workbook.copy(temporary, to: &out)
+        try workbook.copy(to: &out)
     }
 }
 
 extension Workbook {
-    /// Copies the file at `path` into `out` in chunks and flushes it.
+    /// Copies the closed workbook's file into `out` in chunks and flushes it.
     /// - Throws: ``OutputFailure`` when the file cannot be read; what the sink throws.
-    static func copy(_ path: String, to out: inout OutputBuffer) throws {
+    func copy(to out: inout OutputBuffer) throws {
         guard let handle = FileHandle(forReadingAtPath: path) else {
             throw OutputFailure(path: path, reason: "cannot read the workbook just written")
         }
