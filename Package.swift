@@ -20,6 +20,8 @@ let package = Package(
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         // glibc's wcwidth(3), for aligning Korean text in tables.
         .systemLibrary(name: "CTerminal"),
+        // libxlsxwriter, for `--format xlsx` (spreadsheets with real dates, in constant memory).
+        .systemLibrary(name: "CXLSX", pkgConfig: "xlsxwriter", providers: [.apt(["libxlsxwriter-dev"])]),
 
         // Domain: incidents, categories, instants, ports and use cases. No C, no I/O.
         .target(name: "IncidentCore"),
@@ -71,7 +73,7 @@ let package = Package(
         // Providers: one folder each (router, record reader, mapper).
         .target(name: "IncidentFeeds", dependencies: ["CZlib", "IncidentCore", "IncidentNetworking", "IncidentXML", "IncidentJSON"]),
         // Configuration, argument parsing, commands, logging: the composition root.
-        .target(name: "IncidentApp", dependencies: ["CTerminal", "IncidentCore", "IncidentNetworking", "IncidentFeeds", "IncidentJSON", "IncidentSQLite", "IncidentPostgres", "IncidentHTTP"]),
+        .target(name: "IncidentApp", dependencies: ["CTerminal", "CXLSX", "IncidentCore", "IncidentNetworking", "IncidentFeeds", "IncidentJSON", "IncidentSQLite", "IncidentPostgres", "IncidentHTTP"]),
 
         .executableTarget(name: "incident-scheduler", dependencies: ["IncidentApp"]),
         .executableTarget(name: "incidents", dependencies: ["IncidentApp"]),

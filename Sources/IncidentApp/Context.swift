@@ -19,6 +19,10 @@ public struct Context: Sendable {
     /// `/etc/trafficincidents/config.json`.
     static let systemConfigurationFile = "/etc/trafficincidents/config.json"
 
+    /// stdout is a terminal a person reads (`list` then shows a page); false in tests that
+    /// capture the output in the process.
+    var outputIsTerminal = false
+
     public init(environment: [String: String], clock: UTCClock, output: @escaping @Sendable (String) -> Void) {
         self.environment = environment
         self.clock = clock
@@ -33,6 +37,7 @@ public struct Context: Sendable {
             FileHandle.standardOutput.write(Data(text.utf8))
         })
         context.stderrIsJournal = JournalStream.isStandardError(context.environment)
+        context.outputIsTerminal = isatty(STDOUT_FILENO) == 1
         Stores.registerSecrets(environment: context.environment)
         var name = [CChar](repeating: 0, count: 256)
         if gethostname(&name, name.count - 1) == 0 {

@@ -361,6 +361,11 @@ public enum FilterValues {
     public static func boundingBox(_ text: String) throws -> BoundingBox {
         let n = try numbers(text, count: 4, what: "minLon,minLat,maxLon,maxLat (e.g. 126.9,37.2,127.1,37.4)")
         guard let box = BoundingBox(minLongitude: n[0], minLatitude: n[1], maxLongitude: n[2], maxLatitude: n[3]) else {
+            // Latitude first (the order of --near) is the likely slip: name the box it would be.
+            if BoundingBox(minLongitude: n[1], minLatitude: n[0], maxLongitude: n[3], maxLatitude: n[2]) != nil {
+                throw FilterValueError("'\(text)' is not a WGS84 box (minLon,minLat,maxLon,maxLat: longitude first); "
+                                       + "did you mean \(swapped(text, pairs: 2))?")
+            }
             throw FilterValueError("'\(text)' is not a WGS84 box with min < max (minLon,minLat,maxLon,maxLat)")
         }
         return box
@@ -371,9 +376,20 @@ public enum FilterValues {
     public static func point(_ text: String) throws -> Coordinate {
         let n = try numbers(text, count: 2, what: "LAT,LON (e.g. 37.2636,127.0286)")
         guard let point = Coordinate(latitude: n[0], longitude: n[1]) else {
+            // Longitude first (the order of --bbox and GeoJSON) is the likely slip.
+            if Coordinate(latitude: n[1], longitude: n[0]) != nil {
+                throw FilterValueError("'\(text)' is outside WGS84 ranges (LAT,LON: latitude -90…90 first); did you mean \(swapped(text, pairs: 1))?")
+            }
             throw FilterValueError("'\(text)' is outside WGS84 ranges (latitude -90…90, longitude -180…180)")
         }
         return point
+    }
+
+    /// `text`'s comma-separated numbers with each pair's two swapped, as written:
+    /// `127.40,36.40` → `36.40,127.40`.
+    static func swapped(_ text: String, pairs: Int) -> String {
+        let parts = text.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
+        return (0..<pairs).flatMap { [parts[2 * $0 + 1], parts[2 * $0]] }.joined(separator: ",")
     }
 
     /// A distance: a positive number with `m` or `km` (`500m`, `5km`, `2.5km`). Returns meters.

@@ -208,6 +208,7 @@ struct DeliverablesTests {
         let directory = root.appendingPathComponent("usr/local/share/bash-completion/completions")
         func complete(_ tool: String, _ words: [String]) async throws -> [String] {
             let script = """
+                PATH=\(shellQuoted(Executables.directory.path)):$PATH
                 source \(shellQuoted(directory.appendingPathComponent(tool).path))
                 complete -p \(tool) >&2
                 COMP_WORDS=(\(words.map(shellQuoted).joined(separator: " "))); COMP_CWORD=\(words.count - 1)
@@ -231,6 +232,23 @@ struct DeliverablesTests {
         // A path option completes file names.
         let files = try await complete("incident-scheduler", ["incident-scheduler", "run", "--config", directory.appendingPathComponent("incident").path])
         #expect(files.sorted() == ["incident-scheduler", "incidents"].map { directory.appendingPathComponent($0).path })
+        // Issue 20, point 16: --output completes file names (list's `file`, map's `file.html`),
+        // --source the configured sources' names (of the --config on the line).
+        for command in ["list", "stats", "map"] {
+            let outputs = try await complete("incidents", ["incidents", command, "--output", directory.appendingPathComponent("incident").path])
+            #expect(outputs.sorted() == ["incident-scheduler", "incidents"].map { directory.appendingPathComponent($0).path }, "\(command)")
+        }
+        let ws = try Workspace()
+        let config = try ws.write("config.json", """
+            {"database": "\(ws.database)", "sources": [
+              {"name": "gits-suwon", "provider": "gits", "keyEnv": "K"},
+              {"name": "its-seoul", "provider": "its", "keyEnv": "K"}, {"name": "its-busan", "provider": "its", "keyEnv": "K"}]}
+            """)
+        #expect(try await complete("incidents", ["incidents", "list", "--config", config, "--source", "its"]) == ["its-seoul", "its-busan"])
+        #expect(try await complete("incidents", ["incidents", "runs", "--config", config, "--source", ""]) == ["gits-suwon", "its-seoul", "its-busan"])
+        #expect(try await complete("incident-scheduler", ["incident-scheduler", "sources", "--config", config, "--clear-quota", "g"]) == ["gits-suwon"])
+        #expect(try await complete("incidents", ["incidents", "list", "--config", ws.directory.appendingPathComponent("none.json").path,
+                                                 "--source", ""]) == [], "no configuration: nothing offered, nothing printed")
     }
 
     @Test("zsh and fish load the completions; fish offers the commands and options")

@@ -32,7 +32,7 @@ struct MapCLITests {
         #expect(Self.attribute("data-markers", in: dom) == "3")
         #expect(Self.attribute("data-shapes", in: dom) == "0")
         #expect(Self.attribute("data-pwned", in: dom) == nil)
-        #expect(dom.contains("<title>Incidents: all</title>"))
+        #expect(dom.contains("<title>Incidents</title>"))
         #expect(dom.contains("<p id=\"summary\">3 incidents on the map</p>"))
         // The tiles were asked for (and failed: no network); the markers are SVG circles.
         #expect(dom.contains("src=\"https://tile.openstreetmap.org/"))
@@ -84,13 +84,14 @@ struct MapCLITests {
         #expect(popup.contains("<th>started</th><td>2024-02-29 15:00 UTC</td>"))
     }
 
-    @Test("the filter is the title, HTML-escaped")
+    @Test("the filter is the title, in words and HTML-escaped")
     func hostileTitle() async throws {
-        let (file, result) = try await Self.map(["--road", "<b>경부</b>", "--active"])
+        let (file, result) = try await Self.map(["--road", "<b>경부</b>", "--active", "--since", "2024-03-01", "--tz", "KST"])
         #expect(result.status == 0, "\(result.stderr)")
         let dom = try await HeadlessBrowser.dom(of: file)
-        #expect(dom.contains("<title>Incidents: --active --road &lt;b&gt;경부&lt;/b&gt;</title>"))
-        #expect(dom.contains("<h1>Incidents: --active --road &lt;b&gt;경부&lt;/b&gt;</h1>"))
+        let title = "Active incidents on &lt;b&gt;경부&lt;/b&gt;, started since 2024-03-01 00:00 (+09:00)"
+        #expect(dom.contains("<title>\(title)</title>"), "\(dom.prefix(3000))")
+        #expect(dom.contains("<h1>\(title)</h1>"))
         #expect(Self.attribute("data-markers", in: dom) == "0")
     }
 
@@ -103,6 +104,40 @@ struct MapCLITests {
         #expect(!dom.contains("class=\"leaflet-tile\""))
         #expect(dom.contains("marker-cluster"), "the four markers around Suwon and Seoul are clustered")
         #expect(dom.contains("1 without a position not shown"))
+        // A cluster's bubble is grey (#626c75: rgba(84, 94, 104, .85) over its lighter ring on
+        // the background), not markercluster's default green (#92d66a blended) or yellow,
+        // which roadwork's markers use.
+        let png = file.deletingLastPathComponent().appendingPathComponent("clusters.png")
+        try await HeadlessBrowser.screenshot(of: file, to: png)
+        let counts = try await PNGColors.count(in: png, colors: ["626c75", "92d66a"], tolerance: 6)
+        #expect((counts["626c75"] ?? 0) > 40, "a grey cluster bubble: \(counts)")
+        #expect(counts["92d66a"] == 0, "no default green bubble: \(counts)")
+    }
+
+    /// Issue 20, point 15: offline (no tiles), the page still says where it is: a labelled
+    /// graticule, a metric scale, the --near point and its radius; clusters are grey, not a
+    /// category's colour.
+    @Test("offline: a labelled graticule, a scale, the --near point and radius, neutral clusters")
+    func offlineReadable() async throws {
+        let (file, result) = try await Self.map(["--tiles", "none", "--near", "37.40,127.05", "--radius", "30km"],
+                                                database: QueryCLITests.database)
+        #expect(result.status == 0, "\(result.stderr)")
+        let dom = try await HeadlessBrowser.dom(of: file)
+        #expect(Self.attribute("data-ready", in: dom) == "true")
+        #expect(Self.attribute("data-query-circle", in: dom) == "30000", "the radius in meters")
+        let lines = Int(Self.attribute("data-graticule", in: dom) ?? "") ?? 0
+        #expect((4...30).contains(lines), "graticule lines: \(lines)")
+        #expect(dom.contains("°N</div>") && dom.contains("°E</div>"), "labelled in degrees north and east")
+        #expect(dom.contains("leaflet-control-scale-line"), "a scale")
+        #expect(dom.contains("<h1>Incidents within 30.0 km of 37.4, 127.05</h1>"))
+        let png = file.deletingLastPathComponent().appendingPathComponent("offline.png")
+        try await HeadlessBrowser.screenshot(of: file, to: png)
+        // The query circle's blue (#1a5fb4, a dashed outline of 2 px) and the graticule's grey
+        // (#7d8891 at opacity 0.7, its 1 px lines spread over two rows or columns of pixels:
+        // #c2c8cd on the background); measured: 860 and 5,000 pixels.
+        let counts = try await PNGColors.count(in: png, colors: ["1a5fb4", "c2c8cd"], tolerance: 6)
+        #expect((counts["1a5fb4"] ?? 0) > 500, "the query circle is drawn: \(counts)")
+        #expect((counts["c2c8cd"] ?? 0) > 2000, "the graticule is drawn: \(counts)")
     }
 
     @Test("--tiles takes an http(s) template with {z}, {x} and {y}", arguments: ["ftp://tiles.example/{z}/{x}/{y}.png",

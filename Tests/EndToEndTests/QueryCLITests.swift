@@ -190,7 +190,8 @@ struct QueryCLITests {
 
     @Test("Korean text survives every format", arguments: ["table", "json", "ndjson", "csv", "geojson"])
     func korean(format: String) async throws {
-        let out = try await Self.incidents(["list", "--format", format, "--source", "its-seoul"]).stdout
+        // --wide: every column in full (at 110 columns a table leaves LOCATION out for LAST SEEN).
+        let out = try await Self.incidents(["list", "--format", format, "--source", "its-seoul"] + (format == "table" ? ["--wide"] : [])).stdout
         #expect(out.contains("노면 결빙 주의"))
         #expect(out.contains("시점방향"))
     }
@@ -235,5 +236,52 @@ struct QueryCLITests {
         let result = try await Self.incidents(["show", "999"])
         #expect(result.status == 1)
         #expect(result.stderr.contains("no incident with id 999"))
+    }
+
+    // MARK: Issue 20, points 13 and 14: terminal manners, freshness, empty answers
+
+    @Test("in a terminal, list shows a page and says how many more; a pipe or --limit gets what it asks for")
+    func terminalPage() async throws {
+        // A real terminal: script(1) runs the command on a pseudo-terminal of unknown height
+        // ($LINES 9: a page of 5 rows).
+        let command = [Executables.url("incidents").path, "list", "--database", Self.database].map(shellQuoted).joined(separator: " ")
+        let tty = await (try RunningProcess(URL(fileURLWithPath: "/usr/bin/script"), ["-qec", command, "/dev/null"],
+                                             environment: ["LINES": "9", "COLUMNS": "110"])).finished(timeout: 60)
+        #expect(tty.status == 0, "\(tty.stderr)")
+        let lines = tty.stdout.replacingOccurrences(of: "\r\n", with: "\n").split(separator: "\n")
+        #expect(lines.count == 7, "header, 5 rows, the footer: \(tty.stdout)")
+        #expect(lines.last == "1 more; use --limit or a pipe (| less) to see them")
+        let piped = try await Self.incidents(["list"])
+        #expect(piped.stdout.split(separator: "\n").count == 7 && !piped.stdout.contains("more;"), "a pipe gets every row: \(piped.stdout)")
+        for arguments in [["list"], ["list", "--limit", "6"], ["list", "--format", "csv"]] {
+            let result = try await run("incidents", arguments + ["--database", Self.database],
+                                       environment: ["INCIDENTS_INTERACTIVE": arguments == ["list"] ? "0" : "1", "LINES": "9"])
+            #expect(!result.stdout.contains("more;"), "\(arguments): \(result.stdout)")
+        }
+    }
+
+    @Test("the table says when each incident was last seen")
+    func lastSeenColumn() async throws {
+        let result = try await Self.incidents(["list", "--tz", "KST", "--wide"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let header = try #require(result.stdout.split(separator: "\n").first)
+        #expect(header.contains("STARTED (+09:00)  LAST SEEN"), "\(header)")
+    }
+
+    @Test("an empty answer names the filter that emptied it and its neighbour", arguments: [
+        (["--since", "2024-06-01"], "note: no incident matches; without --since 2024-06-01, 6 would (--since filters by start time; --seen-since 2024-06-01 keeps those a poll saw since then)"),
+        (["--seen-since", "2030-01-01"], "note: no incident matches; without --seen-since 2030-01-01, 6 would (--seen-since filters by when a poll last saw them; --since 2030-01-01 keeps those that started since then)"),
+        (["--road", "없는길"], "note: no incident matches; without --road 없는길, 6 would"),
+        (["--road", "없는길", "--search", "없는말"], "note: no incident matches these filters, nor with any one of them left out"),
+    ])
+    func emptyAnswer(arguments: [String], note: String) async throws {
+        for format in ["table", "json"] {
+            let result = try await Self.incidents(["list", "--format", format] + arguments)
+            #expect(result.status == 0, "\(result.stderr)")
+            #expect(result.stderr == note + "\n", "\(arguments) \(format)")
+            if format == "json" { #expect(result.stdout == "[]\n") }
+        }
+        let stats = try await Self.incidents(["stats"] + arguments)
+        #expect(stats.status == 0 && stats.stderr == note + "\n", "stats \(arguments): \(stats.stderr)")
     }
 }

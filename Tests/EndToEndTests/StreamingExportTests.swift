@@ -90,6 +90,6 @@ struct StreamingExportTests {
         #expect(lines.count == Self.count + 1)
         #expect(lines.allSatisfy { QueryCLITests.displayWidth(String($0)) <= 100 })
         // The id column is as wide as the sample's widest id (50000); the oldest incident, id 1, comes last.
-        #expect(lines.last?.hasPrefix("1      active  gits    accident  2024-01-01 00:00  경부고속도로  -") == true, "\(lines.last ?? "")")
+        #expect(lines.last?.hasPrefix("1      active  gits    accident  2024-01-01 00:00  2024-03-01 00:00  경부고속도로  ") == true, "\(lines.last ?? "")")
     }
 }

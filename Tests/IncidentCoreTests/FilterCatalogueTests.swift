@@ -54,6 +54,12 @@ struct FilterCatalogueTests {
         ([("since", ["36501d"])], "since", "'36501d' is too long: at most 36500d (100 years)"),
         ([("bbox", ["1,2,3"])], "bbox", "'1,2,3' is not minLon,minLat,maxLon,maxLat (e.g. 126.9,37.2,127.1,37.4)"),
         ([("near", ["95,127"])], "near", "'95,127' is outside WGS84 ranges (latitude -90…90, longitude -180…180)"),
+        // Issue 20, point 14: longitude first (the --bbox and GeoJSON order), where only the swap is valid.
+        ([("near", ["127.40,36.40"])], "near", "'127.40,36.40' is outside WGS84 ranges (LAT,LON: latitude -90…90 first); did you mean 36.40,127.40?"),
+        ([("near", ["-122.42, 37.77"])], "near", "'-122.42, 37.77' is outside WGS84 ranges (LAT,LON: latitude -90…90 first); did you mean 37.77,-122.42?"),
+        ([("near", ["127,190"])], "near", "'127,190' is outside WGS84 ranges (latitude -90…90, longitude -180…180)"),
+        ([("bbox", ["37.2,126.9,37.4,127.1"])], "bbox",
+         "'37.2,126.9,37.4,127.1' is not a WGS84 box (minLon,minLat,maxLon,maxLat: longitude first); did you mean 126.9,37.2,127.1,37.4?"),
         ([("radius", ["5 miles"]), ("near", ["37,127"])], "radius", "'5 miles' is not a distance (a number with m or km: 500m, 5km)"),
         ([("status", ["active", "gone"])], "status", "'gone' is not one of active, planned, suspended, ended, cleared"),
         ([("category", ["crash"])], "category", "'crash' is not one of \(IncidentCategory.allCases.map(\.rawValue).joined(separator: ", "))"),

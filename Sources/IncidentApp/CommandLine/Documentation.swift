@@ -214,11 +214,13 @@ enum Completions {
         }
     }
 
-    /// What an option's value is: one of fixed words, a file name, or free text.
+    /// What an option's value is: one of fixed words, a file name, a configured source's
+    /// name, or free text.
     enum ValueKind: Equatable {
         case none
         case words([String])
         case file
+        case source
         case text
     }
 
@@ -227,9 +229,15 @@ enum Completions {
         case .flag: return .none
         case .value(let placeholder), .repeating(let placeholder):
             if placeholder.contains("|") { return .words(placeholder.split(separator: "|").map(String.init)) }
-            return ["path", "file"].contains(placeholder) ? .file : .text
+            if option.name == "source" || placeholder == "source" { return .source }
+            // `path`, `file`, `file.html`: a file name.
+            return placeholder == "path" || placeholder == "file" || placeholder.hasPrefix("file.") ? .file : .text
         }
     }
+
+    /// The shell command that prints the configured source names (``SourceNamesCommand``);
+    /// bash passes the `--config FILE` given on the line being completed.
+    static let sourceNames = "incident-scheduler source-names"
 
     private static func functionName(_ root: Command) -> String {
         "_" + root.name.replacingOccurrences(of: "-", with: "_")
@@ -259,6 +267,10 @@ enum Completions {
                 case .none: continue
                 case .words(let list): action = "mapfile -t COMPREPLY < <(compgen -W \"\(words(list))\" -- \"$cur\")"
                 case .file: action = "compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -f -- \"$cur\")"
+                case .source:
+                    action = "local config=() i; for ((i = 1; i < COMP_CWORD - 1; i++)); do [[ ${COMP_WORDS[i]} == --config || ${COMP_WORDS[i]} == -c ]] && "
+                        + "config=(--config \"${COMP_WORDS[i+1]}\"); done; "
+                        + "mapfile -t COMPREPLY < <(compgen -W \"$(\(sourceNames) \"${config[@]}\" 2>/dev/null)\" -- \"$cur\")"
                 case .text: action = ""  // a value to type: nothing to offer
                 }
                 if let index = byKind.firstIndex(where: { $0.0 == action }) { byKind[index].1 += names } else { byKind.append((action, names)) }
@@ -324,6 +336,7 @@ enum Completions {
                 case .none: out += "        \(head)[\(description)]' \\\n"
                 case .words(let list): out += "        \(head)[\(description)]:value:(\(list.joined(separator: " ")))' \\\n"
                 case .file: out += "        \(head)[\(description)]:file:_files' \\\n"
+                case .source: out += "        \(head)[\(description)]:source:{compadd -- ${(f)\"$(\(sourceNames) 2>/dev/null)\"}}' \\\n"
                 case .text: out += "        \(head)[\(description)]:value:' \\\n"
                 }
             }
@@ -364,6 +377,7 @@ enum Completions {
                 case .none: break
                 case .words(let list): line += " -x -a \(fishQuoted(list.joined(separator: " ")))"
                 case .file: line += " -r -F"
+                case .source: line += " -x -a '(\(sourceNames) 2>/dev/null)'"
                 case .text: line += " -x"
                 }
                 out += line + " -d \(fishQuoted(option.help))\n"

@@ -8,6 +8,8 @@ enum ListCommand {
                                                   default: "started, or distance with --near")
     static let limit = CommonOptions.limit(help: "At most this many incidents.")
     static let format = ValueOption<IncidentOutput.Format>(choice: "format", help: "Output format.", default: "table")
+    static let output = ValueOption<String>("output", short: "o", placeholder: "file",
+                                            help: "Write to this file (replaced once complete) instead of stdout; --format xlsx needs it.")
 
     static func command(_ context: Context) -> Command {
         Command(
@@ -17,31 +19,81 @@ enum ListCommand {
             STATUS is active, ended (the provider's end time has passed) or cleared (no longer listed by its
             source). With --near, DISTANCE is the great-circle distance to the point (distance_m in other formats).
             The table's column widths are fitted to the first \(StreamingTable.sampleRows) rows; later rows are cut to them.
-            --format csv is RFC 4180 for programs; csv-excel is for spreadsheets (BOM, formula guard, local times in --tz).
+            --format csv is RFC 4180 for programs; csv-excel is for spreadsheets (BOM, formula guard, local times in --tz);
+            xlsx is a workbook (times as dates in --tz, numbers as numbers, frozen header, autofilter) written with --output.
 
             Examples:
               incidents list --active --road 경부 --near 37.2636,127.0286 --radius 10km
               incidents list --since 2h --category accident --format geojson > accidents.geojson
               incidents list --since 7d --tz KST --format csv-excel > week.csv
+              incidents list --since 7d --tz KST --format xlsx --output week.xlsx
             """,
             options: QueryTool.databaseOptions + QueryTool.filterOptions + [ListAtMoment.at]
-                + [order, limit, format, CommonOptions.timeZone, CommonOptions.wide],
+                + [order, limit, format, output, CommonOptions.timeZone, CommonOptions.wide],
             run: { arguments in try run(arguments, context) })
     }
 
     static func run(_ arguments: ParsedArguments, _ context: Context) throws {
         let query = try listQuery(arguments, context)
         let format = try arguments.value(format) ?? .table
-        var writer = IncidentOutput.writer(format, to: OutputBuffer(context), IncidentOutput.Settings(
-            width: Terminal.width(context.environment, wide: arguments[CommonOptions.wide]), zone: query.zone,
-            withDistance: query.query.near != nil))
-        try QueryTool.reading(arguments, context) { reader in
-            if let instant = query.query.listedAt {
-                try ListAtMoment.show(reader, at: instant, zone: query.zone, onStdout: format == .table, context)
+        // A table for a person at a terminal is a page, as `runs` is; a pipe or a file gets every row.
+        let page = format == .table && arguments.values[limit.option.name] == nil && arguments.values[output.option.name] == nil
+            && Terminal.isInteractive(context) ? Terminal.pageRows(context.environment) : nil
+        var (shown, more) = (0, 0)
+        try written(to: arguments, format == .xlsx, context) { out in
+            var writer = IncidentOutput.writer(format, to: out, IncidentOutput.Settings(
+                width: Terminal.width(context.environment, wide: arguments[CommonOptions.wide]), zone: query.zone,
+                withDistance: query.query.near != nil))
+            try QueryTool.reading(arguments, context) { reader in
+                if let instant = query.query.listedAt {
+                    try ListAtMoment.show(reader, at: instant, zone: query.zone, onStdout: format == .table, context)
+                }
+                try IncidentReads.list(reader, query.query) { row in
+                    if let page, shown == page { return more += 1 }
+                    shown += 1
+                    try writer.write(row)
+                }
+                try writer.finish()
+                if shown == 0 { try explainEmpty(reader, arguments, query.zone, context) }
             }
-            try IncidentReads.list(reader, query.query) { try writer.write($0) }
         }
-        try writer.finish()
+        if more > 0 { context.output("\(more) more; use --limit or a pipe (| less) to see them\n") }
+    }
+
+    /// Says on stderr which filter emptied a result and the filter it may have been confused
+    /// with (``IncidentReads/emptyingFilters(_:parameters:context:)``): `--since` filters by
+    /// start, `--seen-since` by when a poll last saw the incident.
+    static func explainEmpty(_ reader: any IncidentReader, _ arguments: ParsedArguments, _ zone: DisplayZone, _ context: Context) throws {
+        let parameters = arguments.filterParameters
+        guard !parameters.isEmpty else { return StandardError.writeLine("note: the database holds no incidents yet") }
+        let culprits = try IncidentReads.emptyingFilters(reader, parameters: parameters, context: zone.filterContext(now: context.clock.now()))
+        guard !culprits.isEmpty else {
+            return StandardError.writeLine("note: no incident matches these filters, nor with any one of them left out")
+        }
+        for culprit in culprits {
+            let given = "--\(culprit.name)" + (culprit.values == ["true"] ? "" : " " + culprit.values.joined(separator: " "))
+            var line = "note: no incident matches; without \(given), \(culprit.matchesWithout) would"
+            let value = culprit.values.last ?? ""
+            switch IncidentFilter.Parameter(rawValue: culprit.name) {
+            case .since?: line += " (--since filters by start time; --seen-since \(value) keeps those a poll saw since then)"
+            case .until?: line += " (--until filters by start time)"
+            case .seenSince?: line += " (--seen-since filters by when a poll last saw them; --since \(value) keeps those that started since then)"
+            case .near?: line += " (try a larger --radius)"
+            default: break
+            }
+            StandardError.writeLine(line)
+        }
+    }
+
+    /// Runs `body` with a buffer to `--output FILE` (``OutputFile``), or to stdout without it.
+    /// - Throws: ``UsageError`` for a binary format (`xlsx`) without a file.
+    static func written(to arguments: ParsedArguments, _ binary: Bool, _ context: Context, _ body: (OutputBuffer) throws -> Void) throws {
+        guard let path = try arguments.value(output) else {
+            if binary { throw UsageError("--format xlsx writes a workbook file: add --output FILE.xlsx") }
+            return try body(OutputBuffer(context))
+        }
+        if binary && path == "-" { throw UsageError("--format xlsx writes a workbook file, not stdout: give --output FILE.xlsx") }
+        try OutputFile.write(path, context, body)
     }
 
     /// The filters plus `--order` and `--limit` (shared with `map`).

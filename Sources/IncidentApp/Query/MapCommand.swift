@@ -45,14 +45,17 @@ enum MapCommand {
     static func run(_ arguments: ParsedArguments, _ context: Context) throws {
         let (query, zone) = try ListCommand.listQuery(arguments, context)
         let path = try arguments.required(output, "the HTML file to write")
-        let settings: MapPage.Settings
+        var settings: MapPage.Settings
+        let title = MapPage.title(query, zone: zone)
         switch try arguments.value(tiles) ?? .url(MapPage.openStreetMapTiles, host: "tile.openstreetmap.org") {
         case .plain:
-            settings = MapPage.Settings(title: title(arguments), tiles: nil, attribution: "")
+            settings = MapPage.Settings(title: title, tiles: nil, attribution: "")
         case .url(let url, let host):
-            settings = MapPage.Settings(title: title(arguments), tiles: url, attribution: url == MapPage.openStreetMapTiles
+            settings = MapPage.Settings(title: title, tiles: url, attribution: url == MapPage.openStreetMapTiles
                                         ? MapPage.openStreetMapAttribution : "tiles: " + MapPage.htmlEscaped(host))
         }
+        settings.near = query.near
+        settings.radiusMeters = query.near == nil ? nil : query.radiusMeters
         let assets = try MapPage.Assets(directory: context.environment["INCIDENTS_LEAFLET_DIR"] ?? MapPage.defaultAssetDirectory)
         try OutputFile.write(path, context) { out in
             var writer = try MapWriter(out, assets: assets, settings: settings, zone: zone)
@@ -61,19 +64,6 @@ enum MapCommand {
             }
             try writer.finish()
         }
-    }
-
-    /// `Incidents: --active --road 경부`: the filters given, in the order `--help` lists them.
-    static func title(_ arguments: ParsedArguments) -> String {
-        var parts: [String] = []
-        for option in QueryTool.filterOptions.map(\.option) + [ListCommand.limit.option] {
-            if case .flag = option.kind {
-                if arguments.flags.contains(option.name) { parts.append("--\(option.name)") }
-            } else {
-                for value in arguments.values[option.name] ?? [] { parts.append("--\(option.name) \(value)") }
-            }
-        }
-        return "Incidents: " + (parts.isEmpty ? "all" : parts.joined(separator: " "))
     }
 }
 

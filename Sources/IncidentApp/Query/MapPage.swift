@@ -7,8 +7,9 @@ import IncidentJSON
 /// incidents as a JSON data block written row by row, and a small script that draws them:
 /// circle markers coloured by category in clusters (hollow and dashed when the incident is not
 /// active: planned, suspended, ended or cleared), the incident's own geometry when it is not a
-/// point, popups, a legend with a line per state that is not active. Only the basemap tiles
-/// come from the network; without them the markers show over a plain background.
+/// point, popups, a legend with a line per state that is not active, a scale, a labelled
+/// graticule, and the `--near` point with its radius. Only the basemap tiles come from the
+/// network; without them the markers show over the graticule on a plain background.
 ///
 /// Feed text is hostile: it reaches the page only inside the JSON data block, with `<`, `>`,
 /// `&`, U+2028 and U+2029 escaped as `\uXXXX` (so no `</script>` can end the block and no
@@ -60,6 +61,38 @@ enum MapPage {
         var tiles: String?
         /// HTML for the attribution control (Leaflet writes it as HTML): already escaped.
         var attribution: String
+        /// The `--near` point, drawn with its `--radius` circle (meters).
+        var near: Coordinate? = nil
+        var radiusMeters: Double? = nil
+    }
+
+    /// A title for people from what was asked: `Active incidents on 경부 within 10 km of
+    /// 37.2636, 127.0286, started since 2024-03-01 07:00 (+09:00)`; times in `zone`.
+    static func title(_ query: IncidentQuery, zone: DisplayZone) -> String {
+        func time(_ instant: UTCInstant) -> String { zone.shortTime(instant) + " (\(zone.label))" }
+        var subject = "Incidents"
+        if query.statuses == [.active] {
+            subject = "Active incidents"
+        } else if !query.statuses.isEmpty {
+            subject += " (" + query.statuses.map(\.rawValue).joined(separator: ", ") + ")"
+        }
+        if !query.categories.isEmpty { subject = query.categories.map(\.rawValue).joined(separator: ", ") + ": " + subject.lowercased() }
+        var parts = [subject]
+        if !query.sources.isEmpty { parts.append("from " + query.sources.joined(separator: ", ")) }
+        if let road = query.roadContains { parts.append("on " + road) }
+        if let near = query.near {
+            parts.append("within \(IncidentOutput.distanceText(query.radiusMeters)) of \(near.latitude), \(near.longitude)")
+        }
+        if let box = query.boundingBox {
+            parts.append("in \(box.minLatitude)…\(box.maxLatitude)°N, \(box.minLongitude)…\(box.maxLongitude)°E")
+        }
+        if let search = query.search { parts.append("mentioning “\(search)”") }
+        var clauses: [String] = []
+        if let since = query.startedSince { clauses.append("started since " + time(since)) }
+        if let until = query.startedUntil { clauses.append("started before " + time(until)) }
+        if let seen = query.seenSince { clauses.append("seen since " + time(seen)) }
+        if let limit = query.limit { clauses.append("first \(limit)") }
+        return parts.joined(separator: " ") + (clauses.isEmpty ? "" : ", " + clauses.joined(separator: ", "))
     }
 
     /// `text` with `& < > " '` as HTML character references.
@@ -89,8 +122,10 @@ enum MapPage {
     /// map element, the settings, and the start of the data block.
     static func head(_ assets: Assets, _ settings: Settings) -> String {
         let palette = "{" + IncidentCategory.allCases.map { "\"\($0.rawValue)\": \"\(colors[$0] ?? "#7f7f7f")\"" }.joined(separator: ", ") + "}"
+        let near = settings.near.map { "[\($0.latitude), \($0.longitude)]" } ?? "null"
         let settingsJSON = "{\"tiles\": \(settings.tiles.map { JSONString.quoted($0) } ?? "null"), "
-            + "\"attribution\": \(JSONString.quoted(settings.attribution)), \"colors\": \(palette)}"
+            + "\"attribution\": \(JSONString.quoted(settings.attribution)), \"colors\": \(palette), "
+            + "\"near\": \(near), \"radius\": \(settings.radiusMeters.map { String($0) } ?? "null")}"
         let title = htmlEscaped(settings.title)
         return """
         <!DOCTYPE html>
@@ -113,6 +148,12 @@ enum MapPage {
         .legend span { display: inline-block; width: 12px; height: 12px; border-radius: 6px; margin-right: 6px; border: 1px solid #222; vertical-align: -1px; }
         .popup th { text-align: left; padding-right: 8px; vertical-align: top; white-space: nowrap; }
         .popup td { max-width: 320px; overflow-wrap: anywhere; }
+        /* Clusters in a neutral grey: markercluster's default yellow and orange are also category colours. */
+        .marker-cluster-small, .marker-cluster-medium, .marker-cluster-large { background-color: rgba(84, 94, 104, 0.35); }
+        .marker-cluster-small div, .marker-cluster-medium div, .marker-cluster-large div { background-color: rgba(84, 94, 104, 0.85); color: #fff; }
+        .graticule-label { color: #3c4650; font-size: 11px; white-space: nowrap; text-shadow: 0 0 2px #fff, 0 0 2px #fff; }
+        .graticule-lat { margin-top: -14px; margin-left: 4px; }
+        .graticule-lon { margin-top: -16px; margin-left: 3px; }
         </style>
         \(assets.scripts.map { "<script>\n\($0)\n</script>" }.joined(separator: "\n"))
         </head>
@@ -173,6 +214,35 @@ enum MapPage {
       if (settings.tiles) {
         L.tileLayer(settings.tiles, { maxZoom: 19, attribution: settings.attribution }).addTo(map);
       }
+      L.control.scale({ imperial: false }).addTo(map);
+      // A graticule with labels, so that the map reads without tiles (offline, --tiles none):
+      // about 3 to 10 lines each way at a round step, redrawn as the view changes.
+      var graticule = L.layerGroup().addTo(map);
+      function drawGraticule() {
+        graticule.clearLayers();
+        var b = map.getBounds(), span = Math.max(b.getNorth() - b.getSouth(), b.getEast() - b.getWest());
+        var steps = [30, 10, 5, 2, 1, 0.5, 0.2, 0.1, 0.05, 0.02, 0.01, 0.005, 0.002, 0.001], step = steps[steps.length - 1];
+        for (var k = 0; k < steps.length; k++) { if (span / steps[k] >= 3) { step = steps[k]; break; } }
+        var digits = Math.max(0, Math.ceil(-Math.log10(step) - 1e-9)), lines = 0;
+        var style = { color: "#7d8891", weight: 1, opacity: 0.7, interactive: false };
+        function label(text, latlng, kind) {
+          L.marker(latlng, { interactive: false, keyboard: false,
+            icon: L.divIcon({ className: "graticule-label graticule-" + kind, html: text, iconSize: null }) }).addTo(graticule);
+        }
+        for (var i = Math.ceil(Math.max(-90, b.getSouth()) / step); i * step <= Math.min(90, b.getNorth()); i++) {
+          var lat = i * step;
+          L.polyline([[lat, b.getWest()], [lat, b.getEast()]], style).addTo(graticule);
+          label(Math.abs(lat).toFixed(digits) + "°" + (lat < 0 ? "S" : "N"), [lat, b.getWest()], "lat");
+          lines += 1;
+        }
+        for (var j = Math.ceil(b.getWest() / step); j * step <= b.getEast(); j++) {
+          var lon = j * step;
+          L.polyline([[b.getSouth(), lon], [b.getNorth(), lon]], style).addTo(graticule);
+          label(Math.abs(lon).toFixed(digits) + "°" + (lon < 0 ? "W" : "E"), [b.getSouth(), lon], "lon");
+          lines += 1;
+        }
+        document.body.dataset.graticule = String(lines);
+      }
       function colorOf(category) { return settings.colors[category] || settings.colors.other; }
       function popup(incident) {
         var table = document.createElement("table");
@@ -211,10 +281,24 @@ enum MapPage {
       shapes.addTo(map);
       cluster.addTo(map);
       var bounds = L.latLngBounds([]);
+      // The --near circle's box from the point (the map has no view yet to project it).
+      if (settings.near) { bounds.extend(L.latLng(settings.near).toBounds(2 * settings.radius)); }
       if (incidents.length) { bounds.extend(cluster.getBounds()); }
       if (shapeCount) { bounds.extend(shapes.getBounds()); }
       if (bounds.isValid()) { map.fitBounds(bounds, { padding: [30, 30], maxZoom: 15 }); }
       else { map.setView([36.5, 127.8], 7); }
+      // Drawn once the view is set (a path added while the first view is being set finds no
+      // renderer bounds), then again after each move.
+      drawGraticule();
+      map.on("moveend", drawGraticule);
+      if (settings.near) {
+        // The --near point and its --radius: what the query covered.
+        L.circle(settings.near, { radius: settings.radius, color: "#1a5fb4", weight: 2, fill: false, dashArray: "6 4",
+                                  interactive: false }).addTo(map);
+        L.circleMarker(settings.near, { radius: 4, color: "#1a5fb4", weight: 2, fillColor: "#ffffff", fillOpacity: 1,
+                                        interactive: false }).addTo(map);
+        document.body.dataset.queryCircle = String(settings.radius);
+      }
       var legend = L.control({ position: "bottomright" });
       legend.onAdd = function () {
         var box = L.DomUtil.create("div", "legend");

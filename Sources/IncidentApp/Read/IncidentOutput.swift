@@ -77,6 +77,8 @@ enum IncidentOutput {
         /// CSV for spreadsheets: UTF-8 byte order mark, formula guard, local-time columns.
         case csvExcel = "csv-excel"
         case geojson
+        /// A spreadsheet workbook (``XLSXWriter``); written to a file (`--output`), never a terminal.
+        case xlsx
     }
 
     /// What every writer needs besides the rows.
@@ -99,6 +101,7 @@ enum IncidentOutput {
         case .csv: CSVWriter(out, withDistance: settings.withDistance, spreadsheetZone: nil)
         case .csvExcel: CSVWriter(out, withDistance: settings.withDistance, spreadsheetZone: settings.zone)
         case .geojson: GeoJSONWriter(out, withDistance: settings.withDistance)
+        case .xlsx: XLSXWriter(out, withDistance: settings.withDistance, zone: settings.zone)
         }
     }
 
@@ -346,7 +349,8 @@ struct GeoJSONWriter: IncidentWriter {
 }
 
 /// The aligned table for people (``StreamingTable``): ID, DISTANCE (with `--near`), STATUS,
-/// SOURCE, CATEGORY, STARTED in `--tz`, ROAD, LOCATION (the section, or the direction when
+/// SOURCE, CATEGORY, STARTED in `--tz`, LAST SEEN (by a poll, in `--tz`: a 2023 backfill does
+/// not read as news), ROAD, LOCATION (the section, or the direction when
 /// that is all the provider gives), RESTRICTION, DESCRIPTION.
 struct TableWriter: IncidentWriter {
     private var table: StreamingTable
@@ -355,12 +359,12 @@ struct TableWriter: IncidentWriter {
     init(_ out: OutputBuffer, _ settings: IncidentOutput.Settings) {
         self.settings = settings
         let header = ["ID"] + (settings.withDistance ? ["DISTANCE"] : []) + ["STATUS", "SOURCE", "CATEGORY",
-                      "STARTED (\(settings.zone.label))", "ROAD", "LOCATION", "RESTRICTION", "DESCRIPTION"]
+                      "STARTED (\(settings.zone.label))", "LAST SEEN", "ROAD", "LOCATION", "RESTRICTION", "DESCRIPTION"]
         func column(_ name: String) -> Int { header.firstIndex(of: name) ?? 0 }
         // Description and location are cut first; on a narrow terminal, location, restriction,
         // source and category are left out.
         table = StreamingTable(header: header, maxWidth: settings.width, flexible: ["DESCRIPTION", "LOCATION"].map(column),
-                               droppable: ["LOCATION", "RESTRICTION", "SOURCE", "CATEGORY"].map(column),
+                               droppable: ["LOCATION", "RESTRICTION", "SOURCE", "CATEGORY", "LAST SEEN"].map(column),
                                uncut: Set(["ID", "DISTANCE"].compactMap { header.firstIndex(of: $0) }), out: out)
     }
 
@@ -369,7 +373,7 @@ struct TableWriter: IncidentWriter {
         var cells = [String(row.stored.id)]
         if settings.withDistance { cells.append(row.distanceMeters.map(IncidentOutput.distanceText) ?? "-") }
         cells += [row.status.rawValue, i.source, i.category.rawValue, i.startedAt.map(settings.zone.shortTime) ?? "-",
-                  i.road ?? "-", i.location ?? i.direction ?? "-", i.restriction ?? "-", i.description ?? "-"]
+                  settings.zone.shortTime(row.stored.lastSeenAt), i.road ?? "-", i.location ?? i.direction ?? "-", i.restriction ?? "-", i.description ?? "-"]
         try table.add(cells)
     }
 

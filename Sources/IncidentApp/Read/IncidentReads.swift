@@ -41,6 +41,31 @@ enum IncidentReads {
         return try GroupCounter.count(reader, matching: query, by: field, per: bucket) { zone.offsetSeconds(at: $0) }
     }
 
+    /// A filter that emptied a result: the parameter as given, and how many incidents match
+    /// the other filters without it.
+    struct EmptyingFilter: Equatable {
+        var name: String
+        var values: [String]
+        var matchesWithout: Int
+    }
+
+    /// Why a query given as catalogue `parameters` (``IncidentFilter/Parameter``) matched
+    /// nothing: each parameter whose removal alone lets incidents match (`radius` goes with
+    /// `near`), with that count; empty when only several together, or none, emptied it. One
+    /// count query per parameter given, run only for an empty answer.
+    /// - Throws: what the store throws.
+    static func emptyingFilters(_ reader: any IncidentReader, parameters: [(name: String, values: [String])],
+                                context: IncidentFilter.ParsingContext) throws -> [EmptyingFilter] {
+        var found: [EmptyingFilter] = []
+        for (name, values) in parameters where name != IncidentFilter.Parameter.radius.name {
+            let others = parameters.filter { $0.name != name && !(name == IncidentFilter.Parameter.near.name && $0.name == IncidentFilter.Parameter.radius.name) }
+            guard let query = try? IncidentQuery(parameters: others, context: context) else { continue }
+            let total = try reader.statistics(matching: query, utcOffsetSeconds: 0).total
+            if total > 0 { found.append(EmptyingFilter(name: name, values: values, matchesWithout: total)) }
+        }
+        return found
+    }
+
     /// `runs`: the run log, newest first (failed runs first with `failuresFirst`).
     static func runs(_ reader: any IncidentReader, source: String?, limit: Int, failuresFirst: Bool) throws -> [IngestRun] {
         try reader.runs(source: source, limit: limit, failuresFirst: failuresFirst)

@@ -7,7 +7,8 @@ import IncidentJSON
 /// response body. Front ends choose the sink; the encoders do not know it.
 protocol ByteSink {
     /// Takes the next chunk of the output: UTF-8 text that ends at a character boundary, about
-    /// ``OutputBuffer/chunkBytes`` long (the last one shorter).
+    /// ``OutputBuffer/chunkBytes`` long (the last one shorter); or any bytes of a binary format
+    /// (`xlsx`, which only a sink that writes bytes, not text, can take).
     /// - Throws: when the bytes cannot be written (a full disk, a closed connection); the
     ///   encoder stops there.
     func write(_ chunk: [UInt8]) throws
@@ -65,6 +66,12 @@ struct OutputBuffer {
     mutating func write(_ text: String) throws {
         var text = text
         text.withUTF8 { bytes.append(contentsOf: $0) }
+        if bytes.count >= Self.chunkBytes { try flush() }
+    }
+
+    /// Appends the bytes of a binary format (`xlsx`); hands over a chunk once one is full.
+    mutating func write(bytes more: some Collection<UInt8>) throws {
+        bytes.append(contentsOf: more)
         if bytes.count >= Self.chunkBytes { try flush() }
     }
 

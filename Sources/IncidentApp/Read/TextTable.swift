@@ -127,6 +127,23 @@ enum Terminal {
         return 80
     }
 
+    /// Whether the context's stdout is a terminal a person reads (not a pipe or a file):
+    /// `list` then shows a page. `$INCIDENTS_INTERACTIVE` (1 or 0) says so instead, for tests.
+    static func isInteractive(_ context: Context) -> Bool {
+        if let forced = context.environment["INCIDENTS_INTERACTIVE"] { return forced == "1" }
+        return context.outputIsTerminal
+    }
+
+    /// The rows of a page: the terminal's height (`$LINES` when set, as `$COLUMNS` for the
+    /// width, else TIOCGWINSZ) less a header, the footer and a prompt, at least 5; 20 when the
+    /// height is unknown.
+    static func pageRows(_ environment: [String: String]) -> Int {
+        if let lines = environment["LINES"].flatMap(Int.init), lines > 0 { return max(5, lines - 4) }
+        var size = winsize()
+        if ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_row > 0 { return max(5, Int(size.ws_row) - 4) }
+        return 20
+    }
+
     /// ``width(_:)``, or `Int.max` with `--wide` (every column, nothing cut).
     static func width(_ environment: [String: String], wide: Bool) -> Int {
         wide ? Int.max : width(environment)

@@ -19,7 +19,8 @@ public enum SchedulerTool {
             """,
             subcommands: [RunCommand.command(context), IngestCommand.command(context), SourcesCommand.command(context),
                           StatusCommand.command(context), CheckConfigCommand.command(context), MigrateCommand.command(context),
-                          PruneCommand.command(context), CopyCommand.command(context)])
+                          PruneCommand.command(context), CopyCommand.command(context),
+                          SourceNamesCommand.command(context)])
     }
 
     /// `--config FILE` (or `/etc/trafficincidents/config.json` when it exists:
