@@ -9,8 +9,8 @@ extension PostgresStore: ChangeFeedReader {
                 let context = "reading the change feed"
                 let result = try connection.query("""
                     SELECT cursor, kind, source, external_id, incident_id, fields, at, run_id FROM incident_transitions
-                    WHERE cursor > $1 ORDER BY cursor LIMIT $2
-                    """, [.integer(cursor), .integer(Int64(max(0, limit)))], context: context)
+                    WHERE cursor > :after ORDER BY cursor LIMIT :limit
+                    """, named: ["after": .integer(cursor), "limit": .integer(Int64(max(0, limit)))], context: context)
                 let transitions = (0..<result.rowCount).compactMap { row in
                     IncidentTransition(cursor: result.int64(row, 0) ?? 0, kind: result.string(row, 1) ?? "",
                                        source: result.string(row, 2) ?? "", externalID: result.string(row, 3),
@@ -41,8 +41,8 @@ extension PostgresStore: ChangeFeedReader {
         try withConnection { connection in
             let result = try connection.query("""
                 WITH sources AS (SELECT DISTINCT source FROM ingest_runs)
-                SELECT \(RunRows.columns) FROM ingest_runs WHERE id IN (\(SourceAsOf.lastRunIDs(at: "$1")))
-                """, [.instant(instant)], context: "reading the runs of each source before \(instant.rfc3339)")
+                SELECT \(RunRows.columns) FROM ingest_runs WHERE id IN (\(SourceAsOf.lastRunIDs(at: ":at")))
+                """, named: ["at": .instant(instant)], context: "reading the runs of each source before \(instant.rfc3339)")
             return SourceAsOf.grouping(try (0..<result.rowCount).map { try RunRows.decode(result, $0) })
         }
     }
@@ -60,9 +60,9 @@ extension PostgresStore {
         try withConnection { connection in
             try connection.forEachRow("""
                 SELECT incident_id, kind, at FROM incident_transitions
-                WHERE incident_id IS NOT NULL AND kind IN ('appeared', 'reopened', 'cleared') AND at <= $1
+                WHERE incident_id IS NOT NULL AND kind IN ('appeared', 'reopened', 'cleared') AND at <= :through
                 ORDER BY incident_id, at, cursor
-                """, [.instant(instant)], context: "reading the transition log") { result, row in
+                """, named: ["through": .instant(instant)], context: "reading the transition log") { result, row in
                 if let id = result.int64(row, 0), let kind = result.string(row, 1).flatMap(TransitionKind.init),
                    let at = result.instant(row, 2) {
                     try entry(id, kind, at)

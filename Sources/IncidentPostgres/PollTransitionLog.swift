@@ -20,56 +20,56 @@ enum PollTransitionLog {
     static func clearing(at instant: UTCInstant, source: String, runID: Int64, connection: Connection) throws {
         try connection.query("""
             INSERT INTO poll_transitions (phase, ord, incident_id, external_id, kind, at)
-            SELECT 4, id, id, external_id, 'cleared', $1 FROM incidents
-            WHERE source = $2 AND cleared_at IS NULL AND last_seen_run_id <> $3 AND last_seen_at < $1
-            """, [.instant(instant), .text(source), .integer(runID)], context: "logging the incidents \(source) no longer lists")
+            SELECT 4, id, id, external_id, 'cleared', :at FROM incidents
+            WHERE source = :source AND cleared_at IS NULL AND last_seen_run_id <> :run_id AND last_seen_at < :at
+            """, named: ["at": .instant(instant), "source": .text(source), "run_id": .integer(runID)], context: "logging the incidents \(source) no longer lists")
     }
 
     /// Logs what the applied records did (`poll_rows`, `poll_plan`): records set aside,
     /// revisions, ends and reopenings, appearances.
     static func collect(poll: PollContext, runID: Int64, fields: [IncidentField], connection: Connection) throws {
         let context = "logging the transitions of \(poll.source)"
-        let (source, run, at) = (PostgresValue.text(poll.source), PostgresValue.integer(runID), PostgresValue.instant(poll.observedAt))
+        let values: [String: PostgresValue] = ["source": .text(poll.source), "run_id": .integer(runID), "at": .instant(poll.observedAt)]
         try connection.query("""
             INSERT INTO poll_transitions (phase, ord, incident_id, external_id, kind, at)
-            SELECT 1, r.ord, e.id, r.external_id, 'quarantined', $2 FROM poll_rows r
-            LEFT JOIN incidents e ON e.source = $1 AND e.external_id = r.external_id
+            SELECT 1, r.ord, e.id, r.external_id, 'quarantined', :at FROM poll_rows r
+            LEFT JOIN incidents e ON e.source = :source AND e.external_id = r.external_id
             WHERE r.rejected
-            """, [source, at], context: context)
+            """, named: values, context: context)
         try connection.query("""
             INSERT INTO poll_transitions (phase, ord, incident_id, external_id, kind, fields, at)
             SELECT 2, p.ord, n.id, n.external_id,
                    CASE WHEN o.cleared_at IS NOT NULL THEN 'reopened'
                         WHEN o.ended_at IS NULL AND n.ended_at IS NOT NULL THEN 'ended' ELSE 'revised' END,
-                   nullif(\(IncidentField.changedFieldsSQL(fields, new: "n.", old: "o.", distinct: "IS DISTINCT FROM")), ''), $1
+                   nullif(\(IncidentField.changedFieldsSQL(fields, new: "n.", old: "o.", distinct: "IS DISTINCT FROM")), ''), :at
             FROM poll_plan p JOIN incidents n ON n.id = p.id
             JOIN incident_revisions o ON o.incident_id = n.id AND o.revision = n.revision - 1
             WHERE p.action IN ('update', 'reopen')
-            """, [at], context: context)
+            """, named: values, context: context)
         if case .live = poll.origin, poll.stale == nil {
             try connection.query("""
                 INSERT INTO poll_transitions (phase, ord, incident_id, external_id, kind, at)
-                SELECT 3, e.id, e.id, e.external_id, 'appeared', $2
-                FROM poll_plan p JOIN poll_rows s ON s.ord = p.ord JOIN incidents e ON e.source = $1 AND e.external_id = s.external_id
+                SELECT 3, e.id, e.id, e.external_id, 'appeared', :at
+                FROM poll_plan p JOIN poll_rows s ON s.ord = p.ord JOIN incidents e ON e.source = :source AND e.external_id = s.external_id
                 WHERE p.action = 'insert'
-                """, [source, at], context: context)
+                """, named: values, context: context)
         } else {
             // History at its own time (see PollTransitions): the log's state of each listed
             // incident at the poll's time.
             try connection.query("""
                 INSERT INTO poll_transitions (phase, ord, incident_id, external_id, kind, at)
-                SELECT 3, id, id, external_id, CASE WHEN state IS NULL THEN 'appeared' ELSE 'reopened' END, $2 FROM (
+                SELECT 3, id, id, external_id, CASE WHEN state IS NULL THEN 'appeared' ELSE 'reopened' END, :at FROM (
                     SELECT i.id, i.external_id,
                            (SELECT t.kind FROM incident_transitions t WHERE t.incident_id = i.id
-                               AND t.kind IN ('appeared', 'reopened', 'cleared') AND t.at <= $2
+                               AND t.kind IN ('appeared', 'reopened', 'cleared') AND t.at <= :at
                             ORDER BY t.at DESC, t.cursor DESC LIMIT 1) AS state,
                            EXISTS (SELECT 1 FROM incident_transitions t WHERE t.incident_id = i.id
-                               AND t.kind IN ('appeared', 'reopened') AND t.at > $2) AS later
+                               AND t.kind IN ('appeared', 'reopened') AND t.at > :at) AS later
                     FROM incidents i
-                    WHERE i.source = $1 AND i.last_seen_run_id = $3
+                    WHERE i.source = :source AND i.last_seen_run_id = :run_id
                       AND i.id NOT IN (SELECT incident_id FROM poll_transitions WHERE phase = 2)) listed
                 WHERE state IS NULL OR (state = 'cleared' AND later)
-                """, [source, at, run], context: context)
+                """, named: values, context: context)
         }
     }
 
@@ -82,13 +82,13 @@ enum PollTransitionLog {
         let context = "logging the transitions of \(poll.source)"
         let count = try connection.query("SELECT count(*) FROM poll_transitions", context: context).int64(0, 0) ?? 0
         guard count > 0 else { return }
-        let base = try connection.query("UPDATE change_feed SET last_cursor = last_cursor + $1 RETURNING last_cursor - $1",
-                                        [.integer(count)], context: context).int64(0, 0) ?? 0
+        let base = try connection.query("UPDATE change_feed SET last_cursor = last_cursor + :count RETURNING last_cursor - :count",
+                                        named: ["count": .integer(count)], context: context).int64(0, 0) ?? 0
         try connection.query("""
             INSERT INTO incident_transitions (cursor, incident_id, source, external_id, run_id, kind, fields, at)
-            SELECT $1 + row_number() OVER (ORDER BY phase, ord), incident_id, $2, external_id, $3, kind, fields, at
+            SELECT :base + row_number() OVER (ORDER BY phase, ord), incident_id, :source, external_id, :run_id, kind, fields, at
             FROM poll_transitions
-            """, [.integer(base), .text(poll.source), .integer(runID)], context: context)
+            """, named: ["base": .integer(base), "source": .text(poll.source), "run_id": .integer(runID)], context: context)
     }
 }
 
