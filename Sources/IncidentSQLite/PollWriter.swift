@@ -284,16 +284,20 @@ final class PollWriter: PollSink, UnlistedIncidents {
                 """, ["observed": .text(poll.observedAt.rfc3339), "run": .integer(runID), "id": .integer(id)])
             return
         }
+        /// Writes the record's values over the stored row `id` (`fill` or `change`).
+        func overwrite(_ statement: Statement, _ binder: ContentColumns.Binder) throws {
+            statement.reset()
+            try binder.bind(values, to: statement)
+            try statement.bind(hash, to: try statement.parameter("content_hash"))
+            try statement.bind(poll.observedAt, to: try statement.parameter("observed"))
+            try statement.bind(runID, to: try statement.parameter("run"))
+            try statement.bind(id, to: try statement.parameter("id"))
+            try statement.run()
+        }
         // Stored before migrations added fields, and otherwise the same: filled in place.
         if !wasCleared, storedHash == incident.hashWithoutAddedFields {
             try DerivedIndexes.removeBeforeChange(.id(id), in: db)
-            fill.reset()
-            try fillBinder.bind(values, to: fill)
-            try fill.bind(hash, to: try fill.parameter("content_hash"))
-            try fill.bind(poll.observedAt, to: try fill.parameter("observed"))
-            try fill.bind(runID, to: try fill.parameter("run"))
-            try fill.bind(id, to: try fill.parameter("id"))
-            try fill.run()
+            try overwrite(fill, fillBinder)
             insertedOrUnchanged += 1
             return
         }
@@ -303,13 +307,7 @@ final class PollWriter: PollSink, UnlistedIncidents {
             SELECT id, revision, \(columns.list), content_hash, cleared_at, :superseded_at FROM incidents WHERE id = :id
             """, ["superseded_at": .text(poll.observedAt.rfc3339), "id": .integer(id)])
         try DerivedIndexes.removeBeforeChange(.id(id), in: db)
-        change.reset()
-        try changeBinder.bind(values, to: change)
-        try change.bind(hash, to: try change.parameter("content_hash"))
-        try change.bind(poll.observedAt, to: try change.parameter("observed"))
-        try change.bind(runID, to: try change.parameter("run"))
-        try change.bind(id, to: try change.parameter("id"))
-        try change.run()
+        try overwrite(change, changeBinder)
         try PollTransitions.changed(id, position: fetched, at: poll.observedAt, fields: columns.fields, db: db)
         if wasCleared { reopened += 1 } else { updated += 1 }
     }
