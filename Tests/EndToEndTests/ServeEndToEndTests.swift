@@ -272,6 +272,45 @@ struct ServeEndToEndTests {
       }
     }
 
+    @Test("/changes: pages of the change feed with an absolute next link and the cursor to resume; ndjson; bad parameters are 400; a server-sent-event stream sends a change as its poll commits, resumable by Last-Event-ID")
+    func changes() async throws {
+        let directory = try TestPaths.temporaryDirectory("serve-changes")
+        let database = try ServeFixture.database(50, in: directory)  // one poll: 50 `appeared`, cursors 1…50
+        let server = try await ServedProcess(database: database)
+        let first = try await server.get("/changes?limit=20")
+        #expect(first.status == 200)
+        let page = try first.json()
+        let changes = try #require(page["changes"] as? [[String: Any]])
+        #expect(changes.compactMap { $0["cursor"] as? Int } == Array(1...20))
+        #expect(changes.allSatisfy { $0["kind"] as? String == "appeared" && ($0["incident"] as? [String: Any]) != nil })
+        #expect(page["cursor"] as? Int == 20)
+        let next = try #require((page["links"] as? [[String: Any]])?.first?["href"] as? String)
+        #expect(next == server.base + "/changes?after=20&limit=20")
+        let second = try await ServedProcess.get(try #require(URL(string: next))).json()
+        #expect((second["changes"] as? [[String: Any]])?.compactMap { $0["cursor"] as? Int } == Array(21...40))
+        let lines = try await server.get("/changes?after=40&f=ndjson").text.split(separator: "\n")
+        #expect(lines.count == 10)
+        let empty = try await server.get("/changes?after=50").json()
+        #expect((empty["changes"] as? [Any])?.isEmpty == true && empty["cursor"] as? Int == 50, "nothing newer: the same cursor")
+        for bad in ["after=-1", "after=abc", "after=1&after=2", "limit=0", "limit=x", "f=xml", "since=1", "after=99999999999999999999"] {
+            let answer = try await server.get("/changes?" + bad)
+            #expect(answer.status == 400 && answer.headers["content-type"] == "application/problem+json", "\(bad): \(answer.status)")
+        }
+
+        // A stream from cursor 50 (by Last-Event-ID), then a poll that adds one incident commits.
+        let stream = try RunningProcess(URL(fileURLWithPath: "/usr/bin/curl"), [
+            "-sS", "-N", "--max-time", "8", "-H", "Accept: text/event-stream", "-H", "Last-Event-ID: 50", server.base + "/changes"])
+        try await Task.sleep(for: .seconds(2))
+        let store = try SQLiteStore(path: database, clock: .fixed(ServeFixture.t0.adding(seconds: 600)))
+        _ = try store.ingest(PollContext(source: "gits", startedAt: ServeFixture.t0.adding(seconds: 600)),
+                             QueryFixture.Producer(incidents: ServeFixture.generated(51)).callAsFunction)
+        let received = await stream.finished(timeout: 30).stdout
+        let events = received.components(separatedBy: "\n\n").filter { $0.hasPrefix("id: ") }
+        #expect(events.count == 1, "one change after cursor 50: \(received.prefix(600))")
+        #expect(events.first?.hasPrefix("id: 51\nevent: change\ndata: {\"cursor\": 51, \"kind\": \"appeared\"") == true, "\(received.prefix(600))")
+        _ = await server.stop()
+    }
+
     @Test("ETag and Last-Modified from the last committed poll: 304, and a new poll changes them")
     func conditional() async throws {
         let directory = try TestPaths.temporaryDirectory("serve-etag")

@@ -34,6 +34,7 @@ struct FeatureServer: Sendable {
         case collection = "/collections/{collectionId}", items = "/collections/{collectionId}/items"
         case item = "/collections/{collectionId}/items/{featureId}"
         case map = "/map", mapAsset = "/map/{asset}", runs = "/runs", status = "/status", stats = "/stats", metrics = "/metrics"
+        case changes = "/changes"
         case unknown = "unknown"
     }
 
@@ -57,6 +58,7 @@ struct FeatureServer: Sendable {
         case ["status"]: return (.status, nil)
         case ["stats"]: return (.stats, nil)
         case ["metrics"]: return (.metrics, nil)
+        case ["changes"]: return (.changes, nil)
         default: return (.unknown, nil)
         }
     }
@@ -110,6 +112,11 @@ struct FeatureServer: Sendable {
             return HTTPResponse(status: 200, contentType: "text/plain; version=0.0.4; charset=utf-8", text: counters.render(), route: route.rawValue)
         case .mapAsset:
             return try MapAssets.response(argument ?? "")
+        case .changes:
+            // Before the shared format and caching: a stream is never cached, a page is.
+            let parameters = try ChangesDocuments.parameters(request)
+            if ChangesDocuments.wantsStream(request) { return ChangesDocuments.stream(parameters, readers) }
+            return try cached(request, now: now) { try ChangesDocuments.page(parameters, base: base, readers) }
         case .map:
             for (name, value) in request.query where name != "refresh" || !(1...3600).contains(Int(value ?? "") ?? 0) {
                 throw UsageError("parameter \(ServerFilters.shown(name)): the map takes only refresh=SECONDS (1…3600)")
@@ -153,7 +160,7 @@ struct FeatureServer: Sendable {
         case .stats:
             let filters = try ServerFilters(request.query, now: now, allowed: ["f"])
             return try cached(request, now: now) { try StatusDocuments.stats(filters.query, readers) }
-        case .unknown, .metrics, .map, .mapAsset:
+        case .unknown, .metrics, .map, .mapAsset, .changes:
             throw Problem(404, "no resource at \(ServerFilters.shown(request.path))")
         }
     }

@@ -58,6 +58,11 @@ extension OGC {
                 parameter("source", "Only this source.", "{\"type\": \"string\"}"),
                 parameter("limit", "At most this many runs.", "{\"type\": \"integer\", \"minimum\": 1, \"maximum\": 1000, \"default\": 20}"),
             ], "application/json")),
+            ("/changes", operation("getChanges", "The change feed: transitions after a cursor, in commit order (Accept: text/event-stream for a stream)", [
+                parameter("after", "The last cursor received (0: from the start); Last-Event-ID for a stream.", "{\"type\": \"integer\", \"minimum\": 0, \"default\": 0}"),
+                parameter("limit", "At most this many changes.", "{\"type\": \"integer\", \"minimum\": 1, \"maximum\": \(ChangesDocuments.maxLimit), \"default\": \(ChangesDocuments.defaultLimit)}"),
+                parameter("f", "json (a page with the next cursor) or ndjson.", "{\"type\": \"string\", \"enum\": [\"json\", \"ndjson\"]}"),
+            ], "application/json")),
             ("/status", operation("getStatus", "Each source's last poll and active incidents", [], "application/json")),
             ("/stats", operation("getStats", "Counts of the incidents matching the filters", filters, "application/json")),
             ("/metrics", operation("getMetrics", "Request counters (Prometheus text format)", [], "text/plain")),

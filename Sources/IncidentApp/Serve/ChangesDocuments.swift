@@ -1,0 +1,110 @@
+import Foundation
+import IncidentCore
+import IncidentHTTP
+import IncidentJSON
+
+/// `/changes`: the change feed of `incidents changes` (README, "History and changes") over
+/// HTTP. `GET /changes?after=CURSOR&limit=N` answers one page as JSON (`f=ndjson`: one object
+/// per line), each change as `incidents changes` prints it, with the cursor to pass next; with
+/// `Accept: text/event-stream` it is a server-sent-event stream (WHATWG HTML §9.2) that sends
+/// each change as it commits, its cursor as the event's `id`, so a browser's `EventSource`
+/// that reconnects (`Last-Event-ID`) resumes without a gap or a repeat. A stream ends at the
+/// server's request time limit; `EventSource` then reconnects by itself.
+enum ChangesDocuments {
+    /// The largest page of `/changes`, and the default.
+    static let maxLimit = 1000, defaultLimit = 100
+    /// How often a stream looks for new changes, and sends a comment when there are none
+    /// (so a proxy keeps it open and a closed client is noticed), in seconds.
+    static let pollSeconds = 1.0, keepAliveSeconds = 15.0
+
+    struct Parameters {
+        var after: Int64 = 0
+        var limit = defaultLimit
+        var ndjson = false
+    }
+
+    /// `after` (a cursor, 0 or more), `limit` (1…``maxLimit``), `f` (json or ndjson); a stream's
+    /// `Last-Event-ID` header stands for `after`.
+    static func parameters(_ request: HTTPRequest) throws -> Parameters {
+        var parameters = Parameters()
+        var seen: Set<String> = []
+        for (name, value) in request.query {
+            guard seen.insert(name).inserted else { throw UsageError("parameter \(ServerFilters.shown(name)): given more than once") }
+            let text = value ?? ""
+            switch name {
+            case "after":
+                guard text.utf8.count <= 18, text.utf8.allSatisfy({ (48...57).contains($0) }), let cursor = Int64(text) else {
+                    throw UsageError("parameter after: '\(ServerFilters.shown(text))' is not a cursor (a whole number, 0 or more)")
+                }
+                parameters.after = cursor
+            case "limit":
+                guard text.utf8.count <= 4, text.utf8.allSatisfy({ (48...57).contains($0) }), let number = Int(text), number >= 1 else {
+                    throw UsageError("parameter limit: '\(ServerFilters.shown(text))' is not a whole number of at least 1")
+                }
+                parameters.limit = min(number, maxLimit)
+            case "f":
+                guard text == "json" || text == "ndjson" else { throw UsageError("parameter f: json or ndjson") }
+                parameters.ndjson = text == "ndjson"
+            default:
+                throw UsageError("unknown parameter \(ServerFilters.shown(name)) (parameters: after, limit, f)")
+            }
+        }
+        if let last = request.header("Last-Event-ID"), seen.isDisjoint(with: ["after"]) {
+            guard let cursor = Int64(last), cursor >= 0 else { throw UsageError("Last-Event-ID: '\(ServerFilters.shown(last))' is not a cursor") }
+            parameters.after = cursor
+        }
+        return parameters
+    }
+
+    /// Whether the client asked for a server-sent-event stream.
+    static func wantsStream(_ request: HTTPRequest) -> Bool {
+        (request.header("Accept") ?? "").split(separator: ",").contains {
+            $0.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased() == "text/event-stream"
+        }
+    }
+
+    /// One page after `parameters.after`: `{"changes": [...], "cursor": LAST, "links": [next]}`,
+    /// `cursor` being `after` itself when nothing is newer.
+    static func page(_ parameters: Parameters, base: String, _ readers: ServerReaders) throws -> HTTPResponse {
+        let changes = try read(after: parameters.after, limit: parameters.limit, readers)
+        let cursor = changes.last?.transition.cursor ?? parameters.after
+        if parameters.ndjson {
+            return HTTPResponse(status: 200, contentType: "application/x-ndjson",
+                                text: changes.map { ChangesCommand.json($0) + "\n" }.joined(), route: "")
+        }
+        let next = base + "/changes?after=\(cursor)&limit=\(parameters.limit)"
+        return StatusDocuments.json("{\"changes\": [" + changes.map(ChangesCommand.json).joined(separator: ", ")
+            + "], \"cursor\": \(cursor), \"links\": [{\"rel\": \"next\", \"type\": \"application/json\", \"href\": \(JSONString.quoted(next))}]}\n")
+    }
+
+    /// The stream: every change after `parameters.after`, then each new one as it commits.
+    static func stream(_ parameters: Parameters, _ readers: ServerReaders) -> HTTPResponse {
+        HTTPResponse(status: 200, headers: [("Content-Type", "text/event-stream; charset=utf-8"), ("Cache-Control", "no-store")],
+                     body: .stream { writer in
+            var cursor = parameters.after
+            var quiet = 0.0
+            // Ends when the client goes, the server stops or the request's time runs out (a write throws).
+            while true {
+                let changes = try read(after: cursor, limit: maxLimit, readers)
+                for change in changes {
+                    try writer.write("id: \(change.transition.cursor)\nevent: change\ndata: \(ChangesCommand.json(change))\n\n")
+                }
+                cursor = changes.last?.transition.cursor ?? cursor
+                if changes.count == maxLimit { continue }
+                if changes.isEmpty, quiet >= keepAliveSeconds {
+                    try writer.write(": no change\n\n")
+                    quiet = 0
+                }
+                quiet = changes.isEmpty ? quiet + pollSeconds : 0
+                Thread.sleep(forTimeInterval: pollSeconds)
+            }
+        }, route: "")
+    }
+
+    private static func read(after cursor: Int64, limit: Int, _ readers: ServerReaders) throws -> [IncidentChange] {
+        try readers.withReader { reader in
+            guard let feed = reader as? any ChangeFeedReader else { throw Problem(501, "this store keeps no change feed") }
+            return try feed.changes(after: cursor, limit: limit)
+        }
+    }
+}
