@@ -1,6 +1,6 @@
 // swift-tools-version: 6.0
 // TrafficIncidents: ingest public traffic-incident feeds into SQLite and query them.
-// Layout and dependency direction: see README.md ("Architecture").
+// Layout and dependency direction: docs/development.md, "Architecture".
 import PackageDescription
 
 let package = Package(

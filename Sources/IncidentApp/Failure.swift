@@ -3,7 +3,7 @@ import IncidentCore
 import IncidentFeeds
 import IncidentNetworking
 
-/// Process exit statuses, shared by both executables (README.md, "Exit statuses"). Values above
+/// Process exit statuses, shared by both executables (docs/operator.md, "Exit statuses"). Values above
 /// 63 follow sysexits.h so that cron and systemd users recognise them. Commands never return
 /// these: they throw, and ``Failure/init(_:commandPath:)`` chooses the status.
 enum ExitStatus {
@@ -33,7 +33,7 @@ enum ExitStatus {
 }
 
 extension ExitStatus {
-    /// Every status with its meaning, for the man pages (README.md, "Exit statuses", has the
+    /// Every status with its meaning, for the man pages (docs/operator.md, "Exit statuses", has the
     /// same table with the log events).
     static let documented: [(status: Int32, meaning: String)] = [
         (success, "Everything succeeded (run --loop: stopped by SIGTERM or SIGINT)."),

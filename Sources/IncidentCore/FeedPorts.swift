@@ -43,7 +43,7 @@ public struct RejectedRecord: Equatable, Sendable {
 
 /// How a response ended, as its reader judged it after the last record.
 ///
-/// The completeness rule (README, "Lifecycle"): a poll may clear the source's incidents that it
+/// The completeness rule (docs/providers.md, "The incident lifecycle"): a poll may clear the source's incidents that it
 /// no longer lists only when the response positively said it succeeded (its expected root
 /// element and a success code), every record in it was read, every record's id could be read,
 /// and the number of records matches the number the response declares (when it declares one).
@@ -62,7 +62,7 @@ public struct ResponseVerdict: Equatable, Sendable {
     public var publishedAt: UTCInstant?
     /// How many pages the answer came in. An answer of several pages may have been read while
     /// the server's list moved (Open511 pages by offset), so what it does not list is cleared
-    /// only when the previous complete poll did not list it either (README, "When a poll
+    /// only when the previous complete poll did not list it either (docs/providers.md, "When a poll
     /// clears").
     public var pages: Int
 

@@ -48,7 +48,7 @@ extension IncidentQuery {
 
 extension IncidentFilter {
     /// The filters as front ends name them: CLI options (`--road 경부`), HTTP query parameters
-    /// (`road=경부`), the README's filter table and `--help`. Each declares its name, value
+    /// (`road=경부`), docs/analyst.md's filter table and `--help`. Each declares its name, value
     /// syntax, help text and an example once, here; ``IncidentQuery/init(parameters:context:)``
     /// parses them.
     public enum Parameter: String, CaseIterable, Sendable {
@@ -129,7 +129,7 @@ extension IncidentFilter {
             }
         }
 
-        /// A value that parses (for `--help`, the README and an OpenAPI document); `true` for the flag.
+        /// A value that parses (for `--help`, docs/analyst.md and an OpenAPI document); `true` for the flag.
         public var example: String {
             switch self {
             case .active: "true"

@@ -10,7 +10,7 @@ public enum RunStatus: String, Sendable, Codable, CaseIterable {
     case incomplete
     /// Fetched, read and stored as history only: the document says it was published before
     /// the newest one already applied for its source (a cache or a replica served an older
-    /// copy), so it overwrote no newer content, reopened and cleared nothing (README, "Time
+    /// copy), so it overwrote no newer content, reopened and cleared nothing (docs/providers.md, "Time
     /// order"); `warnings` give both publication times.
     case stale
     /// Nothing was stored; `error` says why.

@@ -1,6 +1,6 @@
 /// How a stored poll ends, from what the store counted while writing it: the one place that
 /// decides complete or incomplete and words the run's warnings, so that every store records
-/// the same run for the same poll (README, "Lifecycle").
+/// the same run for the same poll (docs/providers.md, "The incident lifecycle").
 public struct PollOutcome: Equatable, Sendable {
     /// Why the poll may not list every active incident: the reader's verdict, then records set
     /// aside without a readable id.
@@ -52,7 +52,7 @@ public struct PollOutcome: Equatable, Sendable {
     /// incidents it cleared: for a one-page answer, every active incident it did not list, at
     /// its observation time; for an answer of several pages, only those the previous complete
     /// poll did not list either, at that poll's time, noting how many it keeps until a second
-    /// complete poll confirms (README, "When a poll clears", rule 7).
+    /// complete poll confirms (docs/providers.md, "When a poll clears", rule 7).
     public mutating func clear(_ store: some UnlistedIncidents, poll: PollContext) throws -> Int {
         guard mayClear(poll) else { return 0 }
         guard pages > 1 else { return try store.clearUnlisted(at: poll.observedAt) }

@@ -1,4 +1,4 @@
-/// The time order of a source's documents (README, "Time order"): a cache, a CDN or a
+/// The time order of a source's documents (docs/providers.md, "Time order"): a cache, a CDN or a
 /// load-balanced replica can serve an older copy of a feed after a newer one. A document that
 /// says when it was published (``ResponseVerdict/publishedAt``) is compared with the newest
 /// publication time already applied for its source, which each store keeps

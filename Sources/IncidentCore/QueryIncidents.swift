@@ -161,7 +161,7 @@ public struct IncidentQuery: Sendable {
     /// At most this many rows; nil means no limit.
     public var limit: Int?
     /// Only incidents their source listed as active at this instant, by the transition log
-    /// (`--at`; README, "History and changes"): the last appearance, reopening or clear at or
+    /// (`--at`; docs/analyst.md, "History and changes"): the last appearance, reopening or clear at or
     /// before it is an appearance or a reopening, and the provider's end time (as stored now)
     /// is not at or before it.
     public var listedAt: UTCInstant?

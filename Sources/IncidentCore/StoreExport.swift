@@ -50,7 +50,7 @@ public struct QuotaState: Equatable, Sendable {
     /// Log-safe text of the error that exhausted it.
     public var reason: String?
     public var updatedAt: UTCInstant
-    /// The newest publication time a current document of the source stated (README, "Time order").
+    /// The newest publication time a current document of the source stated (docs/providers.md, "Time order").
     public var publishedAt: UTCInstant?
 
     public init(source: String, exhaustedUntil: UTCInstant?, reason: String?, updatedAt: UTCInstant, publishedAt: UTCInstant? = nil) {

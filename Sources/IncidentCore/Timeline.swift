@@ -1,4 +1,4 @@
-/// `incidents timeline` (README, "History and changes"): how many incidents were active in
+/// `incidents timeline` (docs/analyst.md, "History and changes"): how many incidents were active in
 /// each hour or day, by the transition log.
 
 /// The number of incidents active during one bucket, in one group.

@@ -1,4 +1,4 @@
-/// The transition log (README, "History and changes"): what each poll did to each incident it
+/// The transition log (docs/analyst.md, "History and changes"): what each poll did to each incident it
 /// touched, appended in the poll's own transaction, in the order the change feed reads it.
 
 /// What happened to an incident in one poll.
@@ -28,7 +28,7 @@ public enum TransitionKind: String, Sendable, CaseIterable, Codable {
 public struct IncidentTransition: Hashable, Sendable {
     /// The change feed's cursor: every transition committed later has a larger one, on every
     /// store (PostgreSQL: assigned under a commit-order lock at the end of the poll's
-    /// transaction; README, "History and changes").
+    /// transaction; docs/analyst.md, "History and changes").
     public var cursor: Int64
     public var kind: TransitionKind
     public var source: String

@@ -380,7 +380,7 @@ struct SearchText {
 }
 
 extension SQLiteStore {
-    /// The index that can drive a query with each filter parameter (the README's filter table;
+    /// The index that can drive a query with each filter parameter (docs/analyst.md's filter table;
     /// ``Selection`` picks among them).
     public static func index(for parameter: IncidentFilter.Parameter) -> String {
         switch parameter {

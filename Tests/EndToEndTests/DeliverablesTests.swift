@@ -82,7 +82,7 @@ struct DeliverablesTests {
             // The configuration alone says where the data goes (issue 20); keys come as under cron.
             #expect(!exec.contains("--database"))
             #expect(exec.contains(" --config /etc/trafficincidents/config.json --env-file /etc/trafficincidents/keys.env"))
-            // The metrics directory of README.md and the crontab (Debian's node_exporter's) is writable.
+            // The metrics directory of docs/operator.md and the crontab (Debian's node_exporter's) is writable.
             #expect(Self.values("ReadWritePaths", in: unit) == ["-/var/lib/prometheus/node-exporter"])
             // Configuration and key files under /etc stay readable: nothing hides /etc.
             #expect(Self.values("InaccessiblePaths", in: unit).isEmpty && Self.values("TemporaryFileSystem", in: unit).isEmpty)
@@ -277,6 +277,7 @@ struct DeliverablesTests {
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout.contains("database: /var/lib/trafficincidents/incidents.sqlite\n"))
         #expect(FileManager.default.fileExists(atPath: root.appendingPathComponent("usr/local/share/doc/trafficincidents/README.md").path))
+        #expect(FileManager.default.fileExists(atPath: root.appendingPathComponent("usr/local/share/doc/trafficincidents/docs/operator.md").path))
     }
 
     // MARK: Tables

@@ -3,7 +3,7 @@ import TestSupport
 import Testing
 
 /// The same kind of failure exits the same way, with the same kind of message, whichever
-/// command of either executable meets it (README, "Exit statuses").
+/// command of either executable meets it (docs/operator.md, "Exit statuses").
 @Suite("End to end: exit statuses", .serialized)
 struct ExitStatusTests {
     /// One row of the table: a command in a situation, its exit status and the start of its

@@ -57,7 +57,7 @@ enum ServedStore: String, CaseIterable, CustomTestStringConvertible {
     var testDescription: String { rawValue }
 
     /// Runs `body` with the `database` argument of the store holding `sqlite`'s incidents. On
-    /// PostgreSQL the server connects as a role that may only read (README, "More than one
+    /// PostgreSQL the server connects as a role that may only read (docs/operator.md, "More than one
     /// machine": `incidents_reader`), made for the test.
     func with(_ sqlite: String, _ body: (String) async throws -> Void) async throws {
         switch self {

@@ -4,7 +4,7 @@ import Testing
 
 /// The time order of a source's documents and lists that move while they are paged, over a
 /// real HTTP server on loopback and through `ingest --file`, with the built executables and a
-/// temporary SQLite file (README, "When a poll clears").
+/// temporary SQLite file (docs/providers.md, "When a poll clears").
 @Suite("End to end: stale copies, lists that move between pages, twins", .serialized)
 struct TimeOrderEndToEndTests {
     // MARK: WZDx: a replica serves an older copy

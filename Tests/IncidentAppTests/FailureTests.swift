@@ -6,7 +6,7 @@ import IncidentSQLite
 import TestSupport
 import Testing
 
-/// The one mapping from error types to exit statuses and messages (README, "Exit statuses"),
+/// The one mapping from error types to exit statuses and messages (docs/operator.md, "Exit statuses"),
 /// and the command-line advice that only IncidentApp adds.
 @Suite("Failure mapping")
 struct FailureTests {

@@ -126,7 +126,7 @@ struct ServiceSettingsTests {
     func unusableFile() throws {
         let directory = try TestPaths.temporaryDirectory("envfile")
         let missing = directory.appendingPathComponent("missing.env").path
-        #expect(throws: ConfigurationError("the environment file \(missing) (--env-file) does not exist; create it (README.md, \"Configure a key and the sources\")")) {
+        #expect(throws: ConfigurationError("the environment file \(missing) (--env-file) does not exist; create it (docs/operator.md, \"Configure a key and the sources\")")) {
             try EnvironmentFile.read(missing)
         }
         #expect(throws: ConfigurationError("cannot read the environment file \(directory.path) (--env-file): Is a directory; "

@@ -1,7 +1,7 @@
 import IncidentCore
 import Testing
 
-/// The time order of a source's documents and answers of several pages (README, "When a poll
+/// The time order of a source's documents and answers of several pages (docs/providers.md, "When a poll
 /// clears"), the same on every store: a document older than the newest applied is history
 /// only; what a paged answer does not list is cleared only once a second complete poll agrees.
 @Suite("Time order and paged answers (every store)")

@@ -3,7 +3,7 @@ import IncidentCore
 @testable import IncidentPostgres
 import Testing
 
-/// The transition log and the change feed (README, "History and changes"), the same on every
+/// The transition log and the change feed (docs/analyst.md, "History and changes"), the same on every
 /// store: each poll's entries, exactly, for polls of every kind.
 @Suite("Transition log (every store)")
 struct TransitionLogTests {

@@ -131,7 +131,7 @@ struct Configuration: Sendable {
         case .text(let text):
             return try ConfigObject.parse(Data(text.utf8), file: url.path)
         case .missing:
-            throw ConfigurationError("the configuration file \(url.path) does not exist; check --config (an example: README.md, \"Configure a key and the sources\")")
+            throw ConfigurationError("the configuration file \(url.path) does not exist; check --config (an example: docs/operator.md, \"Configure a key and the sources\")")
         case .unreadable(let reason):
             throw ConfigurationError("cannot read the configuration file \(url.path): \(reason); make it a file this user may read")
         case .notText(let reason):
@@ -146,7 +146,7 @@ struct Configuration: Sendable {
     static func fromEnvironment(_ environment: [String: String], requireKeys: Bool = true) throws -> Configuration {
         guard environment["GITS_SERVICE_KEY"]?.isEmpty == false else {
             throw ConfigurationError("no sources configured: no --config, no \(Context.systemConfigurationFile), and GITS_SERVICE_KEY is not set; "
-                                     + "pass --config FILE or create \(Context.systemConfigurationFile) (see README.md, \"Configure a key and the sources\")")
+                                     + "pass --config FILE or create \(Context.systemConfigurationFile) (see docs/operator.md, \"Configure a key and the sources\")")
         }
         var fields: [String: ConfigValue] = ["name": .text("gits"), "provider": .text("gits"), "keyEnv": .text("GITS_SERVICE_KEY")]
         fields["baseURL"] = environment["GITS_BASE_URL"].map(ConfigValue.text)

@@ -21,7 +21,7 @@ enum EnvironmentFile {
         switch FileText.read(path, limit: 64 << 10) {
         case .text(let read): text = read
         case .missing:
-            throw ConfigurationError("the environment file \(path) (--env-file) does not exist; create it (README.md, \"Configure a key and the sources\")")
+            throw ConfigurationError("the environment file \(path) (--env-file) does not exist; create it (docs/operator.md, \"Configure a key and the sources\")")
         case .unreadable(let reason):
             throw ConfigurationError("cannot read the environment file \(path) (--env-file): \(reason); "
                                      + "make it readable by the user that runs this (mode 0640, group trafficincidents)")

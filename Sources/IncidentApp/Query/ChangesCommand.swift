@@ -1,7 +1,7 @@
 import Foundation
 import IncidentCore
 
-/// `incidents changes --after CURSOR [--follow]`: the change feed (README, "History and
+/// `incidents changes --after CURSOR [--follow]`: the change feed (docs/analyst.md, "History and
 /// changes"): each transition once, in order, with its cursor, the incident as it is now and
 /// the run that logged it.
 enum ChangesCommand {

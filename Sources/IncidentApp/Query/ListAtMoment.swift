@@ -1,7 +1,7 @@
 import Foundation
 import IncidentCore
 
-/// `incidents list --at T` (README, "History and changes"): what each source had listed as
+/// `incidents list --at T` (docs/analyst.md, "History and changes"): what each source had listed as
 /// active at T, by poll evidence only, with each source's "as of" (its last poll at or before
 /// T), so that a source that was down then shows it.
 enum ListAtMoment {

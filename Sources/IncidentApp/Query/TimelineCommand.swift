@@ -2,7 +2,7 @@ import Foundation
 import IncidentCore
 
 /// `incidents timeline --per hour|day [--by FIELD] [--since … --until …]`: how many incidents
-/// were active in each hour or day, by the transition log (README, "History and changes").
+/// were active in each hour or day, by the transition log (docs/analyst.md, "History and changes").
 enum TimelineCommand {
     enum Format: String, CaseIterable, Sendable {
         case table, csv, json, chart

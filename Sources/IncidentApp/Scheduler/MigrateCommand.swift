@@ -54,6 +54,6 @@ struct MigrationsPending: Error, CustomStringConvertible {
     var names: [String]
     var description: String {
         "\(Plural.count(names.count, "migration")) pending on \(database): \(names.joined(separator: ", ")); back the database up, then run "
-            + "`incident-scheduler migrate` (README.md, \"Upgrading\")"
+            + "`incident-scheduler migrate` (docs/operator.md, \"Upgrading\")"
     }
 }

@@ -15,7 +15,7 @@ public enum SchedulerTool {
             abstract: "Ingest public traffic-incident feeds into SQLite or PostgreSQL.",
             discussion: """
             Run it from cron with `run --once`, or as a service with `run --loop`. Logs go to stderr,
-            one line per event; results go to stdout. Exit statuses are listed in README.md.
+            one line per event; results go to stdout. Exit statuses are listed in docs/operator.md ("Exit statuses") and the man page.
             """,
             subcommands: [RunCommand.command(context), IngestCommand.command(context), SourcesCommand.command(context),
                           StatusCommand.command(context), CheckConfigCommand.command(context), MigrateCommand.command(context),

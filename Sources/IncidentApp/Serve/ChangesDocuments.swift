@@ -3,7 +3,7 @@ import IncidentCore
 import IncidentHTTP
 import IncidentJSON
 
-/// `/changes`: the change feed of `incidents changes` (README, "History and changes") over
+/// `/changes`: the change feed of `incidents changes` (docs/analyst.md, "History and changes") over
 /// HTTP. `GET /changes?after=CURSOR&limit=N` answers one page as JSON (`f=ndjson`: one object
 /// per line), each change as `incidents changes` prints it, with the cursor to pass next; with
 /// `Accept: text/event-stream` it is a server-sent-event stream (WHATWG HTML §9.2) that sends

@@ -5,7 +5,7 @@ import IncidentNetworking
 /// A provider: its options, how to ask for its feed and how to read what it answers. Adding a
 /// provider means adding one folder (router, DTO, reader, mapper, provider) with a type
 /// conforming to this protocol and listing it in ``ProviderRegistry/all``; the configuration
-/// reader, `check-config`, the README's option table and the pipeline do not change.
+/// reader, `check-config`, docs/operator.md's option table and the pipeline do not change.
 public protocol FeedProvider: Sendable {
     /// The name used in configuration (`"provider": "gits"`).
     static var name: String { get }

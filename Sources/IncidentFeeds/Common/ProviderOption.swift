@@ -1,7 +1,7 @@
 /// Options a provider declares for its sources (an ITS `bbox`, `eventType`, …): each with its
 /// name, type, default, check and help text. The declaration drives everything else: reading
 /// and checking the configuration file (unknown fields and type errors name the field),
-/// `check-config`'s OPTIONS column, and the README's table of provider options.
+/// `check-config`'s OPTIONS column, and docs/operator.md's table of provider options.
 
 /// A value of the configuration file (JSON), as written.
 public enum ConfigValue: Equatable, Sendable, Decodable {
@@ -40,12 +40,12 @@ public enum ConfigValue: Equatable, Sendable, Decodable {
 /// Text, numbers, whole numbers and lists of numbers conform here; a provider whose option
 /// needs another type adds its conformance in its own folder.
 public protocol ProviderOptionValue: Sendable, Equatable {
-    /// What the README and error messages call the type: `text`, `a number`, `a list of numbers`.
+    /// What docs/operator.md and error messages call the type: `text`, `a number`, `a list of numbers`.
     static var typeName: String { get }
     /// The value of `config`, or nil when it is not of this type.
     init?(config: ConfigValue)
     var config: ConfigValue { get }
-    /// How `check-config` and the README show the value: `all`, `126.76,37.41,127.18,37.7`.
+    /// How `check-config` and docs/operator.md show the value: `all`, `126.76,37.41,127.18,37.7`.
     var displayText: String { get }
 }
 
@@ -56,7 +56,7 @@ extension String: ProviderOptionValue {
         self = text
     }
     public var config: ConfigValue { .text(self) }
-    /// The text; `""` for the empty text, so that it shows (in `check-config` and the README).
+    /// The text; `""` for the empty text, so that it shows (in `check-config` and docs/operator.md).
     public var displayText: String { isEmpty ? "\"\"" : self }
 }
 
@@ -96,7 +96,7 @@ extension Array: ProviderOptionValue where Element == Double {
 public struct ProviderOption<Value: ProviderOptionValue>: ProviderOptionDeclaration {
     public let name: String
     public let defaultValue: Value
-    /// What the option means, for the README and `--help`: one sentence, units included.
+    /// What the option means, for docs/operator.md and `--help`: one sentence, units included.
     public let help: String
     /// What is accepted, when more than the type says (`one of all, ex, its`); nil otherwise.
     public let accepted: String?
@@ -135,7 +135,7 @@ extension ProviderOption where Value == String {
     }
 }
 
-/// What the configuration reader, `check-config` and the README see of an option, whatever its
+/// What the configuration reader, `check-config` and docs/operator.md see of an option, whatever its
 /// type.
 public protocol ProviderOptionDeclaration: Sendable {
     var name: String { get }

@@ -4,7 +4,7 @@ import IncidentNetworking
 /// What a reader learns about one response while reading it; ``verdict`` turns it into the
 /// ``ResponseVerdict`` the store decides clearing by.
 ///
-/// The completeness rule (README, "Lifecycle"): a response may clear only when its envelope
+/// The completeness rule (docs/providers.md, "The incident lifecycle"): a response may clear only when its envelope
 /// positively said success (the expected root element and a success code), every record in it
 /// was read, and the number of records matches the number the response declares, if it
 /// declares one. (Records whose id cannot be read make the poll incomplete too; the store
