@@ -44,17 +44,23 @@ struct ListAtTests {
         return active
     }
 
+    /// Polls `responses` in order: an incomplete one says a page was missing, a failed one
+    /// throws after its first record (nothing of it is stored).
+    static func store(_ responses: [Response], in store: any TestStore) throws {
+        for response in responses {
+            let verdict = response.ending == .incomplete ? ResponseVerdict(incompleteBecause: ["a page was missing"]) : .complete
+            let producer = ListProducer(incidents: response.listed.map { incident($0) },
+                                        failAfter: response.ending == .failed ? 1 : nil, verdict: verdict)
+            _ = try? store.ingest(PollContext(source: "gits", startedAt: response.at), producer.callAsFunction)
+        }
+    }
+
     @Test("for 300 moments over 80 polls (incomplete and failing ones among them), list --at equals the set the responses give",
           arguments: StoreKind.allCases)
     func randomMoments(kind: StoreKind) throws {
         let responses = Self.responses(seed: 22)
         try withStore(kind) { store in
-            for response in responses {
-                let verdict = response.ending == .incomplete ? ResponseVerdict(incompleteBecause: ["a page was missing"]) : .complete
-                let producer = ListProducer(incidents: response.listed.map { incident($0) },
-                                            failAfter: response.ending == .failed ? 1 : nil, verdict: verdict)
-                _ = try? store.ingest(PollContext(source: "gits", startedAt: response.at), producer.callAsFunction)
-            }
+            try Self.store(responses, in: store)
             var random = SplitMix64(seed: 7)
             let span = Int64(80 * 600)
             var moments = (0..<280).map { _ in t0.adding(seconds: Int64.random(in: -600...span, using: &random)) }
@@ -105,12 +111,7 @@ struct ListAtTests {
     func timeline(kind: StoreKind) throws {
         let responses = Self.responses(seed: 23)
         try withStore(kind) { store in
-            for response in responses {
-                let verdict = response.ending == .incomplete ? ResponseVerdict(incompleteBecause: ["a page was missing"]) : .complete
-                let producer = ListProducer(incidents: response.listed.map { incident($0) },
-                                            failAfter: response.ending == .failed ? 1 : nil, verdict: verdict)
-                _ = try? store.ingest(PollContext(source: "gits", startedAt: response.at), producer.callAsFunction)
-            }
+            try Self.store(responses, in: store)
             let until = t0.adding(seconds: 15 * 3600)
             let counts = try Timeline.count(store, log: store, matching: IncidentQuery(now: until), by: nil, per: .hour,
                                             since: t0.adding(seconds: -3600), until: until, utcOffset: 9 * 3600)
