@@ -31,8 +31,11 @@ struct MultiHostEndToEndTests {
             let config = try Self.config(server, names: names, interval: "2s")
             let fleet = try SchedulerFleet(hosts: ["host-a", "host-b", "host-c"], ["run", "--loop", "--config", config, "--database", database.uri])
             defer { fleet.kill() }
+            // Each source seven times (not 42 requests in all: with its jitter one source may
+            // be at 6 when another is at 8).
             let polled = try await eventually(timeout: 40) {
-                try await server.requests().count >= names.count * 7
+                let requests = try await server.requests()
+                return names.allSatisfy { name in requests.filter { $0.path == Self.path(name) }.count >= 7 }
             }
             #expect(polled, "six sources every 2 s were not polled 7 times each within 40 s")
             await fleet.stopCleanly()
