@@ -78,7 +78,7 @@ struct ConfigurationTests {
         (#"{"sources": [{"name": "g", "provider": "gits", "keyEnv": "K"}], "concurrency": 0}"#, "concurrency: must be 1 to 64"),
         (#"{"sources": [{"name": "g", "provider": "gits", "keyEnv": "K"}], "concurrency": "4"}"#, "concurrency: expected a whole number"),
         (#"{"sources": [{"name": "g", "provider": "gits", "keyEnv": "K"}], "lease": "2s"}"#, "lease: must be at least 3s (it is renewed every third of it)"),
-        (#"{"sources": [{"name": "g", "provider": "gits", "keyEnv": "K"}], "databse": "x"}"#, "unknown field 'databse' (known: database, deadline, retention, concurrency, lease, sources)"),
+        (#"{"sources": [{"name": "g", "provider": "gits", "keyEnv": "K"}], "databse": "x"}"#, "unknown field 'databse' (known: database, deadline, retention, concurrency, lease, sources, watches, watchState)"),
         (#"[1, 2]"#, "the top level must be an object"),
         (#"{"sources": {"name": "g"}}"#, "sources: expected a list"),
         (#"{"sources": [{"name": "g", "provider": "gits", "keyEnv": "K", "baseURL": "ftp://x"}]}"#, "is not an http(s) URL"),

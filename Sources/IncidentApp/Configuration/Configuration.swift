@@ -35,6 +35,11 @@ struct Configuration: Sendable {
     /// Sources left without a key, and why, in configuration order (only when keys were not
     /// required: `check-config`, `sources`, `ingest`; `run` fails on the first instead).
     var keyProblems: [KeyProblem] = []
+    /// `watches`: the change feed's deliveries to webhooks (README, "Watches").
+    var watches: [WatchDefinition] = []
+    /// `watchState`: the file that keeps each watch's cursor; nil: beside a SQLite database
+    /// (``Configuration/watchStatePath(database:)``).
+    var watchState: String?
 
     static let defaultConcurrency = 4
     static let maxConcurrency = 64
@@ -49,7 +54,7 @@ struct Configuration: Sendable {
     static let credentialParameterNames = ["apikey", "api_key", "key", "servicekey", "token", "access_token", "password", "secret"]
 
     /// The fields of the file's top level.
-    static let fields = ["database", "deadline", "retention", "concurrency", "lease", "sources"]
+    static let fields = ["database", "deadline", "retention", "concurrency", "lease", "sources", "watches", "watchState"]
     /// The fields every source may have, whatever its provider.
     static let sourceFields = ["name", "provider", "keyEnv", "keyFile", "baseURL", "interval", "timeout", "attemptTimeout", "retry"]
     /// The fields of a source's `retry`.
@@ -91,8 +96,20 @@ struct Configuration: Sendable {
             }
             configuration.concurrency = concurrency
         }
+        for (index, value) in (try file.list("watches") ?? []).enumerated() {
+            let object = try ConfigObject(value, place: "\(url.path): watches[\(index)]")
+            let named = ConfigObject(fields: object.fields, place: "\(object.place) (\(try object.requiredText("name")))")
+            configuration.watches.append(try WatchDefinition.read(named, environment: environment, now: UTCInstant(secondsSince1970: Int64(Date().timeIntervalSince1970))))
+        }
+        configuration.watchState = try file.text("watchState").map { URL(fileURLWithPath: $0, relativeTo: url.deletingLastPathComponent()).path }
         try configuration.validate(place: url.path)
         return configuration
+    }
+
+    /// Where the watches' cursors are kept: `watchState`, else `DATABASE.watches` beside a
+    /// SQLite database; nil for a PostgreSQL database without `watchState`.
+    func watchStatePath(database: String) -> String? {
+        watchState ?? (Stores.isPostgreSQL(database) ? nil : database + ".watches")
     }
 
     /// Whether `source` has its key, as `check-config` and `sources` both show it (issue 20:
@@ -307,6 +324,15 @@ struct Configuration: Sendable {
             }
             guard seen.insert(source.name).inserted else {
                 throw ConfigurationError("\(place): two sources are named '\(source.name)'; names must be unique")
+            }
+        }
+        var watchNames = Set<String>()
+        for watch in watches {
+            guard !watch.name.isEmpty, watch.name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" || $0 == "." }) else {
+                throw ConfigurationError("\(place): watch name '\(watch.name)' must be letters, digits, '-', '_' or '.'")
+            }
+            guard watchNames.insert(watch.name).inserted else {
+                throw ConfigurationError("\(place): two watches are named '\(watch.name)'; names must be unique")
             }
         }
     }

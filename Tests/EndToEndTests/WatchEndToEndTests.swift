@@ -1,0 +1,164 @@
+import Foundation
+import IncidentCore
+import IncidentSQLite
+import TestSupport
+import Testing
+
+/// Watches (issue 22 item 5): `incident-scheduler run` delivers the change feed to each watch's
+/// webhook on loopback after its poll round, signed, from the cursor it keeps beside the database.
+/// The transitions are written by real polls of the store (complete and incomplete answers); the
+/// run's own source fails at once (nothing of it is logged), so what is delivered is exactly what
+/// the test wrote.
+@Suite("End to end: watches", .serialized)
+struct WatchEndToEndTests {
+    static let secret = "hook-secret+w22="
+    /// Suwon; "near" incidents lie about 300 m from it, "far" ones in Seoul, 35 km away.
+    static let center = "37.2636,127.0286"
+
+    static func instant(_ text: String) -> UTCInstant { UTCInstant(rfc3339: "2024-03-01T\(text):00Z")! }
+
+    static func incident(_ id: String, near: Bool, category: IncidentCategory = .accident) -> Incident {
+        Incident(source: "gits", externalID: id, category: category, description: "사고 \(id)", road: "경부고속도로",
+                 coordinate: near ? Coordinate(latitude: 37.2660, longitude: 127.0300) : Coordinate(latitude: 37.5665, longitude: 126.9780),
+                 startedAt: instant("00:00"))
+    }
+
+    /// One poll of source gits at `time` that lists `incidents`, complete unless `incomplete`.
+    static func poll(_ path: String, _ time: String, _ incidents: [Incident], incomplete: Bool = false) throws {
+        let store = try SQLiteStore(path: path, clock: .fixed(instant(time)))
+        let verdict = incomplete ? ResponseVerdict(incompleteBecause: ["totalCount is 9 but the response holds 1 readable record"]) : .complete
+        _ = try store.ingest(PollContext(source: "gits", startedAt: instant(time)),
+                             QueryFixture.Producer(incidents: incidents, verdict: verdict).callAsFunction)
+    }
+
+    /// A configuration whose one source fails at once (404, no retry) and with `watch` (JSON
+    /// members) POSTing to the server's /hook.
+    static func config(_ ws: Workspace, _ server: LoopbackServer, watch: String) throws -> String {
+        try ws.write("config.json", #"""
+            {"database": "\#(ws.database)",
+             "sources": [{"name": "down", "provider": "gits", "keyEnv": "K", "baseURL": "\#(server.url("/down/").absoluteString)", "retry": {"maxRetries": 0}}],
+             "watches": [{"name": "suwon", "url": "\#(server.url("/hook").absoluteString)", "secretEnv": "HOOK_SECRET", \#(watch)}]}
+            """#)
+    }
+
+    static func runOnce(_ config: String) async throws -> ProcessResult {
+        try await run("incident-scheduler", ["run", "--once", "--config", config], environment: ["K": "k", "HOOK_SECRET": secret])
+    }
+
+    /// The deliveries the receiver answered 2xx, as `KIND EXTERNAL_ID`, each with its signature verified by Python's hmac.
+    static func delivered(_ server: LoopbackServer, answered statuses: [Int]? = nil) async throws -> [String] {
+        let posts = try await server.requests(path: "/hook")
+        var summary: [String] = []
+        for (index, post) in posts.enumerated() where statuses.map({ index < $0.count ? (200..<300).contains($0[index]) : true }) ?? true {
+            #expect(post.method == "POST")
+            let body = try #require(post.body)
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any])
+            #expect(post.headers["x-incidents-cursor"] == "\(object["cursor"] as? Int ?? -1)")
+            #expect(post.headers["x-incidents-watch"] == "suwon")
+            let signature = try #require(post.headers["x-incidents-signature"])
+            let check = try await shell(#"printf %s "$BODY" | python3 -c 'import hmac,hashlib,sys; print("sha256="+hmac.new(sys.argv[1].encode(), sys.stdin.buffer.read(), hashlib.sha256).hexdigest())' "$SECRET""#,
+                                        environment: ["BODY": body, "SECRET": secret])
+            #expect(check.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == signature, "the signature does not verify: \(body)")
+            summary.append("\(object["kind"] as? String ?? "?") \(object["external_id"] as? String ?? "-")")
+        }
+        return summary
+    }
+
+    @Test("a watch near a point gets appeared and cleared of the accidents within its radius only, each signed; the secret is never logged")
+    func nearPoint() async throws {
+        let server = try await LoopbackServer.start(routes: ["/hook": [.status(204)]])
+        defer { server.stop() }
+        let ws = try Workspace()
+        try Self.poll(ws.database, "01:00", [Self.incident("A", near: true), Self.incident("B", near: false),
+                                            Self.incident("C", near: true, category: .roadwork)])
+        try Self.poll(ws.database, "02:00", [Self.incident("B", near: false)])
+        let config = try Self.config(ws, server, watch: #""near": "\#(Self.center)", "radius": "2km", "category": ["accident"], "transitions": ["appeared", "cleared"]"#)
+        let result = try await Self.runOnce(config)
+        #expect(result.status == 1, "the source fails: \(result.stderr)")
+        #expect(try await Self.delivered(server) == ["appeared A", "cleared A"])
+        #expect(result.stderr.contains("event=watch.delivered watch=suwon"), "\(result.stderr)")
+        let checked = try await run("incident-scheduler", ["check-config", "--config", config], environment: ["K": "k", "HOOK_SECRET": Self.secret])
+        #expect(checked.stdout.contains("watch suwon: appeared,cleared to \(server.url("/hook").absoluteString) (signed)"), "\(checked.stdout)")
+        expectNoKey(Self.secret, in: [result.stderr, result.stdout, checked.stdout, checked.stderr], database: ws.databaseBytes())
+    }
+
+    @Test("a receiver that answers 503 twice, then 200, gets each change exactly once; a restart resumes from the stored cursor without a repeat")
+    func retriesAndRestart() async throws {
+        let server = try await LoopbackServer.start(routes: ["/hook": [.status(503), .status(503), .status(200)]])
+        defer { server.stop() }
+        let ws = try Workspace()
+        try Self.poll(ws.database, "01:00", [Self.incident("A", near: true), Self.incident("B", near: true)])
+        let config = try Self.config(ws, server, watch: #""source": "gits", "retry": {"baseDelay": 0.05, "maxRetries": 3}"#)
+        let first = try await Self.runOnce(config)
+        let posts = try await server.requests(path: "/hook")
+        #expect(posts.count == 4, "A: 503, 503, 200; B: 200")
+        #expect(try await Self.delivered(server, answered: [503, 503, 200, 200]) == ["appeared A", "appeared B"])
+        #expect(first.stderr.components(separatedBy: "event=watch.delivery_retry").count - 1 == 2, "\(first.stderr)")
+        #expect(try String(contentsOfFile: ws.database + ".watches", encoding: .utf8) == #"{"suwon":2}"# + "\n")
+
+        // A restart after another poll delivers only what is new.
+        try await server.reset()
+        try await server.script("/hook", [.status(200)])
+        try Self.poll(ws.database, "02:00", [Self.incident("B", near: true)])
+        _ = try await Self.runOnce(config)
+        #expect(try await Self.delivered(server) == ["cleared A"])
+        // And a run with nothing new posts nothing.
+        try await server.reset()
+        try await server.script("/hook", [.status(200)])
+        _ = try await Self.runOnce(config)
+        #expect(try await server.requests(path: "/hook").isEmpty)
+    }
+
+    @Test("a receiver that stays down keeps the cursor: the next run delivers from there, nothing lost")
+    func receiverDown() async throws {
+        let server = try await LoopbackServer.start(routes: ["/hook": [.status(503)]])
+        defer { server.stop() }
+        let ws = try Workspace()
+        try Self.poll(ws.database, "01:00", [Self.incident("A", near: true)])
+        let config = try Self.config(ws, server, watch: #""retry": {"baseDelay": 0.05, "maxRetries": 1}"#)
+        let down = try await Self.runOnce(config)
+        #expect(try await server.requests(path: "/hook").count == 2)
+        #expect(down.stderr.contains("event=watch.delivery_failed watch=suwon cursor=1 kind=appeared attempt=2 error=\"HTTP 503\""), "\(down.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: ws.database + ".watches"))
+        try await server.reset()
+        try await server.script("/hook", [.status(200)])
+        _ = try await Self.runOnce(config)
+        #expect(try await Self.delivered(server) == ["appeared A"])
+    }
+
+    @Test("an incomplete poll never delivers cleared; the next complete poll does")
+    func incompleteNeverClears() async throws {
+        let server = try await LoopbackServer.start(routes: ["/hook": [.status(200)]])
+        defer { server.stop() }
+        let ws = try Workspace()
+        try Self.poll(ws.database, "01:00", [Self.incident("A", near: true), Self.incident("B", near: true)])
+        try Self.poll(ws.database, "02:00", [Self.incident("B", near: true)], incomplete: true)
+        let config = try Self.config(ws, server, watch: #""near": "\#(Self.center)""#)
+        _ = try await Self.runOnce(config)
+        #expect(try await Self.delivered(server) == ["appeared A", "appeared B"])
+        try await server.reset()
+        try await server.script("/hook", [.status(200)])
+        try Self.poll(ws.database, "03:00", [Self.incident("B", near: true)])
+        _ = try await Self.runOnce(config)
+        #expect(try await Self.delivered(server) == ["cleared A"])
+    }
+
+    @Test("check-config exits 78 naming the watch and field: an unknown filter, a bad filter value, a missing secret, a bad URL, an unknown transition")
+    func configurationErrors() async throws {
+        let ws = try Workspace()
+        let source = #"{"name": "gits", "provider": "gits", "keyEnv": "K"}"#
+        let cases: [(watch: String, environment: [String: String], message: String)] = [
+            (#""search": "사고", "url": "http://127.0.0.1:9/h", "secretEnv": "S""#, ["S": "s"], "watches[0] (w): unknown field 'search' for a watch"),
+            (#""near": "somewhere", "url": "http://127.0.0.1:9/h", "secretEnv": "S""#, ["S": "s"], "watches[0] (w): near: 'somewhere' is not"),
+            (#""url": "http://127.0.0.1:9/h", "secretEnv": "S""#, [:], "watches[0] (w): secretEnv: the environment variable S is not set or empty"),
+            (#""url": "ftp://127.0.0.1/h", "secretEnv": "S""#, ["S": "s"], "watches[0] (w): url: 'ftp://127.0.0.1/h' is not an http(s) URL"),
+            (#""transitions": ["vanished"], "url": "http://127.0.0.1:9/h", "secretEnv": "S""#, ["S": "s"], "watches[0] (w): transitions: expected a list of appeared"),
+        ]
+        for (watch, environment, message) in cases {
+            let config = try ws.write("config.json", #"{"database": "\#(ws.database)", "sources": [\#(source)], "watches": [{"name": "w", \#(watch)}]}"#)
+            let result = try await run("incident-scheduler", ["check-config", "--config", config], environment: environment.merging(["K": "k"]) { $1 })
+            #expect(result.status == 78, "\(watch): \(result.stderr)")
+            #expect(result.stderr.contains(message), "\(result.stderr)")
+        }
+    }
+}
