@@ -126,6 +126,20 @@ struct WatchEndToEndTests {
         #expect(try await Self.delivered(server) == ["appeared A"])
     }
 
+    @Test("a receiver that times out, then recovers, gets the change after the retry")
+    func receiverTimesOut() async throws {
+        let server = try await LoopbackServer.start(routes: ["/hook": [ResponseSpec(status: 200, delay: 3), .status(200)]])
+        defer { server.stop() }
+        let ws = try Workspace()
+        try Self.poll(ws.database, "01:00", [Self.incident("A", near: true)])
+        let config = try Self.config(ws, server, watch: #""timeout": "1s", "retry": {"baseDelay": 0.05, "maxRetries": 2}"#)
+        let result = try await Self.runOnce(config)
+        #expect(result.stderr.contains("event=watch.delivery_retry watch=suwon cursor=1 kind=appeared attempt=1"), "\(result.stderr)")
+        #expect(result.stderr.contains("event=watch.delivered watch=suwon cursor=1 kind=appeared status=200 attempt=2"), "\(result.stderr)")
+        #expect(try await server.requests(path: "/hook").count == 2)
+        #expect(try String(contentsOfFile: ws.database + ".watches", encoding: .utf8) == #"{"suwon":1}"# + "\n")
+    }
+
     @Test("an incomplete poll never delivers cleared; the next complete poll does")
     func incompleteNeverClears() async throws {
         let server = try await LoopbackServer.start(routes: ["/hook": [.status(200)]])

@@ -184,4 +184,10 @@ struct ConfigurationTests {
         let c = try load(#"{"concurrency": 2, "sources": [{"name": "g", "provider": "gits", "keyEnv": "K"}]}"#)
         #expect(c.concurrency == 2)
     }
+
+    @Test("a watch's signature is HMAC-SHA256: RFC 4231 test case 2")
+    func watchSignature() {
+        #expect(WatchDelivery.hmacSHA256(key: "Jefe", Data("what do ya want for nothing?".utf8))
+                == "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843")
+    }
 }

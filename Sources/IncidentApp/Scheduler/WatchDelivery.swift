@@ -107,11 +107,17 @@ struct WatchDelivery: Sendable {
         request.setValue(String(change.transition.cursor), forHTTPHeaderField: "X-Incidents-Cursor")
         request.setValue(watch.name, forHTTPHeaderField: "X-Incidents-Watch")
         let (name, cursor, kind) = (watch.name, change.transition.cursor, change.transition.kind.rawValue)
+        // The whole exchange within the watch's timeout (a request's timeoutInterval alone is an idle timeout).
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.timeoutIntervalForRequest = watch.timeoutSeconds
+        configuration.timeoutIntervalForResource = watch.timeoutSeconds
+        let session = URLSession(configuration: configuration)
+        defer { session.finishTasksAndInvalidate() }
         var retry = 0
         while !Task.isCancelled {
             var failure: String
             do {
-                let (_, response) = try await URLSession.shared.data(for: request)
+                let (_, response) = try await session.data(for: request)
                 let status = (response as? HTTPURLResponse)?.statusCode ?? 0
                 if (200..<300).contains(status) {
                     logger.log(.info, "watch.delivered", ["watch": name, "cursor": cursor, "kind": kind, "status": status, "attempt": retry + 1])
