@@ -94,7 +94,7 @@ struct WatchEndToEndTests {
         #expect(posts.count == 4, "A: 503, 503, 200; B: 200")
         #expect(try await Self.delivered(server, answered: [503, 503, 200, 200]) == ["appeared A", "appeared B"])
         #expect(first.stderr.components(separatedBy: "event=watch.delivery_retry").count - 1 == 2, "\(first.stderr)")
-        #expect(try String(contentsOfFile: ws.database + ".watches", encoding: .utf8) == #"{"suwon":2}"# + "\n")
+        #expect(try String(contentsOfFile: ws.database + ".watches", encoding: .utf8) == #"{"suwon":{"cursor":2}}"# + "\n")
 
         // A restart after another poll delivers only what is new.
         try await server.reset()
@@ -109,7 +109,7 @@ struct WatchEndToEndTests {
         #expect(try await server.requests(path: "/hook").isEmpty)
     }
 
-    @Test("a receiver that stays down keeps the cursor: the next run delivers from there, nothing lost")
+    @Test("a receiver that stays down keeps the cursor: `watches` shows the lag and the error, the next run delivers from there, nothing lost")
     func receiverDown() async throws {
         let server = try await LoopbackServer.start(routes: ["/hook": [.status(503)]])
         defer { server.stop() }
@@ -119,11 +119,17 @@ struct WatchEndToEndTests {
         let down = try await Self.runOnce(config)
         #expect(try await server.requests(path: "/hook").count == 2)
         #expect(down.stderr.contains("event=watch.delivery_failed watch=suwon cursor=1 kind=appeared attempt=2 error=\"HTTP 503\""), "\(down.stderr)")
-        #expect(!FileManager.default.fileExists(atPath: ws.database + ".watches"))
+        let listed = try await run("incident-scheduler", ["watches", "--config", config], environment: ["K": "k", "HOOK_SECRET": Self.secret])
+        #expect(listed.status == 0, "\(listed.stderr)")
+        let row = try #require(listed.stdout.split(separator: "\n").last).split(separator: " ", omittingEmptySubsequences: true)
+        #expect(Array(row.prefix(5)) == ["suwon", "0", "1", "HTTP", "503"], "\(listed.stdout)")
         try await server.reset()
         try await server.script("/hook", [.status(200)])
         _ = try await Self.runOnce(config)
         #expect(try await Self.delivered(server) == ["appeared A"])
+        let caughtUp = try await run("incident-scheduler", ["watches", "--config", config], environment: ["K": "k", "HOOK_SECRET": Self.secret])
+        #expect(Array(try #require(caughtUp.stdout.split(separator: "\n").last).split(separator: " ").prefix(4)) == ["suwon", "1", "0", "HTTP"],
+                "the last error stays, with its time: \(caughtUp.stdout)")
     }
 
     @Test("a receiver that times out, then recovers, gets the change after the retry")
@@ -137,7 +143,7 @@ struct WatchEndToEndTests {
         #expect(result.stderr.contains("event=watch.delivery_retry watch=suwon cursor=1 kind=appeared attempt=1"), "\(result.stderr)")
         #expect(result.stderr.contains("event=watch.delivered watch=suwon cursor=1 kind=appeared status=200 attempt=2"), "\(result.stderr)")
         #expect(try await server.requests(path: "/hook").count == 2)
-        #expect(try String(contentsOfFile: ws.database + ".watches", encoding: .utf8) == #"{"suwon":1}"# + "\n")
+        #expect(try String(contentsOfFile: ws.database + ".watches", encoding: .utf8) == #"{"suwon":{"cursor":1}}"# + "\n")
     }
 
     @Test("an incomplete poll never delivers cleared; the next complete poll does")

@@ -31,15 +31,15 @@ struct WatchDelivery: Sendable {
             logger.log(.error, "watch.failed", ["error": "this store has no change feed"])
             return
         }
-        var cursors: [String: Int64]
+        var entries: [String: WatchState.Entry]
         do {
-            cursors = try WatchState.read(statePath)
+            entries = try WatchState.read(statePath)
         } catch {
             logger.log(.error, "watch.failed", ["error": ErrorText.describe(error)])
             return
         }
         for watch in watches where !Task.isCancelled {
-            var cursor = cursors[watch.name] ?? 0
+            var cursor = entries[watch.name]?.cursor ?? 0
             do {
                 while !Task.isCancelled {
                     let after = cursor
@@ -48,13 +48,18 @@ struct WatchDelivery: Sendable {
                     let matching = try await store.perform { try matches(watch, changes) }
                     for change in changes {
                         if matching.contains(change.transition.cursor) {
-                            guard await post(change, to: watch) else { throw WatchStop() }
+                            if let failure = await post(change, to: watch) {
+                                entries[watch.name, default: .init(cursor: cursor)].lastError = failure
+                                entries[watch.name]?.lastErrorAt = UTCInstant(secondsSince1970: Int64(Date().timeIntervalSince1970)).rfc3339
+                                try WatchState.write(entries, to: statePath)
+                                throw WatchStop()
+                            }
                         }
                         cursor = change.transition.cursor
                         // After each delivery; a run of transitions the watch does not want is recorded once.
                         if matching.contains(cursor) || change.transition.cursor == changes.last?.transition.cursor {
-                            cursors[watch.name] = cursor
-                            try WatchState.write(cursors, to: statePath)
+                            entries[watch.name, default: .init()].cursor = cursor
+                            try WatchState.write(entries, to: statePath)
                         }
                     }
                     if changes.count < Self.page { break }
@@ -96,8 +101,8 @@ struct WatchDelivery: Sendable {
         }.map(\.transition.cursor))
     }
 
-    /// POSTs one change, retrying by the watch's policy; true after a 2xx.
-    func post(_ change: IncidentChange, to watch: WatchDefinition) async -> Bool {
+    /// POSTs one change, retrying by the watch's policy: nil after a 2xx, else the last failure.
+    func post(_ change: IncidentChange, to watch: WatchDefinition) async -> String? {
         let body = Data(ChangesCommand.json(change).utf8)
         var request = URLRequest(url: watch.url, timeoutInterval: watch.timeoutSeconds)
         request.httpMethod = "POST"
@@ -121,7 +126,7 @@ struct WatchDelivery: Sendable {
                 let status = (response as? HTTPURLResponse)?.statusCode ?? 0
                 if (200..<300).contains(status) {
                     logger.log(.info, "watch.delivered", ["watch": name, "cursor": cursor, "kind": kind, "status": status, "attempt": retry + 1])
-                    return true
+                    return nil
                 }
                 failure = "HTTP \(status)"
             } catch {
@@ -132,7 +137,7 @@ struct WatchDelivery: Sendable {
                     "watch": name, "cursor": cursor, "kind": kind, "attempt": retry + 1, "error": failure,
                     "detail": "retries exhausted; the next turn starts again at this transition",
                 ])
-                return false
+                return failure
             }
             let delay = watch.retryPolicy.delay(forRetry: retry, retryAfter: nil, unitRandom: Double.random(in: 0...1))
             logger.log(.warning, "watch.delivery_retry", [
@@ -141,7 +146,7 @@ struct WatchDelivery: Sendable {
             retry += 1
             try? await Task.sleep(nanoseconds: UInt64(delay * 1e9))
         }
-        return false
+        return "cancelled"
     }
 
     /// HMAC-SHA256 (RFC 2104, FIPS 180-4) of `data` under the UTF-8 bytes of `key`, as lowercase
@@ -160,26 +165,35 @@ struct WatchDelivery: Sendable {
     private struct WatchStop: Error {}
 }
 
-/// The state file of the watches: a JSON object of each watch's last delivered (or passed)
-/// cursor, by name, written atomically.
+/// The state file of the watches: a JSON object of each watch's position by name: its last
+/// delivered (or passed) cursor and its last error, written atomically.
 enum WatchState {
-    /// The cursors; empty when the file does not exist yet.
+    struct Entry: Codable, Equatable, Sendable {
+        var cursor: Int64 = 0
+        /// The last failure (`HTTP 503`, a timeout), with when it happened (RFC 3339); kept
+        /// after later successes, so `incident-scheduler watches` shows when it was.
+        var lastError: String?
+        var lastErrorAt: String?
+    }
+
+    /// The positions; empty when the file does not exist yet.
     /// - Throws: ``ConfigurationError`` when it cannot be read or is not such an object.
-    static func read(_ path: String) throws -> [String: Int64] {
+    static func read(_ path: String) throws -> [String: Entry] {
         switch FileText.read(path, limit: 1 << 20) {
         case .missing: return [:]
         case .text(let text):
-            guard let cursors = try? JSONDecoder().decode([String: Int64].self, from: Data(text.utf8)) else {
-                throw ConfigurationError("the watch state file \(path) is not a JSON object of cursors; move it away to deliver from the start")
+            guard let entries = try? JSONDecoder().decode([String: Entry].self, from: Data(text.utf8)) else {
+                throw ConfigurationError("the watch state file \(path) is not a JSON object of watch positions; move it away to deliver from the start")
             }
-            return cursors
+            return entries
         case .unreadable(let reason), .notText(let reason):
             throw ConfigurationError("cannot read the watch state file \(path): \(reason)")
         }
     }
 
-    static func write(_ cursors: [String: Int64], to path: String) throws {
-        let json = try JSONSerialization.data(withJSONObject: cursors, options: [.sortedKeys])
-        try Metrics.write(String(decoding: json, as: UTF8.self) + "\n", to: path, what: "the watch state file")
+    static func write(_ entries: [String: Entry], to path: String) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        try Metrics.write(String(decoding: try encoder.encode(entries), as: UTF8.self) + "\n", to: path, what: "the watch state file")
     }
 }
