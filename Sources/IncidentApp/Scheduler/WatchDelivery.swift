@@ -49,6 +49,8 @@ struct WatchDelivery: Sendable {
                     for change in changes {
                         if matching.contains(change.transition.cursor) {
                             if let failure = await post(change, to: watch) {
+                                // Stopped by SIGTERM: not the receiver's failure.
+                                if Task.isCancelled { throw WatchStop() }
                                 entries[watch.name, default: .init(cursor: cursor)].lastError = failure
                                 entries[watch.name]?.lastErrorAt = UTCInstant(secondsSince1970: Int64(Date().timeIntervalSince1970)).rfc3339
                                 try WatchState.write(entries, to: statePath)
