@@ -191,6 +191,37 @@ struct WatchEndToEndTests {
         }
     }
 
+    @Test("PostgreSQL: real polls delivered from the store's change feed, the cursor in watchState; without watchState run exits 78")
+    func postgres() async throws {
+        let server = try await LoopbackServer.start(routes: [
+            "/gits/getIncidentInfo": [ResponseSpec(bodyFile: TestPaths.fixture("gits/incidents_3.xml").path)], "/hook": [.status(200)],
+        ])
+        defer { server.stop() }
+        let ws = try Workspace()
+        try await PostgresDatabase.with { database in
+            func config(state: String) throws -> String {
+                try ws.write("config.json", #"""
+                    {"database": "\#(database.uri)", \#(state)
+                     "sources": [{"name": "gits", "provider": "gits", "keyEnv": "K", "baseURL": "\#(server.url("/gits/").absoluteString)"}],
+                     "watches": [{"name": "suwon", "url": "\#(server.url("/hook").absoluteString)", "secretEnv": "HOOK_SECRET"}]}
+                    """#)
+            }
+            let refused = try await Self.runOnce(try config(state: ""))
+            #expect(refused.status == 78)
+            #expect(refused.stderr.contains("watches on a PostgreSQL database need watchState, the file that keeps each watch's cursor"), "\(refused.stderr)")
+            let state = ws.directory.appendingPathComponent("watches.json").path
+            let polled = try await Self.runOnce(try config(state: #""watchState": "\#(state)","#))
+            #expect(polled.status == 0, "\(polled.stderr)")
+            let kinds = try await Self.delivered(server).map { $0.split(separator: " ")[0] }
+            #expect(kinds == ["appeared", "appeared", "appeared"])
+            #expect(try String(contentsOfFile: state, encoding: .utf8) == #"{"suwon":{"cursor":3}}"# + "\n")
+            try await server.reset()
+            try await server.script("/hook", [.status(200)])
+            _ = try await Self.runOnce(try config(state: #""watchState": "\#(state)","#))
+            #expect(try await server.requests(path: "/hook").isEmpty, "the same answer again: nothing new to deliver")
+        }
+    }
+
     @Test("check-config exits 78 naming the watch and field: an unknown filter, a bad filter value, a missing secret, a bad URL, an unknown transition")
     func configurationErrors() async throws {
         let ws = try Workspace()

@@ -107,9 +107,14 @@ struct Configuration: Sendable {
     }
 
     /// Where the watches' cursors are kept: `watchState`, else `DATABASE.watches` beside a
-    /// SQLite database; nil for a PostgreSQL database without `watchState`.
-    func watchStatePath(database: String) -> String? {
-        watchState ?? (Stores.isPostgreSQL(database) ? nil : database + ".watches")
+    /// SQLite database.
+    /// - Throws: ``ConfigurationError`` for watches on a PostgreSQL database without `watchState`.
+    func watchStatePath(database: String) throws -> String {
+        if let watchState { return watchState }
+        guard !Stores.isPostgreSQL(database) || watches.isEmpty else {
+            throw ConfigurationError("watches on a PostgreSQL database need watchState, the file that keeps each watch's cursor")
+        }
+        return database + ".watches"
     }
 
     /// Whether `source` has its key, as `check-config` and `sources` both show it (issue 20:

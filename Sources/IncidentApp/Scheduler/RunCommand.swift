@@ -68,10 +68,7 @@ enum RunCommand {
         let backstop = arguments[once] ? DeadlineBackstop(seconds: (deadlineSeconds ?? configuration.deadlineSeconds) + 10, logger: logger) : nil
         defer { backstop?.cancel() }
         let polls = concurrencyLimit ?? configuration.concurrency
-        let watchState = configuration.watchStatePath(database: path)
-        if !configuration.watches.isEmpty && watchState == nil {
-            throw ConfigurationError("watches on a PostgreSQL database need \"watchState\": the file that keeps each watch's cursor")
-        }
+        let watchState = try configuration.watchStatePath(database: path)
         try await SchedulerTool.withStore(path: path, context: context, scheduler: true, leaseSeconds: configuration.leaseSeconds,
                                           concurrency: polls, logger: logger) { store, lock in
             let fileWatch = (store as? any StoreFile).map { StoreFileWatch(database: path, store: $0, lock: lock, logger: logger) }
@@ -80,7 +77,7 @@ enum RunCommand {
                                            leaseSeconds: configuration.leaseSeconds, fileWatch: fileWatch)
             // --dry-run stores nothing, so it delivers nothing either.
             let delivery = dryRun || configuration.watches.isEmpty ? nil
-                : WatchDelivery(watches: configuration.watches, statePath: watchState ?? "", store: store, logger: logger)
+                : WatchDelivery(watches: configuration.watches, statePath: watchState, store: store, logger: logger)
             if arguments[loop] {
                 // Deliveries follow the polls' commits within a second, in their own task.
                 let deliveries = delivery.map { delivery in Task { await delivery.deliverForever(every: 1) } }

@@ -21,10 +21,7 @@ enum WatchesCommand {
         let context = try context.loadingEnvironmentFile(arguments)
         let configuration = try SchedulerTool.loadConfiguration(arguments, context, requireKeys: false)
         let path = try context.databasePath(arguments, configured: configuration.database)
-        guard let statePath = configuration.watchStatePath(database: path) else {
-            throw ConfigurationError("watches on a PostgreSQL database need \"watchState\": the file that keeps each watch's cursor")
-        }
-        let entries = try WatchState.read(statePath)
+        let entries = try WatchState.read(try configuration.watchStatePath(database: path))
         let last: Int64
         do {
             guard let feed = try Stores.openForReading(path, clock: context.clock) as? any ChangeFeedReader else {
