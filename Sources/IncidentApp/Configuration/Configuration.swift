@@ -322,22 +322,19 @@ struct Configuration: Sendable {
 
     func validate(place: String) throws {
         guard !sources.isEmpty else { throw ConfigurationError("\(place): no sources; add at least one to \"sources\"") }
+        try Self.validateNames(sources.map(\.name), of: "source", place: place)
+        try Self.validateNames(watches.map(\.name), of: "watch", place: place)
+    }
+
+    /// Refuses a name that is not letters, digits, '-', '_' or '.', and a name given twice.
+    private static func validateNames(_ names: [String], of what: String, place: String) throws {
         var seen = Set<String>()
-        for source in sources {
-            guard !source.name.isEmpty, source.name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" || $0 == "." }) else {
-                throw ConfigurationError("\(place): source name '\(source.name)' must be letters, digits, '-', '_' or '.'")
+        for name in names {
+            guard !name.isEmpty, name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" || $0 == "." }) else {
+                throw ConfigurationError("\(place): \(what) name '\(name)' must be letters, digits, '-', '_' or '.'")
             }
-            guard seen.insert(source.name).inserted else {
-                throw ConfigurationError("\(place): two sources are named '\(source.name)'; names must be unique")
-            }
-        }
-        var watchNames = Set<String>()
-        for watch in watches {
-            guard !watch.name.isEmpty, watch.name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" || $0 == "." }) else {
-                throw ConfigurationError("\(place): watch name '\(watch.name)' must be letters, digits, '-', '_' or '.'")
-            }
-            guard watchNames.insert(watch.name).inserted else {
-                throw ConfigurationError("\(place): two watches are named '\(watch.name)'; names must be unique")
+            guard seen.insert(name).inserted else {
+                throw ConfigurationError("\(place): two \(what)s are named '\(name)'; names must be unique")
             }
         }
     }
