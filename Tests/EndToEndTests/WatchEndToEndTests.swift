@@ -239,5 +239,12 @@ struct WatchEndToEndTests {
             #expect(result.status == 78, "\(watch): \(result.stderr)")
             #expect(result.stderr.contains(message), "\(result.stderr)")
         }
+        // As for keys: `sources` lists a configuration whose watch has no secret; `run` refuses it.
+        let config = try ws.write("config.json", #"{"database": "\#(ws.database)", "sources": [\#(source)], "watches": [{"name": "w", "url": "http://127.0.0.1:9/h", "secretEnv": "S"}]}"#)
+        let listed = try await run("incident-scheduler", ["sources", "--config", config], environment: ["K": "k"])
+        #expect(listed.status == 0, "\(listed.stderr)")
+        let refused = try await run("incident-scheduler", ["run", "--once", "--config", config], environment: ["K": "k"])
+        #expect(refused.status == 78)
+        #expect(refused.stderr.contains("watches[0] (w): secretEnv: the environment variable S is not set or empty"), "\(refused.stderr)")
     }
 }

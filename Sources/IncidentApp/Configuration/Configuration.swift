@@ -40,6 +40,9 @@ struct Configuration: Sendable {
     /// `watchState`: the file that keeps each watch's cursor; nil: beside a SQLite database
     /// (``Configuration/watchStatePath(database:)``).
     var watchState: String?
+    /// Watches left without their signing secret (only when keys were not required; shown and
+    /// refused by `check-config` as key problems are).
+    var secretProblems: [ConfigurationError] = []
 
     static let defaultConcurrency = 4
     static let maxConcurrency = 64
@@ -99,7 +102,8 @@ struct Configuration: Sendable {
         for (index, value) in (try file.list("watches") ?? []).enumerated() {
             let object = try ConfigObject(value, place: "\(url.path): watches[\(index)]")
             let named = ConfigObject(fields: object.fields, place: "\(object.place) (\(try object.requiredText("name")))")
-            configuration.watches.append(try WatchDefinition.read(named, environment: environment, now: UTCInstant(secondsSince1970: Int64(Date().timeIntervalSince1970))))
+            configuration.watches.append(try WatchDefinition.read(named, environment: environment, now: UTCInstant(secondsSince1970: Int64(Date().timeIntervalSince1970)),
+                                                                  requireSecret: requireKeys, secretProblems: &configuration.secretProblems))
         }
         configuration.watchState = try file.text("watchState").map { URL(fileURLWithPath: $0, relativeTo: url.deletingLastPathComponent()).path }
         try configuration.validate(place: url.path)

@@ -38,7 +38,10 @@ struct WatchDefinition: Sendable {
     /// - Throws: ``ConfigurationError`` naming the watch and field: an unknown field (a filter
     ///   outside ``filterFields``), a filter value the CLI would refuse, an unknown transition,
     ///   a URL that is not http(s), a secret variable missing or empty.
-    static func read(_ object: ConfigObject, environment: [String: String], now: UTCInstant) throws -> WatchDefinition {
+    /// - Parameter requireSecret: when false (`check-config`, `sources`, `ingest`, as for keys),
+    ///   a missing secret is appended to `secretProblems` instead of thrown, and the watch has none.
+    static func read(_ object: ConfigObject, environment: [String: String], now: UTCInstant,
+                     requireSecret: Bool, secretProblems: inout [ConfigurationError]) throws -> WatchDefinition {
         try object.refuseUnknownFields(known: fields, what: " for a watch (its filters: \(filterFields.map(\.rawValue).joined(separator: ", ")))")
         let name = try object.requiredText("name")
         var parameters: [(name: String, values: [String])] = []
@@ -77,10 +80,14 @@ struct WatchDefinition: Sendable {
         }
         Redaction.register(passwordIn: url)
         let variable = try object.requiredText("secretEnv")
-        guard let secret = environment[variable], !secret.isEmpty else {
-            throw object.problem("secretEnv", "the environment variable \(variable) is not set or empty; export it with the secret that signs each delivery")
+        let secret = environment[variable] ?? ""
+        if secret.isEmpty {
+            let problem = object.problem("secretEnv", "the environment variable \(variable) is not set or empty; export it with the secret that signs each delivery")
+            if requireSecret { throw problem }
+            secretProblems.append(problem)
+        } else {
+            Redaction.register(secret: secret)
         }
-        Redaction.register(secret: secret)
         var watch = WatchDefinition(name: name, query: query, filtersIncident: parameters.contains { $0.name != IncidentFilter.Parameter.source.rawValue },
                                     kinds: kinds, url: url, secret: secret)
         if let seconds = try object.duration("timeout") { watch.timeoutSeconds = Double(seconds) }
