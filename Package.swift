@@ -22,6 +22,8 @@ let package = Package(
         .systemLibrary(name: "CTerminal"),
         // libxlsxwriter, for `--format xlsx` (spreadsheets with real dates, in constant memory).
         .systemLibrary(name: "CXLSX", pkgConfig: "xlsxwriter", providers: [.apt(["libxlsxwriter-dev"])]),
+        // OpenSSL's libcrypto, for the HMAC-SHA256 that signs watch deliveries (no CryptoKit on Linux).
+        .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
 
         // Domain: incidents, categories, instants, ports and use cases. No C, no I/O.
         .target(name: "IncidentCore"),
@@ -73,7 +75,7 @@ let package = Package(
         // Providers: one folder each (router, record reader, mapper).
         .target(name: "IncidentFeeds", dependencies: ["CZlib", "IncidentCore", "IncidentNetworking", "IncidentXML", "IncidentJSON"]),
         // Configuration, argument parsing, commands, logging: the composition root.
-        .target(name: "IncidentApp", dependencies: ["CTerminal", "CXLSX", "IncidentCore", "IncidentNetworking", "IncidentFeeds", "IncidentJSON", "IncidentSQLite", "IncidentPostgres", "IncidentHTTP"]),
+        .target(name: "IncidentApp", dependencies: ["CCrypto", "CTerminal", "CXLSX", "IncidentCore", "IncidentNetworking", "IncidentFeeds", "IncidentJSON", "IncidentSQLite", "IncidentPostgres", "IncidentHTTP"]),
 
         .executableTarget(name: "incident-scheduler", dependencies: ["IncidentApp"]),
         .executableTarget(name: "incidents", dependencies: ["IncidentApp"]),

@@ -81,11 +81,12 @@ enum Metrics {
     /// the loop's source tasks may write at the same moment), `fchmod` (the umask cannot make
     /// it private), then `rename(2)` over the target, so the collector never reads half a file.
     /// - Throws: ``FileAccessError`` naming the file and the system's reason.
-    static func write(_ text: String, to path: String) throws {
+    /// - Parameter what: the file, for the error (`the watch state file`).
+    static func write(_ text: String, to path: String, what: String = "the metrics file") throws {
         let target = URL(fileURLWithPath: path)
         let temporary = target.deletingLastPathComponent().appendingPathComponent(".\(target.lastPathComponent).\(UUID().uuidString).tmp").path
         func failure(_ step: String, _ reason: String = String(cString: strerror(errno))) -> FileAccessError {
-            FileAccessError("cannot write the metrics file \(path) (\(step)): \(reason); check that its directory exists and this user may write there")
+            FileAccessError("cannot write \(what) \(path) (\(step)): \(reason); check that its directory exists and this user may write there")
         }
         let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else { throw failure("creating \(temporary)") }

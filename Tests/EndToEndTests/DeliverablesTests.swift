@@ -220,7 +220,7 @@ struct DeliverablesTests {
             return result.stdout.split(separator: "\n").map(String.init)
         }
         #expect(try await complete("incident-scheduler", ["incident-scheduler", ""]) ==
-                ["run", "ingest", "sources", "status", "check-config", "migrate", "prune", "copy", "help", "--help", "--version"])
+                ["run", "ingest", "sources", "status", "check-config", "migrate", "prune", "copy", "watches", "help", "--help", "--version"])
         #expect(try await complete("incident-scheduler", ["incident-scheduler", "st"]) == ["status"])
         #expect(try await complete("incident-scheduler", ["incident-scheduler", "status", "--"]) ==
                 ["--config", "--env-file", "--database", "--stale-after", "--metrics-file", "--format", "--wide", "--help"])

@@ -78,7 +78,7 @@ struct ConfigurationTests {
         (#"{"sources": [{"name": "g", "provider": "gits", "keyEnv": "K"}], "concurrency": 0}"#, "concurrency: must be 1 to 64"),
         (#"{"sources": [{"name": "g", "provider": "gits", "keyEnv": "K"}], "concurrency": "4"}"#, "concurrency: expected a whole number"),
         (#"{"sources": [{"name": "g", "provider": "gits", "keyEnv": "K"}], "lease": "2s"}"#, "lease: must be at least 3s (it is renewed every third of it)"),
-        (#"{"sources": [{"name": "g", "provider": "gits", "keyEnv": "K"}], "databse": "x"}"#, "unknown field 'databse' (known: database, deadline, retention, concurrency, lease, sources)"),
+        (#"{"sources": [{"name": "g", "provider": "gits", "keyEnv": "K"}], "databse": "x"}"#, "unknown field 'databse' (known: database, deadline, retention, concurrency, lease, sources, watches, watchState)"),
         (#"[1, 2]"#, "the top level must be an object"),
         (#"{"sources": {"name": "g"}}"#, "sources: expected a list"),
         (#"{"sources": [{"name": "g", "provider": "gits", "keyEnv": "K", "baseURL": "ftp://x"}]}"#, "is not an http(s) URL"),
@@ -183,5 +183,11 @@ struct ConfigurationTests {
     func concurrency() throws {
         let c = try load(#"{"concurrency": 2, "sources": [{"name": "g", "provider": "gits", "keyEnv": "K"}]}"#)
         #expect(c.concurrency == 2)
+    }
+
+    @Test("a watch's signature is HMAC-SHA256: RFC 4231 test case 2")
+    func watchSignature() {
+        #expect(WatchDelivery.hmacSHA256(key: "Jefe", Data("what do ya want for nothing?".utf8))
+                == "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843")
     }
 }

@@ -35,6 +35,14 @@ struct Configuration: Sendable {
     /// Sources left without a key, and why, in configuration order (only when keys were not
     /// required: `check-config`, `sources`, `ingest`; `run` fails on the first instead).
     var keyProblems: [KeyProblem] = []
+    /// `watches`: the change feed's deliveries to webhooks (README, "Watches").
+    var watches: [WatchDefinition] = []
+    /// `watchState`: the file that keeps each watch's cursor; nil: beside a SQLite database
+    /// (``Configuration/watchStatePath(database:)``).
+    var watchState: String?
+    /// Watches left without their signing secret (only when keys were not required; shown and
+    /// refused by `check-config` as key problems are).
+    var secretProblems: [ConfigurationError] = []
 
     static let defaultConcurrency = 4
     static let maxConcurrency = 64
@@ -49,7 +57,7 @@ struct Configuration: Sendable {
     static let credentialParameterNames = ["apikey", "api_key", "key", "servicekey", "token", "access_token", "password", "secret"]
 
     /// The fields of the file's top level.
-    static let fields = ["database", "deadline", "retention", "concurrency", "lease", "sources"]
+    static let fields = ["database", "deadline", "retention", "concurrency", "lease", "sources", "watches", "watchState"]
     /// The fields every source may have, whatever its provider.
     static let sourceFields = ["name", "provider", "keyEnv", "keyFile", "baseURL", "interval", "timeout", "attemptTimeout", "retry"]
     /// The fields of a source's `retry`.
@@ -91,8 +99,26 @@ struct Configuration: Sendable {
             }
             configuration.concurrency = concurrency
         }
+        for (index, value) in (try file.list("watches") ?? []).enumerated() {
+            let object = try ConfigObject(value, place: "\(url.path): watches[\(index)]")
+            let named = ConfigObject(fields: object.fields, place: "\(object.place) (\(try object.requiredText("name")))")
+            configuration.watches.append(try WatchDefinition.read(named, environment: environment, now: UTCInstant(secondsSince1970: Int64(Date().timeIntervalSince1970)),
+                                                                  requireSecret: requireKeys, secretProblems: &configuration.secretProblems))
+        }
+        configuration.watchState = try file.text("watchState").map { URL(fileURLWithPath: $0, relativeTo: url.deletingLastPathComponent()).path }
         try configuration.validate(place: url.path)
         return configuration
+    }
+
+    /// Where the watches' cursors are kept: `watchState`, else `DATABASE.watches` beside a
+    /// SQLite database.
+    /// - Throws: ``ConfigurationError`` for watches on a PostgreSQL database without `watchState`.
+    func watchStatePath(database: String) throws -> String {
+        if let watchState { return watchState }
+        guard !Stores.isPostgreSQL(database) || watches.isEmpty else {
+            throw ConfigurationError("watches on a PostgreSQL database need watchState, the file that keeps each watch's cursor")
+        }
+        return database + ".watches"
     }
 
     /// Whether `source` has its key, as `check-config` and `sources` both show it (issue 20:
@@ -300,13 +326,19 @@ struct Configuration: Sendable {
 
     func validate(place: String) throws {
         guard !sources.isEmpty else { throw ConfigurationError("\(place): no sources; add at least one to \"sources\"") }
+        try Self.validateNames(sources.map(\.name), of: "source", place: place)
+        try Self.validateNames(watches.map(\.name), of: "watch", place: place)
+    }
+
+    /// Refuses a name that is not letters, digits, '-', '_' or '.', and a name given twice.
+    private static func validateNames(_ names: [String], of what: String, place: String) throws {
         var seen = Set<String>()
-        for source in sources {
-            guard !source.name.isEmpty, source.name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" || $0 == "." }) else {
-                throw ConfigurationError("\(place): source name '\(source.name)' must be letters, digits, '-', '_' or '.'")
+        for name in names {
+            guard !name.isEmpty, name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" || $0 == "." }) else {
+                throw ConfigurationError("\(place): \(what) name '\(name)' must be letters, digits, '-', '_' or '.'")
             }
-            guard seen.insert(source.name).inserted else {
-                throw ConfigurationError("\(place): two sources are named '\(source.name)'; names must be unique")
+            guard seen.insert(name).inserted else {
+                throw ConfigurationError("\(place): two \(what)s are named '\(name)'; names must be unique")
             }
         }
     }

@@ -63,6 +63,10 @@ enum CheckConfigCommand {
         context.output("deadline: \(ValueParsers.durationText(configuration.deadlineSeconds)); retention: "
                        + (configuration.retentionSeconds.map(ValueParsers.durationText) ?? "keep everything")
                        + "; concurrency: \(configuration.concurrency)\n")
+        for watch in configuration.watches {
+            let kinds = TransitionKind.allCases.filter(watch.kinds.contains).map(\.rawValue).joined(separator: ",")
+            context.output("watch \(watch.name): \(kinds) to \(Redaction.redact(watch.url)) (\(watch.secret.isEmpty ? "SECRET MISSING" : "signed"))\n")
+        }
         // Warnings do not change the exit status: the configuration is valid, but probably not meant.
         context.output(warnings.map { "warning: \($0)\n" }.joined())
         // As root, what the service's user cannot read (it would stop with 78 where root passed).
@@ -77,8 +81,9 @@ enum CheckConfigCommand {
         }
         guard configuration.keyProblems.isEmpty else {
             // The very messages `run` stops with, one per source.
-            throw ConfigurationError(configuration.keyProblems.map(\.error.message).joined(separator: "; "))
+            throw ConfigurationError((configuration.keyProblems.map(\.error) + configuration.secretProblems).map(\.message).joined(separator: "; "))
         }
+        guard configuration.secretProblems.isEmpty else { throw ConfigurationError(configuration.secretProblems.map(\.message).joined(separator: "; ")) }
         guard routerProblems.isEmpty else { throw ConfigurationError(routerProblems.joined(separator: "; ")) }
     }
 }

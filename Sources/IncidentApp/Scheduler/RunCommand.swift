@@ -68,22 +68,31 @@ enum RunCommand {
         let backstop = arguments[once] ? DeadlineBackstop(seconds: (deadlineSeconds ?? configuration.deadlineSeconds) + 10, logger: logger) : nil
         defer { backstop?.cancel() }
         let polls = concurrencyLimit ?? configuration.concurrency
+        let watchState = try configuration.watchStatePath(database: path)
         try await SchedulerTool.withStore(path: path, context: context, scheduler: true, leaseSeconds: configuration.leaseSeconds,
                                           concurrency: polls, logger: logger) { store, lock in
             let fileWatch = (store as? any StoreFile).map { StoreFileWatch(database: path, store: $0, lock: lock, logger: logger) }
             let service = SchedulerService(store: store, clock: context.clock, host: context.host, logger: logger, dryRun: dryRun,
                                            metricsFile: metricsPath, concurrency: polls,
                                            leaseSeconds: configuration.leaseSeconds, fileWatch: fileWatch)
+            // --dry-run stores nothing, so it delivers nothing either.
+            let delivery = dryRun || configuration.watches.isEmpty ? nil
+                : WatchDelivery(watches: configuration.watches, statePath: watchState, store: store, logger: logger)
             if arguments[loop] {
+                // Deliveries follow the polls' commits within a second, in their own task.
+                let deliveries = delivery.map { delivery in Task { await delivery.deliverForever(every: 1) } }
                 await PollingLoop(service: service, heartbeatSeconds: heartbeatSeconds).run(configuration) {
                     // SIGHUP re-reads the environment file too: a key rotated there is used.
                     try SchedulerTool.loadConfiguration(arguments, try processContext.loadingEnvironmentFile(arguments), requireKeys: true)
                 }
+                deliveries?.cancel()
+                await deliveries?.value
                 if let lost = fileWatch?.lost { throw lost }
                 return
             }
             let round = await service.pollRound(configuration.sources, deadlineSeconds: deadlineSeconds ?? configuration.deadlineSeconds)
             if let lost = fileWatch?.lost { throw lost }
+            await delivery?.deliver()
             if let retention = configuration.retentionSeconds, !dryRun, !Task.isCancelled {
                 service.prune(olderThan: retention)
             }

@@ -20,7 +20,7 @@ public enum SchedulerTool {
             subcommands: [RunCommand.command(context), IngestCommand.command(context), SourcesCommand.command(context),
                           StatusCommand.command(context), CheckConfigCommand.command(context), MigrateCommand.command(context),
                           PruneCommand.command(context), CopyCommand.command(context),
-                          SourceNamesCommand.command(context)])
+                          WatchesCommand.command(context), SourceNamesCommand.command(context)])
     }
 
     /// `--config FILE` (or `/etc/trafficincidents/config.json` when it exists:
