@@ -407,7 +407,9 @@ struct ServeEndToEndTests {
             port = int(sys.argv[1])
             half = socket.create_connection(("127.0.0.1", port)); half.send(b"GET /sta")
             idle = socket.create_connection(("127.0.0.1", port))
-            idle.send(b"GET /collections/incidents/items?limit=2000 HTTP/1.1\r\nHost: x\r\n\r\n")
+            # An event stream, which never ends by itself: a page of items (1.4 MB) can sit whole
+            # in the kernel's socket buffers and be complete before SIGTERM.
+            idle.send(b"GET /changes HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\n\r\n")
             print("connected", flush=True); time.sleep(60)
             """#, String(server.port)])
         while !stuck.stdoutSoFar.contains("connected") && stuck.process.isRunning { try await Task.sleep(for: .milliseconds(20)) }
