@@ -252,10 +252,14 @@ public protocol HeldLock: AnyObject, Sendable {
     /// under a running process no longer does (another process can take the file now at the
     /// path): the lock on that file is taken when it is free. Default: ``HeldLockState/held``.
     func verify() -> HeldLockState
+    /// Whether the file locked is still the one at the path (not deleted, not replaced), without
+    /// taking anything. Default: true.
+    func isInPlace() -> Bool
 }
 
 extension HeldLock {
     public func verify() -> HeldLockState { .held }
+    public func isInPlace() -> Bool { true }
 }
 
 /// What ``HeldLock/verify()`` found.

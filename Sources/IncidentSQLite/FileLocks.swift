@@ -59,6 +59,13 @@ final class FileLock: HeldLock, @unchecked Sendable {  // the descriptor is clos
         }
     }
 
+    func isInPlace() -> Bool {
+        state.withLock { fd in
+            guard let descriptor = fd, let held = FileIdentity(descriptor: descriptor) else { return false }
+            return FileIdentity(path: path) == held
+        }
+    }
+
     func release() {
         state.withLock { fd in
             guard let descriptor = fd else { return }

@@ -60,6 +60,10 @@ final class StoreFileWatch: Sendable {
     private func check() -> StoreFileLost? {
         let file = store.fileState()
         if file == .deleted { return .deleted(database: database) }
+        // The database replaced and its lock file gone or replaced too: both were taken from
+        // under this scheduler (deleted, and another scheduler made new ones), not a backup put
+        // back in place. Re-locking the new lock file would poll into the other one's database.
+        if file == .replaced, let lock, !lock.isInPlace() { return .deleted(database: database) }
         switch lock?.verify() ?? .held {
         case .held: break
         case .retaken:
