@@ -1,5 +1,7 @@
-/// SQL of the run log that both stores run as it is (SQLite and PostgreSQL read it alike), so
-/// the rule of what a source's health is counted from is written once.
+/// SQL of the run log as SQLite runs it: what a source's health is counted from. PostgreSQL
+/// states the same rule in its own form (`PostgresStore.latestRuns` and its since-last-success
+/// query), because its planner needs row comparisons and a LATERAL join there to seek instead
+/// of reading every run (PostgresPlanTests); SameAnswersTests keeps the two answers equal.
 public enum RunLogSQL {
     /// A CTE `latest (source, last_id, success_id)`: per source of the run log, its last run
     /// (`last_id`) and its last run that stored records (`success_id`, `succeeded` or

@@ -336,8 +336,9 @@ extension PostgresStore: IncidentReader {
         }
     }
 
-    /// PostgreSQL's form of ``RunLogSQL/latestRuns`` (whose row comparisons and LATERAL its
-    /// planner needs: PostgresPlanTests): per source of the run log, its last run (`last_id`) and its last run that stored records
+    /// PostgreSQL's form of ``RunLogSQL/latestRuns`` (row comparisons, which its planner needs
+    /// to seek: PostgresPlanTests): per source of the run log, its last run (`last_id`) and its
+    /// last run that stored records
     /// (`success_id`), as SQLite's: the sources found by seeking from one to the next in
     /// `ingest_runs_by_source`, each run from the end of its source's entries, so a status
     /// refresh reads a few entries per source, not every run (`GROUP BY source` read them all).
