@@ -237,12 +237,20 @@ struct SchedulerService: Sendable {
         let deadline = Deadline()
         let work = Task(executorPreference: store.executor) { () -> [IngestRun] in
             await withTaskGroup(of: (Int, IngestRun?).self) { group in
+                var runs = [IngestRun?](repeating: nil, count: sources.count)
+                // The slots are taken here, one source after the other, so the sources start in
+                // the order given: child tasks on the store's threads start in any order.
                 for (index, source) in sources.enumerated() {
+                    if let skipped = await takeSlot(source, deadlineSeconds: deadlineSeconds, deadline: deadline) {
+                        runs[index] = skipped
+                        continue
+                    }
                     group.addTask {
-                        (index, await pollWhenFree(source, deadlineSeconds: deadlineSeconds, deadline: deadline))
+                        let run = await poll(source, client: makeClient(source))
+                        await permits.release()
+                        return (index, run)
                     }
                 }
-                var runs = [IngestRun?](repeating: nil, count: sources.count)
                 for await (index, run) in group { runs[index] = run }
                 return runs.compactMap { $0 }
             }
@@ -267,9 +275,9 @@ struct SchedulerService: Sendable {
         let passed = Mutex(false)
     }
 
-    /// Waits for a free slot, then polls `source`; a source whose turn never came is recorded
-    /// as skipped with the reason.
-    private func pollWhenFree(_ source: SourceDefinition, deadlineSeconds: Int64, deadline: Deadline) async -> IngestRun? {
+    /// Waits for a free slot for `source`; nil once it has one, else (the deadline passed or a
+    /// signal came first) the run recording it as skipped, with the reason.
+    private func takeSlot(_ source: SourceDefinition, deadlineSeconds: Int64, deadline: Deadline) async -> IngestRun? {
         do {
             try await permits.acquire()
             // A slot freed by a poll that the deadline or a signal cancelled may be handed on
@@ -278,6 +286,7 @@ struct SchedulerService: Sendable {
                 await permits.release()
                 throw CancellationError()
             }
+            return nil
         } catch {
             let reason = deadline.passed.withLock { $0 }
                 ? "not polled: the run's deadline (\(ValueParsers.durationText(deadlineSeconds))) passed before its turn"
@@ -287,9 +296,6 @@ struct SchedulerService: Sendable {
             Self.logRun(run, provider: source.provider, dryRun: dryRun, seconds: 0, logger: logger)
             return run
         }
-        let run = await poll(source, client: makeClient(source))
-        await permits.release()
-        return run
     }
 
     // MARK: For ever (run --loop)
