@@ -22,6 +22,9 @@ path consumes the next spec; the last spec repeats forever. A response spec is a
                    against --base-dir, else the routes file's directory, else the working
                    directory)
     delay          seconds to wait before the status line
+    holdUntil      a gate's name: wait before the status line until POST /__release opens
+                   that gate (or the server stops), so a test can act while a request is
+                   provably in flight, whatever the machine's load
     chunkSize      bytes per write when chunked or chunkDelay is set (default 1024)
     chunkDelay     seconds to wait between body writes
     chunked        true: Transfer-Encoding: chunked, one chunk per chunkSize bytes
@@ -42,6 +45,8 @@ Control endpoints (not recorded as requests):
                       names are lower-cased, time is time.monotonic() seconds, body is
                       the request body as UTF-8 text
     POST /__reset     forgets every request and restores the startup routes
+    POST /__release   body {"gate": NAME}: opens that gate; held responses go on, later ones
+                      pass at once
 
 Unknown paths get 404 with a short text body. Nothing is logged per request unless
 --verbose, and then only the method and path (never the query string, which may hold keys).
@@ -74,7 +79,12 @@ class State:
         self.cursors = {}
         self.requests = []
         self.stopping = threading.Event()
+        self.gates = {}
         self.port = 0
+
+    def gate(self, name):
+        with self.lock:
+            return self.gates.setdefault(name, threading.Event())
 
     def next_spec(self, path):
         with self.lock:
@@ -212,6 +222,12 @@ class Handler(BaseHTTPRequestHandler):
                 self.send_simple(200, '{"ok":true}', "application/json")
             elif path == "/__requests" and self.command == "GET":
                 self.send_simple(200, json.dumps(self.state.recorded()), "application/json")
+            elif path == "/__release" and self.command == "POST":
+                name = json.loads(body.decode("utf-8") or "{}").get("gate")
+                if not isinstance(name, str):
+                    raise ValueError('expected {"gate": NAME}')
+                self.state.gate(name).set()
+                self.send_simple(200, '{"ok":true}', "application/json")
             elif path == "/__reset" and self.command == "POST":
                 self.state.reset()
                 self.send_simple(200, '{"ok":true}', "application/json")
@@ -240,6 +256,10 @@ class Handler(BaseHTTPRequestHandler):
 
     def respond(self, spec, query):
         self.wait(spec.get("delay"))
+        if spec.get("holdUntil"):
+            gate = self.state.gate(str(spec["holdUntil"]))
+            while not gate.is_set() and not self.state.stopping.is_set():
+                gate.wait(0.05)
 
         if spec.get("hang"):
             # Never answer. Keep the socket open until the server stops.

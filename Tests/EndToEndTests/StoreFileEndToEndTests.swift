@@ -5,17 +5,29 @@ import Testing
 /// `run --loop` on an SQLite file that is deleted or replaced under it (issue 24, point 5):
 /// before each poll the scheduler checks that the database path and its lock file still name
 /// the files it has open. Polls are counted on the feed server's side, each loop under its own
-/// path prefix, and the runs are read from the file at the database's path afterwards.
+/// path prefix, and the runs are read from the file at the database's path afterwards. Files are
+/// deleted while the server holds the answer to a poll (``ResponseSpec/holdUntil``): that poll
+/// began before, and no later one can begin until it ends (a source's polls never overlap), so
+/// the count of requests at the deletion is exact however late the test runs.
 @Suite("End to end: the database file under a running loop", .serialized)
 struct StoreFileEndToEndTests {
     /// Every 3 s: a file changed right after a poll's log line is checked before the next poll,
     /// with room for a loaded machine (a poll's own time shortens the wait).
     static let interval = "3s"
 
+    static let feed = ResponseSpec(bodyFile: TestPaths.fixture("gits/incidents_3.xml").path)
+
+    /// Serves the feed under `/a/`, `/b/` and `/backup/`; the third answer under `/a/` waits for the gate `held`.
     static func server() async throws -> LoopbackServer {
-        let body = [ResponseSpec(bodyFile: TestPaths.fixture("gits/incidents_3.xml").path)]
-        return try await LoopbackServer.start(routes: ["/a/getIncidentInfo": body, "/b/getIncidentInfo": body,
-                                                       "/backup/getIncidentInfo": body])
+        var held = feed
+        held.holdUntil = "held"
+        return try await LoopbackServer.start(routes: ["/a/getIncidentInfo": [feed, feed, held, feed], "/b/getIncidentInfo": [feed],
+                                                       "/backup/getIncidentInfo": [feed]])
+    }
+
+    /// Waits until the loop's third poll is waiting for its answer; false after 20 s.
+    static func thirdPollHeld(_ server: LoopbackServer) async throws -> Bool {
+        try await eventually { try await requests(server, "a") == 3 }
     }
 
     /// A configuration polling the one source `gits` under `/prefix/`.
@@ -53,16 +65,17 @@ struct StoreFileEndToEndTests {
         let server = try await Self.server()
         let ws = try Workspace()
         let loop = try Self.loop(try Self.config(ws, server, prefix: "a"), ws.database)
-        #expect(try await Self.finishedPolls(loop, atLeast: 2), "\(loop.stderrSoFar)")
-        let polledBefore = try await Self.requests(server, "a")
+        #expect(try await Self.thirdPollHeld(server), "\(loop.stderrSoFar)")
         for file in [ws.database, ws.database + ".lock"] { try FileManager.default.removeItem(atPath: file) }
+        try await server.release(gate: "held")
 
         let result = await loop.finished(timeout: 15)
         #expect(result.status == 66, "\(result.stderr)")
         #expect(result.stderr.contains("event=database.deleted"), "\(result.stderr)")
         #expect(result.stderr.contains("was deleted while this scheduler ran"))
-        // No poll went into the deleted file after it was deleted, and none was stored anywhere.
-        #expect(try await Self.requests(server, "a") == polledBefore)
+        // The poll in flight ended; no poll began after the deletion, and none was stored anywhere.
+        #expect(result.stderr.components(separatedBy: "event=ingest.finished").count - 1 == 3, "\(result.stderr)")
+        #expect(try await Self.requests(server, "a") == 3)
         #expect(!FileManager.default.fileExists(atPath: ws.database), "no new database made unasked")
     }
 
@@ -71,17 +84,17 @@ struct StoreFileEndToEndTests {
         let server = try await Self.server()
         let ws = try Workspace()
         let first = try Self.loop(try Self.config(ws, server, prefix: "a"), ws.database)
-        #expect(try await Self.finishedPolls(first, atLeast: 2), "\(first.stderrSoFar)")
-        let firstPolled = try await Self.requests(server, "a")
+        #expect(try await Self.thirdPollHeld(server), "\(first.stderrSoFar)")
         for file in [ws.database, ws.database + ".lock"] { try FileManager.default.removeItem(atPath: file) }
         let second = try Self.loop(try Self.config(ws, server, prefix: "b"), ws.database)
+        try await server.release(gate: "held")
 
         let stopped = await first.finished(timeout: 15)
         // Which it finds depends on whether the second had made its files by the first's next
         // check: its lock taken (75), or no database yet (66). Either way it polls no more.
         #expect([66, 75].contains(stopped.status), "\(stopped.stderr)")
         #expect(stopped.stderr.contains(stopped.status == 75 ? "event=scheduler.lock_lost" : "event=database.deleted"), "\(stopped.stderr)")
-        #expect(try await Self.requests(server, "a") == firstPolled)
+        #expect(try await Self.requests(server, "a") == 3)
 
         #expect(try await Self.finishedPolls(second, atLeast: 2), "\(second.stderrSoFar)")
         second.send(SIGTERM)
@@ -118,17 +131,18 @@ struct StoreFileEndToEndTests {
         #expect(try await Self.runs(backup) == ["succeeded"])
 
         let loop = try Self.loop(try Self.config(ws, server, prefix: "a"), ws.database)
-        #expect(try await Self.finishedPolls(loop, atLeast: 2), "\(loop.stderrSoFar)")
-        let polledBefore = try await Self.requests(server, "a")
+        #expect(try await Self.thirdPollHeld(server), "\(loop.stderrSoFar)")
         #expect(rename(backup, ws.database) == 0)
-        #expect(try await Self.finishedPolls(loop, atLeast: 4), "\(loop.stderrSoFar)")
+        try await server.release(gate: "held")
+        #expect(try await Self.finishedPolls(loop, atLeast: 5), "\(loop.stderrSoFar)")
         loop.send(SIGTERM)
         let result = await loop.finished(timeout: 30)
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stderr.components(separatedBy: "event=database.reopened").count == 2, "once: \(result.stderr)")
 
-        // The restored file holds its own run and every poll after the move, nothing else.
-        let polledAfter = try await Self.requests(server, "a") - polledBefore
+        // The restored file holds its own run and every poll begun after the move, nothing else
+        // (the third, in flight at the move, went to the file it began with).
+        let polledAfter = try await Self.requests(server, "a") - 3
         #expect(polledAfter >= 2)
         let runs = try await Self.runs(ws.database)
         #expect(runs.filter { $0 == "succeeded" }.count == 1 + polledAfter, "\(runs), \(polledAfter) polls after the move")

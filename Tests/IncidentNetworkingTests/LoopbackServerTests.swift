@@ -81,6 +81,22 @@ struct LoopbackServerTests {
         #expect(text == (try String(contentsOf: TestPaths.packageRoot.appendingPathComponent("Package.swift"), encoding: .utf8)))
     }
 
+    @Test("holdUntil keeps a response until its gate is released; answers after the release pass at once")
+    func gate() async throws {
+        let server = try await LoopbackServer.start(routes: ["/g": [ResponseSpec(body: "held", holdUntil: "g")]])
+        defer { server.stop() }
+        let client = try client()
+        let answer = Task { (try await get(client, server, "/g"), ContinuousClock.now) }
+        while try await server.requests(path: "/g").isEmpty { try await Task.sleep(for: .milliseconds(20)) }
+        try await Task.sleep(for: .milliseconds(300))
+        let released = ContinuousClock.now
+        try await server.release(gate: "g")
+        let (text, answered) = try await answer.value
+        #expect(text == "held")
+        #expect(answered >= released, "the answer came before the gate was released")
+        #expect(try await get(client, server, "/g") == "held")
+    }
+
     @Test("A route with a recorded feed, as the demo script serves it (if the shared feeds are present)")
     func recordedFeed() async throws {
         let feeds = (try? FileManager.default.contentsOfDirectory(atPath: TestPaths.sharedFeeds.appendingPathComponent("gg_gits").path)) ?? []

@@ -186,6 +186,12 @@ public final class LoopbackServer: @unchecked Sendable {
         try await requests().filter { $0.path == path }
     }
 
+    /// Opens the gate `name`: responses held by ``ResponseSpec/holdUntil`` go on, later ones
+    /// pass at once.
+    public func release(gate name: String) async throws {
+        _ = try await asyncControl("POST", "/__release", body: JSONEncoder().encode(["gate": name]))
+    }
+
     /// `reset()` without blocking a thread.
     public func reset() async throws {
         _ = try await asyncControl("POST", "/__reset", body: nil)
@@ -327,6 +333,9 @@ public struct ResponseSpec: Codable, Sendable, Hashable {
     public var bodyFile: String?
     /// Seconds before the status line.
     public var delay: Double?
+    /// A gate's name: the response waits before its status line until ``LoopbackServer/release(gate:)``
+    /// opens the gate, so a test acts while the request is provably in flight.
+    public var holdUntil: String?
     /// Bytes per write when `chunked` or `chunkDelay` is set (default 1024).
     public var chunkSize: Int?
     /// Seconds between body writes.
@@ -352,6 +361,7 @@ public struct ResponseSpec: Codable, Sendable, Hashable {
         bodyData: Data? = nil,
         bodyFile: String? = nil,
         delay: Double? = nil,
+        holdUntil: String? = nil,
         chunkSize: Int? = nil,
         chunkDelay: Double? = nil,
         chunked: Bool? = nil,
@@ -367,6 +377,7 @@ public struct ResponseSpec: Codable, Sendable, Hashable {
         self.bodyBase64 = bodyData?.base64EncodedString()
         self.bodyFile = bodyFile
         self.delay = delay
+        self.holdUntil = holdUntil
         self.chunkSize = chunkSize
         self.chunkDelay = chunkDelay
         self.chunked = chunked
