@@ -41,9 +41,11 @@ Control endpoints (not recorded as requests):
 
     POST /__script    body {path: [spec, ...], ...}: replaces the sequences of those paths
     GET  /__requests  JSON list of every request so far: {method, path, query, headers,
-                      time, body}; query is the raw query string ("" when none), header
-                      names are lower-cased, time is time.monotonic() seconds, body is
-                      the request body as UTF-8 text
+                      time, responded, body}; query is the raw query string ("" when
+                      none), header names are lower-cased, time is time.monotonic()
+                      seconds at arrival, responded the same when the server began to
+                      answer (after delay and holdUntil; before any byte was sent), body
+                      is the request body as UTF-8 text
     POST /__reset     forgets every request and restores the startup routes
     POST /__release   body {"gate": NAME}: opens that gate; held responses go on, later ones
                       pass at once
@@ -115,7 +117,7 @@ class State:
 
     def recorded(self):
         with self.lock:
-            return list(self.requests)
+            return [dict(entry) for entry in self.requests]
 
 
 def load_routes(path):
@@ -193,20 +195,21 @@ class Handler(BaseHTTPRequestHandler):
         if path.startswith(CONTROL_PREFIX):
             self.handle_control(path, body)
             return
-        self.state.record({
+        entry = {
             "method": self.command,
             "path": path,
             "query": query,
             "headers": {name.lower(): value for name, value in self.headers.items()},
             "time": time.monotonic(),
             "body": body.decode("utf-8", "replace"),
-        })
+        }
+        self.state.record(entry)
         spec = self.state.next_spec(path)
         if spec is None:
             self.send_simple(404, "no route for %s\n" % path)
             return
         try:
-            self.respond(spec, query)
+            self.respond(spec, query, entry)
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True
 
@@ -254,12 +257,14 @@ class Handler(BaseHTTPRequestHandler):
         if seconds and seconds > 0:
             self.state.stopping.wait(float(seconds))
 
-    def respond(self, spec, query):
+    def respond(self, spec, query, entry):
         self.wait(spec.get("delay"))
         if spec.get("holdUntil"):
             gate = self.state.gate(str(spec["holdUntil"]))
             while not gate.is_set() and not self.state.stopping.is_set():
                 gate.wait(0.05)
+        with self.state.lock:
+            entry["responded"] = time.monotonic()
 
         if spec.get("hang"):
             # Never answer. Keep the socket open until the server stops.

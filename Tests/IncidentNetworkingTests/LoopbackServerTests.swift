@@ -81,7 +81,7 @@ struct LoopbackServerTests {
         #expect(text == (try String(contentsOf: TestPaths.packageRoot.appendingPathComponent("Package.swift"), encoding: .utf8)))
     }
 
-    @Test("holdUntil keeps a response until its gate is released; answers after the release pass at once")
+    @Test("holdUntil keeps a response until its gate is released (its responded time after it); answers after the release pass at once")
     func gate() async throws {
         let server = try await LoopbackServer.start(routes: ["/g": [ResponseSpec(body: "held", holdUntil: "g")]])
         defer { server.stop() }
@@ -90,10 +90,13 @@ struct LoopbackServerTests {
         while try await server.requests(path: "/g").isEmpty { try await Task.sleep(for: .milliseconds(20)) }
         try await Task.sleep(for: .milliseconds(300))
         let released = ContinuousClock.now
+        let releasedOnServerClock = monotonicNow()
         try await server.release(gate: "g")
         let (text, answered) = try await answer.value
         #expect(text == "held")
         #expect(answered >= released, "the answer came before the gate was released")
+        let responded = try #require(try await server.requests(path: "/g").first?.responded)
+        #expect(responded >= releasedOnServerClock, "responded is when the answer began, after the gate opened")
         #expect(try await get(client, server, "/g") == "held")
     }
 

@@ -415,6 +415,10 @@ public struct RecordedRequest: Codable, Sendable, Hashable {
     /// When the request arrived, in seconds of the server's monotonic clock (Python's
     /// `time.monotonic()`, CLOCK_MONOTONIC on Linux: comparable with ``monotonicNow()``).
     public let time: Double
+    /// When the server began to answer (after `delay` and `holdUntil`, before any byte was
+    /// sent), on the same clock; nil until then. A client cannot have read any of the answer
+    /// before this time.
+    public let responded: Double?
     /// The request body as UTF-8 text (empty when none).
     public let body: String?
 
