@@ -123,14 +123,19 @@ struct PostgresFaultsEndToEndTests {
             #expect(noticed, "host-a did not log the lost lease: \(cutOff.processes[0].process.stderrSoFar.suffix(2000))")
 
             // Still cut off: SIGTERM stops host-a promptly, and a run --once ends within its deadline.
+            // Each process is timed from its own start to its own exit, awaited side by side.
+            let launched = monotonicNow()
             let once = try SchedulerFleet([("host-c", ["run", "--once", "--deadline", "3s", "--config", config, "--database", proxy.uri], [])])
             defer { once.kill() }
+            async let onceEnded = { () async -> (ProcessResult, Double) in
+                let result = await once.processes[0].process.finished(timeout: 40)
+                return (result, monotonicNow() - launched)
+            }()
             let terminated = monotonicNow()
             cutOff.processes[0].process.send(SIGTERM)
             let stopped = await cutOff.processes[0].process.finished(timeout: 30)
             let stopSeconds = monotonicNow() - terminated
-            let onceResult = await once.processes[0].process.finished(timeout: 40)
-            let onceSeconds = monotonicNow() - terminated
+            let (onceResult, onceSeconds) = await onceEnded
             // Before the fix it never stopped while cut off (blocked in libpq for as long as the
             // partition lasts, here until `resume` below): exiting by itself while still cut off is
             // the point; 20 s leaves a loaded machine room (9 s seen with two suites and stress-ng
