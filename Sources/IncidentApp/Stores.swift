@@ -18,16 +18,24 @@ enum Stores {
     /// What a reader needs: queries, on the store's own threads from async code (a server).
     typealias Readable = any IncidentReader & StoreExecution
 
+    /// How long opening a PostgreSQL store, or reconnecting one, keeps trying while the server
+    /// cannot be reached, unless a caller's own time limit is shorter (`run --once --deadline`).
+    static let reconnectSeconds: Double = 10
+
     /// Opens (creating and migrating when needed) the store for writing; a scheduler gives its
     /// `leaseSeconds`, which bound how long PostgreSQL keeps a lock or an idle transaction of
     /// a host that stopped answering (``PostgresTimeouts/scheduler(leaseSeconds:)``), and its
     /// `concurrency`: PostgreSQL then keeps two connections beyond one per poll, so that lease
     /// renewals (and the metrics) never wait for polls blocked in the database (at least 4).
+    /// `connectWithin`: seconds to keep trying to reach a PostgreSQL server that does not answer
+    /// (default ``reconnectSeconds``).
     /// - Throws: the store's errors (cannot open or connect, not a database, migration failures,
     ///   a connection string holding a password).
-    static func openForWriting(_ database: String, clock: UTCClock, leaseSeconds: Int64? = nil, concurrency: Int? = nil) throws -> Writable {
+    static func openForWriting(_ database: String, clock: UTCClock, leaseSeconds: Int64? = nil, concurrency: Int? = nil,
+                               connectWithin: Double? = nil) throws -> Writable {
         if PostgresLocation.recognizes(database) {
             return try PostgresStore(PostgresLocation(database), clock: clock, access: .write, connections: max(4, (concurrency ?? 0) + 2),
+                                     reconnectSeconds: connectWithin ?? Self.reconnectSeconds,
                                      timeouts: leaseSeconds.map(PostgresTimeouts.scheduler(leaseSeconds:)) ?? .standard)
         }
         return try SQLiteStore(path: database, clock: clock)
@@ -59,9 +67,11 @@ enum Stores {
     /// Opens the store for schema administration (`migrate`, `migrate --status`) without
     /// applying or requiring migrations; `create` makes an SQLite database when missing (a
     /// PostgreSQL database is made by its administrator: `createdb`).
-    static func openForInspection(_ database: String, clock: UTCClock, create: Bool = false) throws -> any StoreAdministration {
+    static func openForInspection(_ database: String, clock: UTCClock, create: Bool = false,
+                                  connectWithin: Double? = nil) throws -> any StoreAdministration {
         if PostgresLocation.recognizes(database) {
-            return try PostgresStore(PostgresLocation(database), clock: clock, access: .inspect)
+            return try PostgresStore(PostgresLocation(database), clock: clock, access: .inspect,
+                                     reconnectSeconds: connectWithin ?? Self.reconnectSeconds)
         }
         return try SQLiteStore(inspecting: database, clock: clock, create: create)
     }

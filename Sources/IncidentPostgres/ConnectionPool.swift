@@ -120,8 +120,10 @@ final class ConnectionPool: @unchecked Sendable {  // all state is behind `condi
         let deadline = Date().addingTimeInterval(seconds)
         while true {
             do {
-                // A cancelled caller (recording the poll SIGTERM stopped) waits for no slow network.
-                return try connect(Task.isCancelled ? 2 : 5)
+                // A cancelled caller (recording the poll SIGTERM stopped) waits for no slow network;
+                // an attempt inside a window ends with it (libpq's least timeout is 2 s).
+                let left = seconds > 0 ? Int(deadline.timeIntervalSinceNow.rounded(.up)) : 5
+                return try connect(Task.isCancelled ? 2 : max(2, min(5, left)))
             } catch let error as PostgresError where error.isServerUnavailable && Date() < deadline && !Task.isCancelled {
                 Thread.sleep(forTimeInterval: 0.5)
             }

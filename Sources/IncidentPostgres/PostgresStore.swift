@@ -35,7 +35,8 @@ public final class PostgresStore: StoreExecution, Sendable {
     ///
     /// - Parameters:
     ///   - connections: the most connections this store opens at once.
-    ///   - reconnectSeconds: how long to keep trying while the server cannot be reached.
+    ///   - reconnectSeconds: how long to keep trying while the server cannot be reached (opening
+    ///     the store included: it fails after about this long).
     ///   - timeouts: the time limits of every transaction (``PostgresTimeouts``).
     ///   - fields: the content fields (tests add one to prove the list drives every statement).
     /// - Throws: ``PostgresError`` (cannot connect, no such database: ``PostgresError/isMissingDatabase``),

@@ -63,14 +63,16 @@ enum RunCommand {
             "config": try context.configurationFile(arguments) ?? "(none: $GITS_SERVICE_KEY)",
             "database": Stores.displayName(path), "sources": configuration.sources.map(\.name).joined(separator: ","),
         ])
-        // --once: whatever holds the run up (a database that stopped answering while the store
-        // opens, a call that nothing could interrupt), it ends at most 10 s after its deadline.
-        let backstop = arguments[once] ? DeadlineBackstop(seconds: (deadlineSeconds ?? configuration.deadlineSeconds) + 10, logger: logger) : nil
+        // --once: its deadline bounds reaching the database too; whatever else holds the run up
+        // (a call that nothing could interrupt), it ends at most 10 s after its deadline.
+        let onceDeadline = arguments[once] ? deadlineSeconds ?? configuration.deadlineSeconds : nil
+        let backstop = onceDeadline.map { DeadlineBackstop(seconds: $0 + 10, logger: logger) }
         defer { backstop?.cancel() }
         let polls = concurrencyLimit ?? configuration.concurrency
         let watchState = try configuration.watchStatePath(database: path)
         try await SchedulerTool.withStore(path: path, context: context, scheduler: true, leaseSeconds: configuration.leaseSeconds,
-                                          concurrency: polls, logger: logger) { store, lock in
+                                          concurrency: polls, logger: logger,
+                                          connectWithin: onceDeadline.map { min(Stores.reconnectSeconds, Double($0)) }) { store, lock in
             let fileWatch = (store as? any StoreFile).map { StoreFileWatch(database: path, store: $0, lock: lock, logger: logger) }
             let service = SchedulerService(store: store, clock: context.clock, host: context.host, logger: logger, dryRun: dryRun,
                                            metricsFile: metricsPath, concurrency: polls,

@@ -55,9 +55,10 @@ public enum SchedulerTool {
     /// too (nil without `scheduler`, or for PostgreSQL); `concurrency`: the most polls at once
     /// (``Stores/openForWriting(_:clock:leaseSeconds:concurrency:)``).
     /// With `logger` (`run`), the migrations the open applies are applied first, each logged
-    /// (`migration.applied`), so an upgrade's log says what it changed.
+    /// (`migration.applied`), so an upgrade's log says what it changed. `connectWithin`: how long
+    /// to keep trying to reach a PostgreSQL server (``Stores/reconnectSeconds`` by default).
     static func withStore<Result>(path: String, context: Context, scheduler: Bool, leaseSeconds: Int64? = nil, concurrency: Int? = nil,
-                                  logger: Logger? = nil,
+                                  logger: Logger? = nil, connectWithin: Double? = nil,
                                   _ body: (Stores.Writable, (any HeldLock)?) async throws -> Result) async throws -> Result {
         do {
             try createParentDirectory(of: path)
@@ -87,11 +88,12 @@ public enum SchedulerTool {
         let store: Stores.Writable
         do {
             if let logger {
-                for name in try Stores.openForInspection(path, clock: context.clock, create: true).migrate() {
+                for name in try Stores.openForInspection(path, clock: context.clock, create: true, connectWithin: connectWithin).migrate() {
                     logger.log(.info, "migration.applied", ["database": Stores.displayName(path), "migration": name])
                 }
             }
-            store = try Stores.openForWriting(path, clock: context.clock, leaseSeconds: leaseSeconds, concurrency: concurrency)
+            store = try Stores.openForWriting(path, clock: context.clock, leaseSeconds: leaseSeconds, concurrency: concurrency,
+                                              connectWithin: connectWithin)
         } catch {
             throw DatabaseFailure(database: path, cause: error)
         }
