@@ -71,8 +71,10 @@ struct MultiHostEndToEndTests {
         let interval = 2.0
         let names = ["slow", "a", "b", "c"]
         var routes = Self.routes(names)
-        // 2,180 bytes in 400-byte writes 2.5 s apart: about 12.5 s.
-        routes[Self.path("slow")] = [ResponseSpec(bodyFile: Self.feed, chunkSize: 400, chunkDelay: 2.5), ResponseSpec(bodyFile: Self.feed)]
+        // The first answer is held until the test ends (a gate never released): the poll is
+        // under way, its request sent, for as long as the test needs, however late it runs; a
+        // timed slow answer (12.5 s) had ended before a starved test got to the kill.
+        routes[Self.path("slow")] = [ResponseSpec(bodyFile: Self.feed, holdUntil: "never"), ResponseSpec(bodyFile: Self.feed)]
         let server = try await LoopbackServer.start(routes: routes)
         try await PostgresDatabase.with { database in
             let config = try Self.config(server, names: names, interval: "2s", lease: "\(Int(Self.leaseSeconds))s")
@@ -87,8 +89,7 @@ struct MultiHostEndToEndTests {
                 return holder != nil
             }
             let victim = try #require(holder, "no host polled the slow source within 20 s (started: \(started))")
-            // Mid-response: 800 of the 2,180 bytes have arrived.
-            try await Task.sleep(for: .seconds(3))
+            // Mid-poll: its request is waiting for the held answer.
             #expect(try await server.requests(path: Self.path("slow")).count == 1)
             fleet.kill(victim)
             let killed = Date()

@@ -1,5 +1,6 @@
 import Foundation
 import TestSupport
+import Synchronization
 import Testing
 
 /// Scheduler hosts on one PostgreSQL database under the faults of real deployments (issue 24):
@@ -9,6 +10,13 @@ import Testing
 /// Leases and intervals are short (seconds) so that takeovers happen within the test.
 @Suite("End to end: PostgreSQL hosts under a pooler, a partition, skewed clocks and a restart")
 struct PostgresFaultsEndToEndTests {
+    /// The time of the first `event=NAME` line of a logfmt log (its `ts=`, one-second resolution).
+    static func loggedTime(_ log: String, _ event: String) -> Date? {
+        guard let line = log.split(separator: "\n").first(where: { $0.contains(" event=\(event)") }),
+              let stamp = line.split(separator: " ").first, stamp.hasPrefix("ts=") else { return nil }
+        return ISO8601DateFormatter().date(from: String(stamp.dropFirst(3)))
+    }
+
     typealias Hosts = MultiHostEndToEndTests
 
     // MARK: 1. PgBouncer in transaction mode, one shared role
@@ -34,17 +42,22 @@ struct PostgresFaultsEndToEndTests {
                 (try? await database.query("SELECT count(*) > 0 FROM ingest_runs")) == [["t"]]
             }
             try #require(migrated, "no run recorded within 20 s: \(fleet.processes.map { $0.process.stderrSoFar.suffix(1500) })")
+            let answered = Mutex(0)
             let readers = Task { () -> [ProcessResult] in
                 var results: [ProcessResult] = []
                 while !Task.isCancelled {
                     results.append(try await run("incidents", ["list", "--database", uri, "--active", "--format", "json"]))
                     results.append(try await run("incidents", ["runs", "--database", uri, "--limit", "5"]))
+                    answered.withLock { $0 = results.count }
                     // Readers all the time, not all the CPU: the hosts' timing is what is measured.
                     try? await Task.sleep(for: .milliseconds(300))
                 }
                 return results
             }
             let polled = try await eventually(timeout: 40) { try await server.requests().count >= names.count * 6 }
+            // Readers beside the running hosts, counted, not timed: a starved machine may have
+            // answered only one round by the time the polls are done (2 answers at load 17).
+            let read = try await eventually(timeout: 40) { answered.withLock { $0 } >= 4 }
             readers.cancel()
             let answers = try await readers.value
             await fleet.stopCleanly()
@@ -62,7 +75,7 @@ struct PostgresFaultsEndToEndTests {
                 windows += times.count
             }
             #expect(try await database.query("SELECT count(*) FROM ingest_runs WHERE status = 'failed'") == [["0"]])
-            #expect(answers.count >= 4)
+            #expect(read && answers.count >= 4, "\(answers.count) reader commands answered while the hosts ran")
             for answer in answers { #expect(answer.status == 0, "a reader failed: \(answer.stderr)") }
             for (host, process) in fleet.processes { #expect(!process.stderrSoFar.contains("25006"), "\(host): \(process.stderrSoFar.suffix(1500))") }
             print("PgBouncer transaction mode, one role: \(windows) windows polled once each, \(runs.count) runs recorded, \(answers.count) reader commands answered")
@@ -142,12 +155,16 @@ struct PostgresFaultsEndToEndTests {
             // on 2 cores) and is far below systemd's 90 s stop timeout.
             #expect(stopSeconds < 20, "SIGTERM took \(stopSeconds) s: \(stopped.stderr.suffix(2000))")
             #expect(!stopped.signaled, "host-a did not exit by itself: \(stopped.stderr.suffix(2000))")
-            // Its deadline bounds reaching the database (libpq's connect_timeout), so it fails
-            // about 3 s after it starts; the rest is for starting and exiting on a loaded machine
-            // (before the deadline bounded the connect, it took 10.5 s to fail and 17 s in all
-            // at load 10 under stress-ng).
-            #expect(onceResult.stderr.contains("event=database.unavailable"), "\(onceResult.stderr.suffix(2000))")
-            #expect(onceResult.status == 1 && onceSeconds < 3 + 10, "run --once: exit \(onceResult.status) after \(onceSeconds) s: \(onceResult.stderr.suffix(2000))")
+            // Its deadline bounds reaching the database (libpq's connect_timeout): on its own log's
+            // clock it gives up about 3 s after it starts (1 s stamps, and its start-up work before
+            // connecting); before the deadline bounded the connect, 10.5 s. Then it exits by itself.
+            // The wall time seen here also holds this test's own wake-up, late on a starved machine
+            // (13.2 s for a 3 s failure at load 18), so it only shows that the process ended.
+            let began = Self.loggedTime(onceResult.stderr, "scheduler.start"), failed = Self.loggedTime(onceResult.stderr, "database.unavailable")
+            let connecting = try #require(failed.flatMap { failed in began.map { failed.timeIntervalSince($0) } },
+                                          "no start or database.unavailable line: \(onceResult.stderr.suffix(2000))")
+            #expect(connecting <= 3 + 2, "run --once gave up reaching the database \(connecting) s after its start")
+            #expect(onceResult.status == 1 && !onceResult.signaled, "run --once: exit \(onceResult.status) after \(onceSeconds) s: \(onceResult.stderr.suffix(2000))")
 
             // The network comes back: what host-a had sent arrives, and nothing of its poll commits.
             proxy.resume()
