@@ -204,16 +204,26 @@ extension IncidentReader {
     }
 }
 
-/// What a prune removed.
+/// What a prune removed (or, counted by ``StoreAdministration/pruneCounts(before:)``, would
+/// remove): rows of each kind.
 public struct PruneCounts: Equatable, Sendable {
+    /// Incidents cleared before the horizon.
     public var incidents = 0
+    /// Their earlier versions (`incident_revisions`).
     public var revisions = 0
+    /// Their entries in the transition log (`incident_transitions`; entries of no incident stay).
+    public var transitions = 0
+    /// Runs finished before the horizon, each source's latest run excepted.
     public var runs = 0
+    /// The records those runs set aside (quarantined, `rejected_records`).
+    public var rejectedRecords = 0
 
-    public init(incidents: Int = 0, revisions: Int = 0, runs: Int = 0) {
+    public init(incidents: Int = 0, revisions: Int = 0, transitions: Int = 0, runs: Int = 0, rejectedRecords: Int = 0) {
         self.incidents = incidents
         self.revisions = revisions
+        self.transitions = transitions
         self.runs = runs
+        self.rejectedRecords = rejectedRecords
     }
 }
 
@@ -238,8 +248,11 @@ public protocol StoreAdministration: Sendable {
     /// Every migration this build knows and when each was applied.
     func migrationStates() throws -> [MigrationState]
     /// Deletes incidents cleared, and runs finished, before `horizon` (each source's latest run
-    /// is kept), in small transactions.
+    /// is kept), in small transactions, with their revisions, transitions and records set aside.
     func prune(before horizon: UTCInstant) throws -> PruneCounts
+    /// What ``prune(before:)`` would delete now, deleting nothing (`prune --dry-run`): the
+    /// prune's own selections counted in one read-only statement (``PruneSQL``).
+    func pruneCounts(before horizon: UTCInstant) throws -> PruneCounts
     /// Lets an exhausted source run again at once. Returns whether it was exhausted.
     func clearQuota(source: String) throws -> Bool
 }

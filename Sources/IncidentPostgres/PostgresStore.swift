@@ -94,56 +94,88 @@ extension PostgresStore: StoreAdministration {
         }
     }
 
-    /// Deletes incidents cleared before `horizon` (with their revisions) and runs finished
-    /// before it (with their rejected records), except each source's latest run, in batches of
-    /// 1,000 rows, each its own short transaction.
+    /// Deletes incidents cleared before `horizon` (with their revisions and transitions) and
+    /// runs finished before it (with their rejected records), except each source's latest run,
+    /// in batches of 1,000 rows, each its own short transaction. The rows that foreign keys
+    /// would delete along are deleted by their own statements, which count them.
     public func prune(before horizon: UTCInstant) throws -> PruneCounts {
         try prune(before: horizon, batchSize: 1000)
     }
+
+    /// The incidents a prune deletes: cleared before `:horizon`.
+    static let prunedIncidents = "SELECT id FROM incidents WHERE cleared_at IS NOT NULL AND cleared_at < :horizon"
+    /// The runs a prune deletes: finished before `:horizon`, with a later run of their source:
+    /// the next entry of ingest_runs_by_source after it is of the same source, one seek per
+    /// run. As `EXISTS (… later.id > r.id)` the planner joined every run of the log by a hash,
+    /// and as `id < (SELECT max(id) … WHERE source = r.source)` it walked the primary key back
+    /// from the newest run: for a source polled no more, every run since its last (20,000 rows,
+    /// PostgresPlanTests). A row comparison is answered by no other index.
+    static let prunedRuns = """
+        SELECT id FROM ingest_runs r WHERE finished_at < :horizon
+          AND (SELECT later.source FROM ingest_runs later WHERE (later.source, later.id) > (r.source, r.id)
+               ORDER BY later.source, later.id LIMIT 1) = r.source
+        """
 
     func prune(before horizon: UTCInstant, batchSize: Int) throws -> PruneCounts {
         var counts = PruneCounts()
         let arguments: [String: PostgresValue] = ["horizon": .instant(horizon), "batch_size": .integer(Int64(batchSize))]
         while true {
-            let (incidents, revisions) = try withConnection { connection in
-                try connection.transaction(context: "pruning incidents") { () throws -> (Int, Int) in
-                    let batch = "SELECT id FROM incidents WHERE cleared_at IS NOT NULL AND cleared_at < :horizon LIMIT :batch_size FOR UPDATE"
+            let batch = try withConnection { connection in
+                try connection.transaction(context: "pruning incidents") { () throws -> PruneCounts in
                     try connection.execute("CREATE TEMP TABLE prune_batch (id bigint PRIMARY KEY) ON COMMIT DROP", context: "pruning incidents")
-                    try connection.query("INSERT INTO prune_batch \(batch)", named: arguments, context: "pruning incidents")
+                    try connection.query("INSERT INTO prune_batch \(Self.prunedIncidents) LIMIT :batch_size FOR UPDATE", named: arguments,
+                                         context: "pruning incidents")
                     // Its true size (at most a batch) for the planner, which otherwise guesses
                     // thousands and may join it to incidents by reading the primary key whole.
                     try connection.execute("ANALYZE prune_batch", context: "pruning incidents")
-                    let revisions = try connection.query("DELETE FROM incident_revisions WHERE incident_id IN (SELECT id FROM prune_batch)",
-                                                         context: "pruning revisions").affectedRows
-                    let incidents = try connection.query("DELETE FROM incidents WHERE id IN (SELECT id FROM prune_batch)",
-                                                         context: "pruning incidents").affectedRows
-                    return (incidents, revisions)
+                    var batch = PruneCounts()
+                    batch.revisions = try connection.query("DELETE FROM incident_revisions WHERE incident_id IN (SELECT id FROM prune_batch)",
+                                                           context: "pruning revisions").affectedRows
+                    batch.transitions = try connection.query("DELETE FROM incident_transitions WHERE incident_id IN (SELECT id FROM prune_batch)",
+                                                             context: "pruning transitions").affectedRows
+                    batch.incidents = try connection.query("DELETE FROM incidents WHERE id IN (SELECT id FROM prune_batch)",
+                                                           context: "pruning incidents").affectedRows
+                    return batch
                 }
             }
-            counts.incidents += incidents
-            counts.revisions += revisions
-            if incidents < batchSize { break }
+            counts.incidents += batch.incidents
+            counts.revisions += batch.revisions
+            counts.transitions += batch.transitions
+            if batch.incidents < batchSize { break }
         }
         while true {
-            // A run with a later run of its source: the next entry of ingest_runs_by_source after
-            // it is of the same source, one seek per run. As `EXISTS (… later.id > r.id)` the
-            // planner joined every run of the log by a hash, and as `id < (SELECT max(id) …
-            // WHERE source = r.source)` it walked the primary key back from the newest run: for
-            // a source polled no more, every run since its last (20,000 rows, PostgresPlanTests).
-            // A row comparison is answered by no other index.
-            let runs = try withConnection { connection in
-                try connection.query("""
-                    DELETE FROM ingest_runs WHERE id IN (
-                        SELECT id FROM ingest_runs r WHERE finished_at < :horizon
-                          AND (SELECT later.source FROM ingest_runs later WHERE (later.source, later.id) > (r.source, r.id)
-                               ORDER BY later.source, later.id LIMIT 1) = r.source
-                        LIMIT :batch_size)
-                    """, named: arguments, context: "pruning runs").affectedRows
+            let batch = try withConnection { connection in
+                try connection.transaction(context: "pruning runs") { () throws -> PruneCounts in
+                    try connection.execute("CREATE TEMP TABLE prune_runs (id bigint PRIMARY KEY) ON COMMIT DROP", context: "pruning runs")
+                    try connection.query("INSERT INTO prune_runs \(Self.prunedRuns) LIMIT :batch_size FOR UPDATE", named: arguments,
+                                         context: "pruning runs")
+                    try connection.execute("ANALYZE prune_runs", context: "pruning runs")
+                    var batch = PruneCounts()
+                    batch.rejectedRecords = try connection.query("DELETE FROM rejected_records WHERE run_id IN (SELECT id FROM prune_runs)",
+                                                                 context: "pruning rejected records").affectedRows
+                    batch.runs = try connection.query("DELETE FROM ingest_runs WHERE id IN (SELECT id FROM prune_runs)",
+                                                      context: "pruning runs").affectedRows
+                    return batch
+                }
             }
-            counts.runs += runs
-            if runs < batchSize { break }
+            counts.runs += batch.runs
+            counts.rejectedRecords += batch.rejectedRecords
+            if batch.runs < batchSize { break }
         }
         return counts
+    }
+
+    /// What ``prune(before:)`` would delete, counted in one statement of a read-only
+    /// transaction through the prune's own selections; deletes nothing.
+    public func pruneCounts(before horizon: UTCInstant) throws -> PruneCounts {
+        try withConnection { connection in
+            try connection.transaction("BEGIN READ ONLY", context: "counting what a prune would delete") {
+                let row = try connection.query(PruneSQL.counts(incidents: Self.prunedIncidents, runs: Self.prunedRuns),
+                                               named: ["horizon": .instant(horizon)], context: "counting what a prune would delete")
+                return PruneCounts(incidents: row.int(0, 0) ?? 0, revisions: row.int(0, 1) ?? 0, transitions: row.int(0, 2) ?? 0,
+                                   runs: row.int(0, 3) ?? 0, rejectedRecords: row.int(0, 4) ?? 0)
+            }
+        }
     }
 
     public func clearQuota(source: String) throws -> Bool {

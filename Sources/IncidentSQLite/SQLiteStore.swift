@@ -184,58 +184,85 @@ extension SQLiteStore: StoreAdministration {
         }
     }
 
-    /// Deletes what is older than `horizon`: incidents cleared before it (with their revisions)
-    /// and runs finished before it (with their rejected records), except each source's latest
-    /// run. Both are found through their indexes (0010), so a prune that deletes nothing reads
-    /// a few index entries, however long the history. Works in batches of `batchSize` rows, each
-    /// its own short transaction, so an ingest or a reader never waits long behind a large prune.
+    /// Deletes what is older than `horizon`: incidents cleared before it (with their revisions
+    /// and transitions) and runs finished before it (with their rejected records), except each
+    /// source's latest run. Both are found through their indexes (0010), so a prune that deletes
+    /// nothing reads a few index entries, however long the history. Works in batches of
+    /// `batchSize` rows, each its own short transaction, so an ingest or a reader never waits
+    /// long behind a large prune. The rows that foreign keys would delete along (revisions,
+    /// transitions, rejected records) are deleted by their own statements, which count them.
     public func prune(before horizon: UTCInstant) throws -> PruneCounts {
         try prune(before: horizon, batchSize: 1000)
     }
+
+    /// The incidents a prune deletes: cleared before `:cutoff`.
+    static let prunedIncidents = """
+        SELECT id FROM incidents INDEXED BY incidents_by_cleared WHERE cleared_at IS NOT NULL AND cleared_at < :cutoff
+        """
+    /// The runs a prune deletes: finished before `:cutoff`, with a later run of their source.
+    static let prunedRuns = """
+        SELECT id FROM ingest_runs r WHERE finished_at < :cutoff
+          AND EXISTS (SELECT 1 FROM ingest_runs later WHERE later.source = r.source AND later.id > r.id)
+        """
 
     func prune(before horizon: UTCInstant, batchSize: Int) throws -> PruneCounts {
         var counts = PruneCounts()
         let arguments: [String: SQLiteValue] = ["cutoff": .text(horizon.rfc3339), "batch": .integer(Int64(batchSize))]
         while true {
-            let (incidents, revisions) = try withDatabase { db in
-                try db.writeTransaction { () throws -> (Int, Int) in
-                    try db.run("""
-                        CREATE TEMP TABLE IF NOT EXISTS prune_batch (id INTEGER PRIMARY KEY);
-                        """)
+            let batch = try withDatabase { db in
+                try db.writeTransaction { () throws -> PruneCounts in
+                    try db.run("CREATE TEMP TABLE IF NOT EXISTS prune_batch (id INTEGER PRIMARY KEY)")
                     try db.run("DELETE FROM temp.prune_batch")
-                    try db.run("""
-                        INSERT INTO temp.prune_batch (id)
-                        SELECT id FROM incidents INDEXED BY incidents_by_cleared
-                        WHERE cleared_at IS NOT NULL AND cleared_at < :cutoff LIMIT :batch
-                        """, arguments)
+                    try db.run("INSERT INTO temp.prune_batch (id) \(Self.prunedIncidents) LIMIT :batch", arguments)
+                    var batch = PruneCounts()
                     try db.run("DELETE FROM incident_revisions WHERE incident_id IN (SELECT id FROM temp.prune_batch)")
-                    let removedRevisions = db.changes
+                    batch.revisions = db.changes
+                    try db.run("DELETE FROM incident_transitions WHERE incident_id IN (SELECT id FROM temp.prune_batch)")
+                    batch.transitions = db.changes
                     try DerivedIndexes.remove(.pruneBatch, in: db)
                     try db.run("DELETE FROM incidents WHERE id IN (SELECT id FROM temp.prune_batch)")
-                    return (db.changes, removedRevisions)
+                    batch.incidents = db.changes
+                    return batch
                 }
             }
-            counts.incidents += incidents
-            counts.revisions += revisions
-            if incidents < batchSize { break }
+            counts.incidents += batch.incidents
+            counts.revisions += batch.revisions
+            counts.transitions += batch.transitions
+            if batch.incidents < batchSize { break }
         }
         while true {
-            let runs = try withDatabase { db in
-                try db.writeTransaction { () throws -> Int in
-                    try db.run("""
-                        DELETE FROM ingest_runs WHERE id IN (
-                            SELECT id FROM ingest_runs r WHERE finished_at < :cutoff
-                              AND EXISTS (SELECT 1 FROM ingest_runs later WHERE later.source = r.source AND later.id > r.id)
-                            LIMIT :batch)
-                        """, arguments)
-                    return db.changes
+            let batch = try withDatabase { db in
+                try db.writeTransaction { () throws -> PruneCounts in
+                    try db.run("CREATE TEMP TABLE IF NOT EXISTS prune_runs (id INTEGER PRIMARY KEY)")
+                    try db.run("DELETE FROM temp.prune_runs")
+                    try db.run("INSERT INTO temp.prune_runs (id) \(Self.prunedRuns) LIMIT :batch", arguments)
+                    var batch = PruneCounts()
+                    try db.run("DELETE FROM rejected_records WHERE run_id IN (SELECT id FROM temp.prune_runs)")
+                    batch.rejectedRecords = db.changes
+                    try db.run("DELETE FROM ingest_runs WHERE id IN (SELECT id FROM temp.prune_runs)")
+                    batch.runs = db.changes
+                    return batch
                 }
             }
-            counts.runs += runs
-            if runs < batchSize { break }
+            counts.runs += batch.runs
+            counts.rejectedRecords += batch.rejectedRecords
+            if batch.runs < batchSize { break }
         }
         withDatabase { $0.checkpoint() }
         return counts
+    }
+
+    /// What ``prune(before:)`` would delete, counted in one read-only statement through the
+    /// prune's own selections; deletes nothing.
+    public func pruneCounts(before horizon: UTCInstant) throws -> PruneCounts {
+        try withDatabase { db in
+            var counts = PruneCounts()
+            try db.query(PruneSQL.counts(incidents: Self.prunedIncidents, runs: Self.prunedRuns), ["cutoff": .text(horizon.rfc3339)]) { row in
+                counts = PruneCounts(incidents: row.int(at: 0) ?? 0, revisions: row.int(at: 1) ?? 0, transitions: row.int(at: 2) ?? 0,
+                                     runs: row.int(at: 3) ?? 0, rejectedRecords: row.int(at: 4) ?? 0)
+            }
+            return counts
+        }
     }
 
     public func clearQuota(source: String) throws -> Bool {

@@ -191,7 +191,7 @@ struct ExitStatusTests {
         #expect(ingest.stderr.contains("status=succeeded fetched=3 inserted=0 updated=0 unchanged=3"), "\(ingest.stderr)")
         let prune = try await run("incident-scheduler", ["prune", "--older-than", "1d", "--database", ws.database], environment: Self.key)
         #expect(prune.status == 0, "\(prune.stderr)")
-        #expect(prune.stdout.hasPrefix("deleted 0 incidents, 0 revisions and 0 runs older than "), "\(prune.stdout)")
+        #expect(prune.stdout.hasPrefix("deleted 0 incidents, 0 revisions, 0 transitions, 0 runs and 0 quarantined records older than "), "\(prune.stdout)")
     }
 
     @Test("a PostgreSQL connection string holding a password is a configuration error (78) that never repeats it", arguments: [

@@ -157,10 +157,10 @@ struct GITSEndToEndTests {
                                                 "--complete", "--as-of", "36h", "--database", ws.database]).status == 0)
         let keep = try await run("incident-scheduler", ["prune", "--older-than", "2d", "--database", ws.database])
         #expect(keep.status == 0, "\(keep.stderr)")
-        #expect(keep.stdout.hasPrefix("deleted 0 incidents, 0 revisions and 0 runs older than "))
+        #expect(keep.stdout.hasPrefix("deleted 0 incidents, 0 revisions, 0 transitions, 0 runs and 0 quarantined records older than "), "\(keep.stdout)")
         let cleared = try await run("incident-scheduler", ["prune", "--older-than", "1d", "--database", ws.database])
         #expect(cleared.status == 0, "\(cleared.stderr)")
-        #expect(cleared.stdout.hasPrefix("deleted 1 incident, 0 revisions and 0 runs"), "\(cleared.stdout)")
+        #expect(cleared.stdout.hasPrefix("deleted 1 incident, 0 revisions, 2 transitions, 0 runs and 0 quarantined records"), "\(cleared.stdout)")
         #expect(try await ws.listJSON().map { $0.text("external_id") } == ["202401010002", "202401010001"])
         #expect(try await run("incident-scheduler", ["prune", "--database", ws.database]).status == 64)
     }

@@ -202,7 +202,7 @@ struct MigrationTests {
 
 @Suite("Retention and quota state")
 struct RetentionTests {
-    @Test("prune deletes incidents cleared before the horizon, their revisions, and old runs, keeping each source's last run")
+    @Test("prune deletes incidents cleared before the horizon, their revisions and transitions, and old runs, keeping each source's last run")
     func prune() throws {
         let store = try memoryStore()
         // t0: A and B; t1: B changes (a revision), A clears; t2: nothing listed, B clears.
@@ -215,10 +215,10 @@ struct RetentionTests {
                              ListProducer(incidents: [incident("X", source: "its")]).callAsFunction)
         // Horizon between t1 and t2: A (cleared at t1) goes; B (cleared at t2) stays.
         let counts = try store.prune(before: t1.adding(seconds: 1), batchSize: 1)
-        #expect(counts == PruneCounts(incidents: 1, revisions: 0, runs: 2))
+        #expect(counts == PruneCounts(incidents: 1, revisions: 0, transitions: 2, runs: 2))
         #expect(try allRows(store).map(\.incident.externalID) == ["B", "X"])
         let later = try store.prune(before: t2.adding(seconds: 3600))
-        #expect(later == PruneCounts(incidents: 1, revisions: 1, runs: 0))
+        #expect(later == PruneCounts(incidents: 1, revisions: 1, transitions: 3, runs: 0))
         #expect(try allRows(store).map(\.incident.externalID) == ["X"])
         #expect(try store.sourceSummaries().map(\.source) == ["gits", "its"])
     }

@@ -12,21 +12,22 @@ public enum HeadlessBrowser {
         }
     }
 
-    static func run(_ arguments: [String]) async throws -> ProcessResult {
+    static func run(_ arguments: [String], environment: [String: String] = [:]) async throws -> ProcessResult {
         guard FileManager.default.isExecutableFile(atPath: executable.path) else { throw Missing() }
         let profile = try TestPaths.temporaryDirectory("chromium")
         let process = try RunningProcess(executable, [
             "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--no-first-run",
             "--user-data-dir=\(profile.path)", "--host-resolver-rules=MAP * ~NOTFOUND", "--virtual-time-budget=10000",
-        ] + arguments)
+        ] + arguments, environment: environment)
         let deadline = Date().addingTimeInterval(120)
         while process.process.isRunning && Date() < deadline { try? await Task.sleep(for: .milliseconds(20)) }
         return process.wait(timeout: max(0, deadline.timeIntervalSinceNow))
     }
 
-    /// The serialized DOM of `page` (with `#fragment`) once its scripts have run.
-    public static func dom(of page: URL, fragment: String? = nil) async throws -> String {
-        let result = try await run(["--dump-dom", page.absoluteString + (fragment.map { "#" + $0 } ?? "")])
+    /// The serialized DOM of `page` (with `#fragment`) once its scripts have run; `environment`
+    /// is added to chromium's (e.g. `FONTCONFIG_FILE`).
+    public static func dom(of page: URL, fragment: String? = nil, environment: [String: String] = [:]) async throws -> String {
+        let result = try await run(["--dump-dom", page.absoluteString + (fragment.map { "#" + $0 } ?? "")], environment: environment)
         guard result.status == 0 else { throw Failed(result: result) }
         return result.stdout
     }

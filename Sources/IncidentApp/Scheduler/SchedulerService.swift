@@ -364,7 +364,8 @@ struct SchedulerService: Sendable {
             let counts = try store.prune(before: horizon)
             logger.log(.info, "prune.finished", [
                 "older_than": ValueParsers.durationText(seconds), "horizon": horizon.rfc3339,
-                "incidents": counts.incidents, "revisions": counts.revisions, "runs": counts.runs,
+                "incidents": counts.incidents, "revisions": counts.revisions, "transitions": counts.transitions, "runs": counts.runs,
+                "rejected_records": counts.rejectedRecords,
             ])
         } catch {
             logger.log(.error, "prune.failed", ["error": ErrorText.describe(error)])
