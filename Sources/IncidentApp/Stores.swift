@@ -136,12 +136,16 @@ enum Stores {
     }
 
     /// Whether two `database` settings name the same database: the same SQLite file (after
-    /// resolving `.`, `..` and symbolic links), or PostgreSQL strings naming the same user, host,
-    /// port and database.
+    /// resolving `.`, `..` and symbolic links), or PostgreSQL strings naming the same host, port
+    /// and database, whatever the role (``PostgresLocation/database``).
     static func sameDatabase(_ a: String, _ b: String) -> Bool {
         if a == b { return true }
         switch (isPostgreSQL(a), isPostgreSQL(b)) {
-        case (true, true): return displayName(a) == displayName(b)
+        case (true, true):
+            // The same database as another role is the same place (a reader's role on a
+            // scheduler's host, whose configuration names the writer's).
+            guard let first = try? PostgresLocation(a), let second = try? PostgresLocation(b) else { return false }
+            return first.database == second.database
         case (false, false):
             // The file may not exist yet: its directory's links are resolved.
             func resolved(_ path: String) -> String {

@@ -14,6 +14,9 @@ public struct PostgresLocation: Sendable, Equatable, CustomStringConvertible {
     let connectionString: String
     /// `postgresql://user@host:port/dbname`, built from the parsed options.
     public let description: String
+    /// `host:port/dbname` without the role: connection strings with equal values reach the same
+    /// database, perhaps as different roles (a scheduler's writer, an analyst's reader).
+    public let database: String
 
     /// Whether `database` names a PostgreSQL database rather than an SQLite file: a
     /// `postgresql://` or `postgres://` URI, or a string that starts with a libpq keyword and
@@ -46,12 +49,11 @@ public struct PostgresLocation: Sendable, Equatable, CustomStringConvertible {
                 """)
         }
         self.connectionString = connectionString
-        var text = "postgresql://"
-        if let user = values["user"], !user.isEmpty { text += user + "@" }
-        text += values["host"] ?? values["hostaddr"] ?? ""
-        if let port = values["port"], !port.isEmpty { text += ":" + port }
-        text += "/" + (values["dbname"] ?? "")
-        self.description = text
+        var database = values["host"] ?? values["hostaddr"] ?? ""
+        if let port = values["port"], !port.isEmpty { database += ":" + port }
+        database += "/" + (values["dbname"] ?? "")
+        self.database = database
+        self.description = "postgresql://" + (values["user"].flatMap { $0.isEmpty ? nil : $0 + "@" } ?? "") + database
     }
 
     /// The passwords a connection string holds (`user:secret@host`, `password=`, `sslpassword=`),

@@ -260,6 +260,18 @@ struct ServiceSettingsEndToEndTests {
         #expect(try await run("incident-scheduler", ["run", "--once", "--config", config, "--env-file", keys, "--metrics-file", written]).status == 0)
         let fresh = try await run("incident-scheduler", ["status", "--config", config, "--env-file", keys, "--metrics-file", written])
         #expect(fresh.status == 0 && fresh.stdout.contains("metrics: \(written) written at "), "\(fresh.stdout)\(fresh.stderr)")
+
+        // A failed metrics write outranks "not fresh": the gateway's quota answer makes a run 3
+        // (skipped), and 1 when the metrics could not be written too (the walk saw 3).
+        try await server.script("/gits/getIncidentInfo", [.ok("""
+            <OpenAPI_ServiceResponse><cmmMsgHeader><errMsg>SERVICE ERROR</errMsg>\
+            <returnAuthMsg>LIMITED_NUMBER_OF_SERVICE_REQUESTS_EXCEEDS_ERROR</returnAuthMsg><returnReasonCode>22</returnReasonCode>\
+            </cmmMsgHeader></OpenAPI_ServiceResponse>
+            """)])
+        let both = try await run("incident-scheduler", ["run", "--once", "--config", config, "--env-file", keys, "--metrics-file", metrics])
+        #expect(both.status == 1 && both.stderr.contains("event=metrics.failed"), "\(both.stderr)")
+        let quota = try await run("incident-scheduler", ["run", "--once", "--config", config, "--env-file", keys, "--metrics-file", written])
+        #expect(quota.status == 3, "\(quota.stderr)")
     }
 
     @Test("--log-level warning leaves out the info lines (the start line, each run's), keeps warnings and errors")

@@ -37,6 +37,7 @@ struct ServiceSettingsTests {
               ("postgresql://ingest@db.internal/incidents", "/var/lib/trafficincidents/incidents.sqlite", "/var/lib/trafficincidents/incidents.sqlite"),
               ("/var/lib/trafficincidents/old.sqlite", "/var/lib/trafficincidents/incidents.sqlite", "/var/lib/trafficincidents/incidents.sqlite"),
               ("postgresql://ingest@db.internal/incidents", "host=db.internal dbname=other user=ingest", "postgresql://ingest@db.internal/other"),
+              ("postgresql://reader@db.internal:5433/incidents", "postgresql://ingest@db.internal/incidents", "postgresql://ingest@db.internal/incidents"),
           ])
     func disagreement(option: String, configured: String, shown: String) throws {
         let config = try Self.configuration(database: configured)
@@ -49,7 +50,7 @@ struct ServiceSettingsTests {
         }
     }
 
-    @Test("the same database however written is no disagreement: ./, .., a symbolic link, the same PostgreSQL server and database")
+    @Test("the same database however written is no disagreement: ./, .., a symbolic link, the same PostgreSQL server and database, as another role (a reader on a scheduler's host)")
     func agreement() throws {
         let directory = try TestPaths.temporaryDirectory("same")
         let file = directory.appendingPathComponent("incidents.sqlite").path
@@ -58,7 +59,9 @@ struct ServiceSettingsTests {
         try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: directory.path)
         for (option, configured) in [(file, file), (directory.path + "/./incidents.sqlite", file), (directory.path + "/sub/../incidents.sqlite", file),
                                      (link + "/incidents.sqlite", file),
-                                     ("postgresql://ingest@db.internal/incidents", "host=db.internal dbname=incidents user=ingest")] {
+                                     ("postgresql://ingest@db.internal/incidents", "host=db.internal dbname=incidents user=ingest"),
+                                     ("postgresql://incidents_reader@db.internal/incidents", "postgresql://incidents_writer@db.internal/incidents"),
+                                     ("postgresql://db.internal:5432/incidents", "host=db.internal port=5432 dbname=incidents user=ingest")] {
             let arguments = try Self.parsed(["--database", option, "--config", try Self.configuration(database: configured)])
             #expect(try Self.context().databasePath(arguments) == option)
         }

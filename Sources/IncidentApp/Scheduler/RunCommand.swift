@@ -99,8 +99,11 @@ enum RunCommand {
                 service.prune(olderThan: retention)
             }
             let metricsWritten = service.writeMetrics()
-            if let status = round.status { throw RoundOutcome(status: status) }
-            if !metricsWritten { throw RoundOutcome(status: ExitStatus.failure) }
+            // A failed metrics write is a failure (1): it outranks "not fresh" (3), else a
+            // monitor of exit statuses reads a broken metrics pipeline as an incomplete feed.
+            var status = round.status
+            if !metricsWritten, status == nil || status == ExitStatus.notFresh { status = ExitStatus.failure }
+            if let status { throw RoundOutcome(status: status) }
         }
     }
 }
