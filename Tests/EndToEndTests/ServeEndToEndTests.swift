@@ -462,7 +462,59 @@ struct ServeEndToEndTests {
         #expect(refreshes.filter { $0.contains("status=200") }.count >= 2, "loaded, then loaded again once the poll landed")
     }
 
-    @Test("one incident, /runs, /status, /stats (as incidents stats --format json) and /metrics (requests by route and status)")
+    @Test("/status is incident-scheduler status --format json over the configured sources, read for each request: 200 when it exits 0, 503 when it exits 3; stale-after; a configuration it cannot read is a 503 problem (status exits 78)")
+    func status() async throws {
+        let directory = try TestPaths.temporaryDirectory("serve-status")
+        let database = directory.appendingPathComponent("status.sqlite").path
+        // A poll now, so that gits is fresh (interval 5 min, stale after 3 intervals).
+        let now = UTCInstant(secondsSince1970: Int64(Date().timeIntervalSince1970))
+        let store = try SQLiteStore(path: database, clock: .fixed(now))
+        _ = try store.ingest(PollContext(source: "gits", startedAt: now), QueryFixture.Producer(incidents: ServeFixture.generated(20)).callAsFunction)
+        let configuration = directory.appendingPathComponent("config.json")
+        func configure(_ sources: [String]) throws {
+            let list = sources.map { "{\"name\": \"\($0)\", \"provider\": \"gits\", \"keyEnv\": \"SERVE_STATUS_KEY\", \"interval\": \"5m\"}" }
+            try Data("{\"sources\": [\(list.joined(separator: ", "))]}".utf8).write(to: configuration)
+        }
+        try configure(["gits"])
+        let server = try await ServedProcess(database: database, ["--config", configuration.path])
+        /// `/status` + `query` against `status --format json` + `options`: the same body, and the HTTP status of the exit status.
+        func same(_ query: String = "", _ options: [String] = [], http: Int, exit: Int32) async throws {
+            let served = try await server.get("/status" + query)
+            let cli = try await run("incident-scheduler", ["status", "--config", configuration.path, "--database", database, "--format", "json"] + options)
+            #expect(cli.status == exit, "\(cli.stderr)")
+            #expect(served.status == http, "\(query): \(served.text.prefix(300))")
+            #expect(served.headers["content-type"] == "application/json")
+            #expect(served.text == cli.stdout, "/status\(query) is status --format json \(options)")
+        }
+        try await same(http: 200, exit: 0)
+        let freshBody = try await server.get("/status").body
+        let fresh = try #require(try JSONSerialization.jsonObject(with: freshBody) as? [[String: Any]])
+        #expect(fresh.map { $0["health"] as? String } == ["ok"])
+        #expect(fresh.first?["active_incidents"] as? Int ?? 0 > 0)
+        #expect(fresh.first?["stale_runs"] as? Int == 0)
+        // A source added to the configuration, never polled: stale, read without a restart.
+        try configure(["gits", "never-polled"])
+        try await same(http: 503, exit: 3)
+        try await same("?stale-after=7", ["--stale-after", "7"], http: 503, exit: 3)
+        let staleBody = try await server.get("/status?stale-after=7").body
+        let stale = try #require(try JSONSerialization.jsonObject(with: staleBody) as? [[String: Any]])
+        #expect(stale.map { $0["health"] as? String } == ["ok", "stale"])
+        #expect(stale.first?["stale_after_seconds"] as? Int == 7 * 300)
+        for bad in ["stale-after=0", "stale-after=x", "stale-after=2&stale-after=3", "f=html", "active"] {
+            let answer = try await server.get("/status?" + bad)
+            #expect(answer.status == 400 && answer.headers["content-type"] == "application/problem+json", "\(bad): \(answer.status)")
+        }
+        try Data("{\"sources\": [".utf8).write(to: configuration)
+        let broken = try await server.get("/status")
+        #expect(broken.status == 503)
+        #expect(broken.headers["content-type"] == "application/problem+json")
+        #expect((try broken.json()["detail"] as? String)?.hasPrefix("no sources to judge: ") == true, "\(broken.text)")
+        let cli = try await run("incident-scheduler", ["status", "--config", configuration.path, "--database", database])
+        #expect(cli.status == 78)
+        _ = await server.stop()
+    }
+
+    @Test("one incident, /runs, /stats (as incidents stats --format json) and /metrics (requests by route and status)")
     func otherEndpoints() async throws {
         let server = try await ServedProcess(database: ServeFixture.shared)
         let feature = try await server.get("/collections/incidents/items/7")
@@ -479,10 +531,6 @@ struct ServeEndToEndTests {
         let runList = try #require(try JSONSerialization.jsonObject(with: runs.body) as? [[String: Any]])
         #expect(runList.map { $0["source"] as? String } == ["gits"])
         #expect(runList.first?["inserted"] as? Int == 2000)
-        let status = try await server.get("/status")
-        let sources = try #require(try JSONSerialization.jsonObject(with: status.body) as? [[String: Any]])
-        #expect(sources.first?["source"] as? String == "gits")
-        #expect(sources.first?["last_run_status"] as? String == "succeeded")
         let stats = try await server.get("/stats?category=accident")
         let cli = try await run("incidents", ["stats", "--database", ServeFixture.shared, "--category", "accident", "--format", "json"])
         #expect(stats.text == cli.stdout, "/stats is incidents stats --format json")
