@@ -67,7 +67,9 @@ extension IncidentFilter {
 
         /// How a parameter takes values.
         public enum Kind: Sendable, Equatable {
-            /// Present or not (`--active`; `active=true` in a URL).
+            /// Present or not: `--active`; in a URL `active`, `active=` or `active=true`. `false`
+            /// is refused rather than read as "no filter" (or as "only those not active"): the
+            /// parameter left out is every incident, `status` picks those not in force.
             case flag
             /// One value.
             case value
@@ -155,7 +157,7 @@ extension IncidentFilter {
         /// What a value must be, for "'x' is not an instant".
         var what: String {
             switch self {
-            case .active: "true or false"
+            case .active: "true (give active alone, or leave it out for every incident; status=planned,suspended,ended,cleared for those not in force)"
             case .status, .category: "one of \((choices ?? []).joined(separator: ", "))"
             case .source: "a source name"
             case .since, .until, .seenSince: "an instant"
@@ -207,7 +209,7 @@ extension IncidentQuery {
     /// The query the filter parameters `(name, values)` ask for, such as a command line's
     /// options or a URL's query parameters, at `context.now`, in the default order and without
     /// a limit. A repeatable parameter keeps every value; any other takes exactly one (a flag:
-    /// `true`, `false` or empty, which is true).
+    /// `true` or empty; ``IncidentFilter/Parameter/Kind/flag``).
     /// - Throws: ``QueryParameterError`` naming the parameter for an unknown name, a value
     ///   that does not parse, a single-valued parameter given more than once, `active` with
     ///   `status`, or `radius` without `near`.
@@ -261,7 +263,7 @@ extension IncidentFilter.Parameter {
         }
         switch self {
         case .active:
-            if try one({ ["", "true"].contains($0) ? true : $0 == "false" ? false : nil }) { query.activeOnly = true }
+            query.activeOnly = try one { ["", "true"].contains($0) ? true : nil }
         case .status: query.statuses = try each(IncidentStatus.init(rawValue:))
         case .source: query.sources = try each(text)
         case .category: query.categories = try each(IncidentCategory.init(rawValue:))

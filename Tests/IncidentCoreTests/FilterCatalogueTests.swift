@@ -36,7 +36,6 @@ struct FilterCatalogueTests {
         #expect(try Self.query([]).filters.isEmpty)
         #expect(try Self.query([("active", ["true"])]).filters == [.status([.active])])
         #expect(try Self.query([("active", [""])]).activeOnly)
-        #expect(try Self.query([("active", ["false"])]).filters.isEmpty)
         #expect(try Self.query([("near", ["37.5,127"])]).radiusMeters == 5000, "the default radius")
     }
 
@@ -64,7 +63,9 @@ struct FilterCatalogueTests {
         ([("status", ["active", "gone"])], "status", "'gone' is not one of active, planned, suspended, ended, cleared"),
         ([("category", ["crash"])], "category", "'crash' is not one of \(IncidentCategory.allCases.map(\.rawValue).joined(separator: ", "))"),
         ([("road", ["  "])], "road", "'  ' is not a text"),
-        ([("active", ["yes"])], "active", "'yes' is not true or false"),
+        ([("active", ["yes"])], "active", "'yes' is not true (give active alone, or leave it out for every incident; status=planned,suspended,ended,cleared for those not in force)"),
+        // Neither "no filter" nor "only those not active": one meaning for the CLI and the server (issue 21).
+        ([("active", ["false"])], "active", "'false' is not true (give active alone, or leave it out for every incident; status=planned,suspended,ended,cleared for those not in force)"),
         ([("road", ["a"]), ("road", ["b"])], "road", "given 2 times; give it once"),
         ([("since", ["2h", "3h"])], "since", "given 2 times; give it once"),
         ([("active", ["true"]), ("status", ["ended"])], "active", "the same as status active; give one or the other"),

@@ -189,7 +189,36 @@ struct SourceHealth {
     }
 }
 
+/// What `status` concludes from the sources' health, for monitoring: stale sources first
+/// (`incident-scheduler status` exits 3), then failing ones (exit 1), else every source is ok or
+/// paused for its quota (exit 0). `incidents serve`'s `/status` says the same with its HTTP
+/// status: 200 for ok, 503 for either of the others.
+struct StatusVerdict {
+    /// The sources (or other things, such as the metrics file) whose last success is too old.
+    var stale: [String]
+    /// The sources whose last runs failed, though they are not stale yet.
+    var failing: [String]
+
+    init(_ health: [SourceHealth]) {
+        stale = health.filter(\.stale).map(\.source.name)
+        failing = health.filter { $0.state == "failing" }.map(\.source.name)
+    }
+
+    var isOK: Bool { stale.isEmpty && failing.isEmpty }
+
+    /// - Throws: ``StaleSources`` (exit 3) or ``FailingSources`` (exit 1) unless ``isOK``.
+    func check(intervals: Int) throws {
+        if !stale.isEmpty { throw StaleSources(sources: stale, intervals: intervals) }
+        if !failing.isEmpty { throw FailingSources(sources: failing) }
+    }
+}
+
 extension IncidentOutput {
+    /// `status --format json`: an array of each source's ``fields(_:intervals:)``.
+    static func json(_ health: [SourceHealth], intervals: Int) -> String {
+        JSONText.array(health.map { object(fields($0, intervals: intervals)) })
+    }
+
     /// The JSON fields of one run: snake_case, as the run log's columns.
     static func fields(_ run: IngestRun) -> [(String, FieldValue)] {
         let c = run.counts
@@ -217,6 +246,7 @@ extension IncidentOutput {
             ("last_success_at", .text(h.summary.lastSuccessAt?.rfc3339)), ("last_run_at", .text(run?.finishedAt.rfc3339)),
             ("last_run_status", .text(run?.status.rawValue)), ("failing_since", .text(h.summary.failingSince?.rfc3339)),
             ("consecutive_failures", .integer(Int64(h.summary.consecutiveFailures))), ("last_error", .text(h.lastError)),
+            ("stale_runs", .integer(Int64(h.summary.staleRuns))),
             ("quota_paused_until", .text(h.pausedUntil?.rfc3339)), ("active_incidents", .integer(Int64(h.activeIncidents))),
         ]
     }

@@ -27,11 +27,17 @@ public enum SchedulerTool {
     /// ``Context/configurationFile(_:)``), or the GITS source of `$GITS_SERVICE_KEY` without one.
     /// - Throws: ``ConfigurationError``.
     static func loadConfiguration(_ arguments: ParsedArguments, _ context: Context, requireKeys: Bool) throws -> Configuration {
-        if let path = try context.configurationFile(arguments) {
-            return try Configuration.load(from: URL(fileURLWithPath: path), environment: context.environment,
-                                          requireKeys: requireKeys)
+        try loadConfiguration(file: try context.configurationFile(arguments), environment: context.environment, requireKeys: requireKeys)
+    }
+
+    /// The configuration of `file`, or without one the GITS source of `$GITS_SERVICE_KEY`
+    /// (`incidents serve` reads it for each `/status` request, as `status` does for each run).
+    /// - Throws: ``ConfigurationError``.
+    static func loadConfiguration(file: String?, environment: [String: String], requireKeys: Bool) throws -> Configuration {
+        if let file {
+            return try Configuration.load(from: URL(fileURLWithPath: file), environment: environment, requireKeys: requireKeys)
         }
-        return try Configuration.fromEnvironment(context.environment, requireKeys: requireKeys)
+        return try Configuration.fromEnvironment(environment, requireKeys: requireKeys)
     }
 
     /// Opens (creating and migrating when needed) the store and runs `body` with it, on the

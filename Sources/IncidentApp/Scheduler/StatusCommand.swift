@@ -48,9 +48,9 @@ enum StatusCommand {
         } catch {
             throw DatabaseFailure(database: path, cause: error)
         }
-        context.output(json ? JSONText.array(health.map { IncidentOutput.object(IncidentOutput.fields($0, intervals: intervals)) })
+        context.output(json ? IncidentOutput.json(health, intervals: intervals)
                             : table(health, intervals: intervals, width: Terminal.width(context.environment, wide: arguments[CommonOptions.wide])))
-        var stale = health.filter(\.stale).map(\.source.name)
+        var verdict = StatusVerdict(health)
         // A metrics file that stopped being written hides every source from the monitor that reads it.
         if let metrics = try arguments.value(metricsFile) {
             let horizon = Int64(intervals) * (configuration.sources.map(\.intervalSeconds).min() ?? 300)
@@ -59,16 +59,14 @@ enum StatusCommand {
             if let written, now.secondsSince1970 - written <= horizon {
                 if !json { context.output("metrics: \(metrics) written at \(UTCInstant(secondsSince1970: written).rfc3339)\n") }
             } else {
-                stale.append("the metrics file")
+                verdict.stale.append("the metrics file")
                 if !json {
                     context.output("metrics: \(metrics) " + (written.map { "not written for more than \(ValueParsers.durationText(horizon)) (last at \(UTCInstant(secondsSince1970: $0).rfc3339))" }
                         ?? "does not exist") + "; the scheduler's metrics writes fail (run logs metrics.failed) or it stopped\n")
                 }
             }
         }
-        if !stale.isEmpty { throw StaleSources(sources: stale, intervals: intervals) }
-        let failing = health.filter { $0.state == "failing" }.map(\.source.name)
-        if !failing.isEmpty { throw FailingSources(sources: failing) }
+        try verdict.check(intervals: intervals)
     }
 
     static func table(_ health: [SourceHealth], intervals: Int, width: Int) -> String {

@@ -26,6 +26,8 @@ struct FeatureServer: Sendable {
     let settings: Settings
     let clock: UTCClock
     let logger: Logger
+    /// The configured sources `/status` judges (``StatusDocuments/status(_:_:now:sources:)``).
+    let sources: @Sendable () throws -> [SourceDefinition]
     let counters = RequestCounters()
 
     /// The routes, as their labels in the log and the metrics.
@@ -155,8 +157,8 @@ struct FeatureServer: Sendable {
         case .runs:
             return try cached(request, now: now) { try StatusDocuments.runs(request.query, readers) }
         case .status:
-            try OGC.onlyFormat(request)
-            return try cached(request, now: now) { try StatusDocuments.status(readers, now: now) }
+            // Never a 304: a source turns stale with time alone, within the minute of a tag.
+            return try StatusDocuments.status(request.query, readers, now: now, sources: sources)
         case .stats:
             let filters = try ServerFilters(request.query, now: now, allowed: ["f"])
             return try cached(request, now: now) { try StatusDocuments.stats(filters.query, readers) }

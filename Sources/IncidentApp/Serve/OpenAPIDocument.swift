@@ -29,7 +29,7 @@ extension OGC {
             let description = filter.help + (filter.placeholder.isEmpty ? "" : " (\(filter.placeholder))") + "; example: " + filter.example
             let choices = filter.choices.map { ", \"enum\": [" + $0.map { JSONString.quoted($0) }.joined(separator: ", ") + "]" } ?? ""
             switch filter.kind {
-            case .flag: filters.append(parameter(filter.name, description, "{\"type\": \"boolean\"}"))
+            case .flag: filters.append(parameter(filter.name, description + " (true only: leave it out for every incident)", "{\"type\": \"boolean\", \"enum\": [true]}"))
             case .value where filter == .bbox:
                 filters.append(parameter(filter.name, "Only incidents whose extent overlaps this WGS84 box: minLon,minLat,maxLon,maxLat (CRS84).",
                                          "{\"type\": \"array\", \"minItems\": 4, \"maxItems\": 4, \"items\": {\"type\": \"number\"}}"))
@@ -63,7 +63,10 @@ extension OGC {
                 parameter("limit", "At most this many changes.", "{\"type\": \"integer\", \"minimum\": 1, \"maximum\": \(ChangesDocuments.maxLimit), \"default\": \(ChangesDocuments.defaultLimit)}"),
                 parameter("f", "json (a page with the next cursor) or ndjson.", "{\"type\": \"string\", \"enum\": [\"json\", \"ndjson\"]}"),
             ], "application/json")),
-            ("/status", operation("getStatus", "Each source's last poll and active incidents", [], "application/json")),
+            ("/status", operation("getStatus", "Each configured source's health, as incident-scheduler status --format json: 200 when every source is ok (the command exits 0), 503 when one is failing or stale (1 or 3)", [
+                parameter(StatusCommand.staleAfter.option.name, StatusCommand.staleAfter.option.help,
+                          "{\"type\": \"integer\", \"minimum\": 1, \"maximum\": 10000, \"default\": 3}"),
+            ], "application/json")),
             ("/stats", operation("getStats", "Counts of the incidents matching the filters", filters, "application/json")),
             ("/metrics", operation("getMetrics", "Request counters (Prometheus text format)", [], "text/plain")),
         ]

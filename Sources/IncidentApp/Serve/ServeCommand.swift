@@ -47,6 +47,8 @@ enum ServeCommand {
             Endpoints: / (landing page), /conformance, /api (OpenAPI 3.0), /collections, /collections/incidents,
             /collections/incidents/items (bbox, datetime, limit, after, before and every filter of `list`),
             /collections/incidents/items/{id}, /map, /runs, /status, /stats, /metrics.
+            /status is `incident-scheduler status --format json` over the sources of --config (read for each request):
+            200 when that command would exit 0, 503 when it would exit 1 (a source failing) or 3 (one stale).
 
             Examples:
               incidents serve --listen 127.0.0.1:8080
@@ -73,7 +75,11 @@ enum ServeCommand {
         } catch {
             throw DatabaseFailure(database: path, cause: error)
         }
-        let server = FeatureServer(readers: stores, settings: settings, clock: context.clock, logger: logger)
+        // `/status` reads the configuration for each request, as `incident-scheduler status` does for each run.
+        let configurationFile = try context.configurationFile(arguments), environment = context.environment
+        let server = FeatureServer(readers: stores, settings: settings, clock: context.clock, logger: logger) {
+            try SchedulerTool.loadConfiguration(file: configurationFile, environment: environment, requireKeys: false).sources
+        }
         var http = HTTPServerSettings(address: address, port: port)
         http.connectionLimit = try arguments.value(maxConnections) ?? 1024
         http.requestTimeoutSeconds = Int(try arguments.value(requestTimeout) ?? 120)

@@ -52,12 +52,8 @@ struct ServerFilters {
                 throw UsageError("unknown parameter \(Self.shown(name)) (parameters: \(known.joined(separator: ", ")))")
             }
             switch parameter.kind {
-            case .flag:
-                guard value == nil || value == "" || value == "true" else {
-                    throw UsageError("parameter \(name): '\(Self.shown(value ?? ""))' is not true (give \(name) or \(name)=true)")
-                }
-                filters.append((name, [""]))
-            case .value:
+            case .flag, .value:
+                // `active` alone is `active=`: the catalogue says which values a flag takes.
                 filters.append((name, [value ?? ""]))
             case .repeatable:
                 // `status=active&status=planned` or `status=active,planned`.

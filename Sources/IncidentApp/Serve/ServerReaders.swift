@@ -8,7 +8,12 @@ import Synchronization
 /// a `READ ONLY` PostgreSQL session, for which the reader role suffices), each lent to one
 /// request at a time. Calls block the calling thread, which is one of libmicrohttpd's
 /// connection threads or a body's producer thread, never a thread of Swift's cooperative pool.
-/// At merge, the async store executor can take this type's place.
+///
+/// It lends connections and holds no threads: keeping blocking calls off the cooperative pool
+/// is ``StoreExecutor``'s job for async callers (a scheduler's polls and leases), whereas the
+/// server's callers are threads of libmicrohttpd's that may block. Going through an executor
+/// would add two thread hops per call and still need this pool, since an SQLite connection
+/// serves one call at a time.
 final class ServerReaders: Sendable {
     private let idle: Mutex<[any IncidentReader]>
     private let available: DispatchSemaphore

@@ -1,9 +1,10 @@
 import Foundation
 import IncidentCore
+import IncidentFeeds
 import IncidentHTTP
 
-/// `/runs`, `/status` and `/stats`: the JSON of `incidents runs --format json`, of each
-/// source's run-log summary, and of `incidents stats --format json`.
+/// `/runs`, `/status` and `/stats`: the JSON of `incidents runs --format json`, of
+/// `incident-scheduler status --format json` and of `incidents stats --format json`.
 enum StatusDocuments {
     static func json(_ text: String) -> HTTPResponse {
         HTTPResponse(status: 200, contentType: "application/json", text: text, route: "")
@@ -34,19 +35,41 @@ enum StatusDocuments {
         return json(JSONText.array(runs.map { IncidentOutput.object(IncidentOutput.fields($0)) }))
     }
 
-    /// Each source of the run log: its last run and success, failures, quota pause, and the
-    /// incidents active now.
-    static func status(_ readers: ServerReaders, now: UTCInstant) throws -> HTTPResponse {
-        let (summaries, active) = try readers.withReader { (try $0.sourceSummaries(), try $0.activeIncidentCounts(at: now)) }
-        return json(JSONText.array(summaries.map { summary in
-            IncidentOutput.object([
-                ("source", .text(summary.source)), ("last_run_at", .instant(summary.lastRun?.finishedAt)),
-                ("last_run_status", .text(summary.lastRun?.status.rawValue)), ("last_success_at", .instant(summary.lastSuccessAt)),
-                ("failing_since", .instant(summary.failingSince)), ("consecutive_failures", .integer(Int64(summary.consecutiveFailures))),
-                ("quota_paused_until", .instant(summary.quotaExhaustedUntil)), ("stale_runs", .integer(Int64(summary.staleRuns))),
-                ("active_incidents", .integer(Int64(active[summary.source] ?? 0))),
-            ])
-        }))
+    /// `incident-scheduler status --format json`, from the same read (``IncidentReads/status(_:sources:staleAfter:now:)``)
+    /// over the configured sources (`sources`, read for each request as `status` reads them
+    /// for each run), with its exit status as the HTTP status (``StatusVerdict``): 200 when it
+    /// exits 0, 503 when it exits 1 (a source failing) or 3 (one stale); each source's `health`
+    /// says which. `stale-after` (intervals, default 3) is `status --stale-after`.
+    /// - Throws: ``UsageError`` for a bad parameter; a 503 ``Problem`` for a configuration that
+    ///   cannot be read (`status` exits 78); the store's errors.
+    static func status(_ parameters: [(name: String, value: String?)], _ readers: ServerReaders, now: UTCInstant,
+                       sources: () throws -> [SourceDefinition]) throws -> HTTPResponse {
+        var intervals = 3
+        var seen: Set<String> = []
+        let staleAfter = StatusCommand.staleAfter
+        for (name, value) in parameters {
+            guard seen.insert(name).inserted else { throw UsageError("parameter \(ServerFilters.shown(name)): given more than once") }
+            switch name {
+            case staleAfter.option.name:
+                guard let text = value, let number = try staleAfter.convert(text) else {
+                    throw UsageError("parameter \(name): '\(ServerFilters.shown(value ?? ""))' is not \(staleAfter.what)")
+                }
+                intervals = number
+            case "f":
+                guard value == "json" else { throw UsageError("parameter f: only json here") }
+            default:
+                throw UsageError("unknown parameter \(ServerFilters.shown(name)) (parameters: \(staleAfter.option.name), f)")
+            }
+        }
+        let configured: [SourceDefinition]
+        do {
+            configured = try sources()
+        } catch let error as ConfigurationError {
+            throw Problem(503, "no sources to judge: \(error.message)")
+        }
+        let health = try readers.withReader { try IncidentReads.status($0, sources: configured, staleAfter: intervals, now: now) }
+        return HTTPResponse(status: StatusVerdict(health).isOK ? 200 : 503, contentType: "application/json",
+                            text: IncidentOutput.json(health, intervals: intervals), route: "")
     }
 
     /// `incidents stats --format json` of the filters (hours in UTC).
