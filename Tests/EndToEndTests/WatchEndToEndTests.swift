@@ -5,7 +5,8 @@ import TestSupport
 import Testing
 
 /// Watches (issue 22 item 5): `incident-scheduler run` delivers the change feed to each watch's
-/// webhook on loopback after its poll round, signed, from the cursor it keeps beside the database.
+/// webhook on loopback (or command) after its poll round, signed, from the position the
+/// database keeps.
 /// The transitions are written by real polls of the store (complete and incomplete answers); the
 /// run's own source fails at once (nothing of it is logged), so what is delivered is exactly what
 /// the test wrote.
@@ -32,36 +33,61 @@ struct WatchEndToEndTests {
     }
 
     /// A configuration whose one source fails at once (404, no retry) and with `watch` (JSON
-    /// members) POSTing to the server's /hook.
+    /// members) POSTing to the server's /hook, from the start of the log (the tests write the
+    /// transitions before the run).
     static func config(_ ws: Workspace, _ server: LoopbackServer, watch: String) throws -> String {
         try ws.write("config.json", #"""
             {"database": "\#(ws.database)",
-             "sources": [{"name": "down", "provider": "gits", "keyEnv": "K", "baseURL": "\#(server.url("/down/").absoluteString)", "retry": {"maxRetries": 0}}],
-             "watches": [{"name": "suwon", "url": "\#(server.url("/hook").absoluteString)", "secretEnv": "HOOK_SECRET", \#(watch)}]}
+             "sources": [{"name": "down", "provider": "gits", "keyEnv": "K", "baseURL": "\#(server.url("/down/").absoluteString)", "interval": "1h", "retry": {"maxRetries": 0}}],
+             "watches": [{"name": "suwon", "from": "start", "url": "\#(server.url("/hook").absoluteString)", "secretEnv": "HOOK_SECRET", \#(watch)}]}
             """#)
+    }
+
+    /// Each watch's stored cursor, by name.
+    static func cursors(_ ws: Workspace) throws -> [String: Int64] {
+        Dictionary(uniqueKeysWithValues: try SQLiteStore(path: ws.database, clock: .fixed(instant("23:00"))).watchPositions().map { ($0.watch, $0.cursor) })
+    }
+
+    /// `true` once `process` has logged `event`.
+    static func logged(_ process: RunningProcess, _ event: String) async throws -> Bool {
+        try await eventually { process.stderrSoFar.contains("event=\(event)") }
     }
 
     static func runOnce(_ config: String) async throws -> ProcessResult {
         try await run("incident-scheduler", ["run", "--once", "--config", config], environment: ["K": "k", "HOOK_SECRET": secret])
     }
 
-    /// The deliveries the receiver answered 2xx, as `KIND EXTERNAL_ID`, each with its signature verified by Python's hmac.
-    static func delivered(_ server: LoopbackServer, answered statuses: [Int]? = nil) async throws -> [String] {
-        let posts = try await server.requests(path: "/hook")
+    /// The deliveries of `watch` the receiver answered 2xx (by their order among all its
+    /// requests to `path`, `statuses` the answers scripted), as `KIND EXTERNAL_ID`, each with its
+    /// signature verified by Python's hmac.
+    static func delivered(_ server: LoopbackServer, path: String = "/hook", watch: String = "suwon", answered statuses: [Int]? = nil) async throws -> [String] {
+        let posts = try await server.requests(path: path)
         var summary: [String] = []
-        for (index, post) in posts.enumerated() where statuses.map({ index < $0.count ? (200..<300).contains($0[index]) : true }) ?? true {
+        for (index, post) in posts.enumerated() where post.headers["x-incidents-watch"] == watch
+            && statuses.map({ index < $0.count ? (200..<300).contains($0[index]) : true }) ?? true {
             #expect(post.method == "POST")
-            let body = try #require(post.body)
-            let object = try #require(try JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any])
-            #expect(post.headers["x-incidents-cursor"] == "\(object["cursor"] as? Int ?? -1)")
-            #expect(post.headers["x-incidents-watch"] == "suwon")
-            let signature = try #require(post.headers["x-incidents-signature"])
-            let check = try await shell(#"printf %s "$BODY" | python3 -c 'import hmac,hashlib,sys; print("sha256="+hmac.new(sys.argv[1].encode(), sys.stdin.buffer.read(), hashlib.sha256).hexdigest())' "$SECRET""#,
-                                        environment: ["BODY": body, "SECRET": secret])
-            #expect(check.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == signature, "the signature does not verify: \(body)")
+            let (object, _) = try await verified(post)
             summary.append("\(object["kind"] as? String ?? "?") \(object["external_id"] as? String ?? "-")")
         }
         return summary
+    }
+
+    /// A delivery's JSON and cursor, its X-Incidents-Cursor and signature checked (Python's hmac).
+    static func verified(_ post: RecordedRequest) async throws -> (object: [String: Any], cursor: Int) {
+        let body = try #require(post.body)
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any])
+        let cursor = object["cursor"] as? Int ?? -1
+        #expect(post.headers["x-incidents-cursor"] == "\(cursor)")
+        let signature = try #require(post.headers["x-incidents-signature"])
+        #expect(try await Self.signature(body) == signature, "the signature does not verify: \(body)")
+        return (object, cursor)
+    }
+
+    /// `sha256=HEX` of `body` under the test's secret, by Python's hmac.
+    static func signature(_ body: String) async throws -> String {
+        let check = try await shell(#"printf %s "$BODY" | python3 -c 'import hmac,hashlib,sys; print("sha256="+hmac.new(sys.argv[1].encode(), sys.stdin.buffer.read(), hashlib.sha256).hexdigest())' "$SECRET""#,
+                                    environment: ["BODY": body, "SECRET": secret])
+        return check.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     @Test("a watch near a point gets appeared and cleared of the accidents within its radius only, each signed; the secret is never logged")
@@ -94,7 +120,8 @@ struct WatchEndToEndTests {
         #expect(posts.count == 4, "A: 503, 503, 200; B: 200")
         #expect(try await Self.delivered(server, answered: [503, 503, 200, 200]) == ["appeared A", "appeared B"])
         #expect(first.stderr.components(separatedBy: "event=watch.delivery_retry").count - 1 == 2, "\(first.stderr)")
-        #expect(try String(contentsOfFile: ws.database + ".watches", encoding: .utf8) == #"{"suwon":{"cursor":2}}"# + "\n")
+        #expect(try Self.cursors(ws) == ["suwon": 2])
+        #expect(!FileManager.default.fileExists(atPath: ws.database + ".watches"), "the position is in the database, not beside it")
 
         // A restart after another poll delivers only what is new.
         try await server.reset()
@@ -122,14 +149,15 @@ struct WatchEndToEndTests {
         let listed = try await run("incident-scheduler", ["watches", "--config", config], environment: ["K": "k", "HOOK_SECRET": Self.secret])
         #expect(listed.status == 0, "\(listed.stderr)")
         let row = try #require(listed.stdout.split(separator: "\n").last).split(separator: " ", omittingEmptySubsequences: true)
-        #expect(Array(row.prefix(5)) == ["suwon", "0", "1", "HTTP", "503"], "\(listed.stdout)")
+        #expect(Array(row.prefix(7)) == ["suwon", "0", "1", "-", "-", "HTTP", "503"], "\(listed.stdout)")
         try await server.reset()
         try await server.script("/hook", [.status(200)])
         _ = try await Self.runOnce(config)
         #expect(try await Self.delivered(server) == ["appeared A"])
         let caughtUp = try await run("incident-scheduler", ["watches", "--config", config], environment: ["K": "k", "HOOK_SECRET": Self.secret])
-        #expect(Array(try #require(caughtUp.stdout.split(separator: "\n").last).split(separator: " ").prefix(4)) == ["suwon", "1", "0", "HTTP"],
-                "the last error stays, with its time: \(caughtUp.stdout)")
+        let caughtUpRow = Array(try #require(caughtUp.stdout.split(separator: "\n").last).split(separator: " ", omittingEmptySubsequences: true))
+        #expect(Array(caughtUpRow.prefix(3)) == ["suwon", "1", "0"] && caughtUpRow[3].hasPrefix("20") && caughtUpRow[4] == "-" && caughtUpRow[5] == "HTTP",
+                "delivered with its time; the last error stays, with its time: \(caughtUp.stdout)")
     }
 
     @Test("a receiver that times out, then recovers, gets the change after the retry")
@@ -143,7 +171,7 @@ struct WatchEndToEndTests {
         #expect(result.stderr.contains("event=watch.delivery_retry watch=suwon cursor=1 kind=appeared attempt=1"), "\(result.stderr)")
         #expect(result.stderr.contains("event=watch.delivered watch=suwon cursor=1 kind=appeared status=200 attempt=2"), "\(result.stderr)")
         #expect(try await server.requests(path: "/hook").count == 2)
-        #expect(try String(contentsOfFile: ws.database + ".watches", encoding: .utf8) == #"{"suwon":{"cursor":1}}"# + "\n")
+        #expect(try Self.cursors(ws) == ["suwon": 1])
     }
 
     @Test("an incomplete poll never delivers cleared; the next complete poll does")
@@ -191,7 +219,7 @@ struct WatchEndToEndTests {
         }
     }
 
-    @Test("PostgreSQL: real polls delivered from the store's change feed, the cursor in watchState; without watchState run exits 78")
+    @Test("PostgreSQL: real polls delivered from the change feed, the position in the database; an earlier version's watchState file is taken over, then renamed")
     func postgres() async throws {
         let server = try await LoopbackServer.start(routes: [
             "/gits/getIncidentInfo": [ResponseSpec(bodyFile: TestPaths.fixture("gits/incidents_3.xml").path)], "/hook": [.status(200)],
@@ -199,30 +227,173 @@ struct WatchEndToEndTests {
         defer { server.stop() }
         let ws = try Workspace()
         try await PostgresDatabase.with { database in
-            func config(state: String) throws -> String {
+            func config(_ watches: String) throws -> String {
                 try ws.write("config.json", #"""
-                    {"database": "\#(database.uri)", \#(state)
-                     "sources": [{"name": "gits", "provider": "gits", "keyEnv": "K", "baseURL": "\#(server.url("/gits/").absoluteString)"}],
-                     "watches": [{"name": "suwon", "url": "\#(server.url("/hook").absoluteString)", "secretEnv": "HOOK_SECRET"}]}
+                    {"database": "\#(database.uri)", \#(watches)
+                     "sources": [{"name": "gits", "provider": "gits", "keyEnv": "K", "baseURL": "\#(server.url("/gits/").absoluteString)"}]}
                     """#)
             }
-            let refused = try await Self.runOnce(try config(state: ""))
-            #expect(refused.status == 78)
-            #expect(refused.stderr.contains("watches on a PostgreSQL database need watchState, the file that keeps each watch's cursor"), "\(refused.stderr)")
+            // Three appearances, before the watch existed.
+            #expect(try await Self.runOnce(try config("")).status == 0)
+            // The file an earlier version kept: the watch had delivered the first.
             let state = ws.directory.appendingPathComponent("watches.json").path
-            let polled = try await Self.runOnce(try config(state: #""watchState": "\#(state)","#))
+            try #"{"suwon":{"cursor":1}}"#.write(toFile: state, atomically: true, encoding: .utf8)
+            let watched = try config(#""watchState": "\#(state)", "watches": [{"name": "suwon", "url": "\#(server.url("/hook").absoluteString)", "secretEnv": "HOOK_SECRET"}],"#)
+            let polled = try await Self.runOnce(watched)
             #expect(polled.status == 0, "\(polled.stderr)")
-            let kinds = try await Self.delivered(server).map { $0.split(separator: " ")[0] }
-            #expect(kinds == ["appeared", "appeared", "appeared"])
-            #expect(try String(contentsOfFile: state, encoding: .utf8) == #"{"suwon":{"cursor":3}}"# + "\n")
+            #expect(polled.stderr.contains("event=watch.state_imported file=\(state) watches=suwon@1 renamed_to=\(state).imported"), "\(polled.stderr)")
+            var cursors: [Int] = []
+            for post in try await server.requests(path: "/hook") { cursors.append(try await Self.verified(post).cursor) }
+            #expect(cursors == [2, 3])
+            #expect(!FileManager.default.fileExists(atPath: state) && FileManager.default.fileExists(atPath: state + ".imported"))
+            #expect(try await database.query("SELECT watch, cursor, holder_host IS NOT NULL, expires_at IS NULL, delivered_at IS NOT NULL FROM watch_positions")
+                    == [["suwon", "3", "t", "t", "t"]], "delivered, released")
             try await server.reset()
             try await server.script("/hook", [.status(200)])
-            _ = try await Self.runOnce(try config(state: #""watchState": "\#(state)","#))
+            let again = try await Self.runOnce(watched)
+            #expect(again.status == 0 && !again.stderr.contains("watch.state_imported"), "\(again.stderr)")
             #expect(try await server.requests(path: "/hook").isEmpty, "the same answer again: nothing new to deliver")
         }
     }
 
-    @Test("check-config exits 78 naming the watch and field: an unknown filter, a bad filter value, a missing secret, a bad URL, an unknown transition")
+    @Test("SQLite: the positions of an existing DATABASE.watches file are taken over on the first run and the file renamed DATABASE.watches.imported")
+    func stateFileTakenOver() async throws {
+        let server = try await LoopbackServer.start(routes: ["/hook": [.status(200)]])
+        defer { server.stop() }
+        let ws = try Workspace()
+        try Self.poll(ws.database, "01:00", [Self.incident("A", near: true), Self.incident("B", near: true), Self.incident("C", near: true)])
+        try #"{"suwon":{"cursor":2,"lastError":"HTTP 503","lastErrorAt":"2024-03-01T01:30:00Z"}}"#.write(toFile: ws.database + ".watches", atomically: true, encoding: .utf8)
+        let result = try await Self.runOnce(try Self.config(ws, server, watch: #""source": "gits""#))
+        #expect(result.stderr.contains("event=watch.state_imported file=\(ws.database).watches watches=suwon@2"), "\(result.stderr)")
+        #expect(try await Self.delivered(server) == ["appeared C"])
+        #expect(try Self.cursors(ws) == ["suwon": 3])
+        #expect(FileManager.default.fileExists(atPath: ws.database + ".watches.imported"))
+        #expect(!FileManager.default.fileExists(atPath: ws.database + ".watches"))
+    }
+
+    @Test("kill -9 between delivery and its record: the next scheduler delivers that transition again with the same cursor, body and signature, then the rest once")
+    func crashBetweenDeliveryAndRecord() async throws {
+        // The first POST is held until the scheduler that sent it was killed: the receiver has
+        // the change, the scheduler never learnt it.
+        let server = try await LoopbackServer.start(routes: ["/hook": [ResponseSpec(status: 200, holdUntil: "killed"), .status(200)]])
+        defer { server.stop() }
+        let ws = try Workspace()
+        try Self.poll(ws.database, "01:00", [Self.incident("A", near: true), Self.incident("B", near: true)])
+        let config = try Self.config(ws, server, watch: #""timeout": "30s""#)
+        let environment = ["K": "k", "HOOK_SECRET": Self.secret]
+        let first = try RunningProcess(Executables.url("incident-scheduler"), ["run", "--loop", "--config", config], environment: environment)
+        let held = try await eventually { try await server.requests(path: "/hook").count == 1 }
+        #expect(held, "no delivery reached the receiver: \(first.stderrSoFar)")
+        first.send(SIGKILL)
+        _ = await first.finished(timeout: 30)
+        try await server.release(gate: "killed")
+        let second = try RunningProcess(Executables.url("incident-scheduler"), ["run", "--loop", "--config", config], environment: environment)
+        let caughtUp = try await eventually { try Self.cursors(ws) == ["suwon": 2] }
+        second.send(SIGTERM)
+        let stopped = await second.finished(timeout: 60)
+        #expect(caughtUp && stopped.status == 0, "\(stopped.stderr)")
+        let posts = try await server.requests(path: "/hook")
+        var cursors: [Int] = []
+        for post in posts { cursors.append(try await Self.verified(post).cursor) }
+        #expect(cursors == [1, 1, 2], "the repeat carries the cursor of the unrecorded delivery")
+        if posts.count == 3 {
+            #expect(posts[0].body == posts[1].body && posts[0].headers["x-incidents-signature"] == posts[1].headers["x-incidents-signature"])
+        }
+    }
+
+    @Test("a command target: the change on its stdin, exit 0 delivers; exit 3 and a timeout (its process group killed) are retried; no secret in its argv, environment or the log")
+    func commandTarget() async throws {
+        let ws = try Workspace()
+        // Records each call's stdin, argv and environment; fails the first (exit 3), hangs the second (with a child).
+        let script = try ws.write("receive.sh", #"""
+            #!/bin/sh
+            dir="$1"
+            n=$(( $(cat "$dir/count" 2>/dev/null || echo 0) + 1 ))
+            echo "$n" > "$dir/count"
+            body=$(cat)
+            case "$n" in
+              1) echo "receiver busy: try later" >&2; exit 3 ;;
+              2) sleep 30 & wait; exit 0 ;;
+            esac
+            printf '%s\n' "$body" >> "$dir/delivered.jsonl"
+            env > "$dir/env"
+            printf '%s\n' "$@" > "$dir/argv"
+            """#)
+        chmod(script, 0o755)
+        try Self.poll(ws.database, "01:00", [Self.incident("A", near: true)])
+        let config = try ws.write("config.json", #"""
+            {"database": "\#(ws.database)",
+             "sources": [{"name": "down", "provider": "gits", "keyEnv": "K", "baseURL": "http://127.0.0.1:9/", "retry": {"maxRetries": 0}}],
+             "watches": [{"name": "suwon", "from": "start", "command": ["./receive.sh", "\#(ws.directory.path)"], "secretEnv": "HOOK_SECRET",
+                          "timeout": "1s", "retry": {"baseDelay": 0.05, "maxRetries": 3}}]}
+            """#)
+        let started = Date()
+        let result = try await run("incident-scheduler", ["run", "--once", "--config", config],
+                                   environment: ["K": "source-key-w22", "HOOK_SECRET": Self.secret, "PATH": "/usr/bin:/bin"])
+        let seconds = Date().timeIntervalSince(started)
+        #expect(result.stderr.contains(#"event=watch.delivery_retry watch=suwon cursor=1 kind=appeared attempt=1 error="exit status 3: receiver busy: try later""#), "\(result.stderr)")
+        #expect(result.stderr.contains(#"event=watch.delivery_retry watch=suwon cursor=1 kind=appeared attempt=2 error="timed out after 1s (killed)""#), "\(result.stderr)")
+        #expect(result.stderr.contains("event=watch.delivered watch=suwon cursor=1 kind=appeared exit=0 attempt=3"), "\(result.stderr)")
+        #expect(seconds < 25, "the hung command's child (sleep 30) was killed with it: \(seconds) s")
+        let delivered = try String(contentsOfFile: ws.directory.appendingPathComponent("delivered.jsonl").path, encoding: .utf8)
+        let lines = delivered.split(separator: "\n").map(String.init)
+        #expect(lines.count == 1)
+        let object = try #require(try JSONSerialization.jsonObject(with: Data((lines.first ?? "").utf8)) as? [String: Any])
+        #expect(object["kind"] as? String == "appeared" && object["external_id"] as? String == "A" && object["cursor"] as? Int == 1)
+        let environment = try String(contentsOfFile: ws.directory.appendingPathComponent("env").path, encoding: .utf8)
+        let variables = Set(environment.split(separator: "\n").compactMap { $0.split(separator: "=", maxSplits: 1).first.map(String.init) })
+        #expect(variables.isSuperset(of: ["PATH", "INCIDENTS_WATCH", "INCIDENTS_CURSOR", "INCIDENTS_KIND", "INCIDENTS_SIGNATURE"]), "\(variables.sorted())")
+        #expect(!variables.contains("K") && !variables.contains("HOOK_SECRET"), "\(variables.sorted())")
+        let signature = try await Self.signature(lines[0])
+        #expect(environment.contains("INCIDENTS_CURSOR=1\n") && environment.contains("INCIDENTS_SIGNATURE=\(signature)\n"))
+        #expect(try String(contentsOfFile: ws.directory.appendingPathComponent("argv").path, encoding: .utf8) == ws.directory.path + "\n")
+        #expect(try Self.cursors(ws) == ["suwon": 1])
+        let checked = try await run("incident-scheduler", ["check-config", "--config", config], environment: ["K": "k", "HOOK_SECRET": Self.secret, "PATH": "/usr/bin:/bin"])
+        #expect(checked.stdout.contains("watch suwon: appeared,revised,ended,cleared,reopened,quarantined to \(ws.directory.path)/receive.sh (command, signed)"), "\(checked.stdout)")
+        expectNoKey(Self.secret, in: [result.stderr, result.stdout, checked.stdout, checked.stderr, environment], database: ws.databaseBytes())
+        expectNoKey("source-key-w22", in: [environment])
+    }
+
+    @Test("SIGHUP: a new watch starts at the end of the log, a removed one stops, a changed one keeps its position and delivers by its new filters")
+    func reload() async throws {
+        let server = try await LoopbackServer.start(routes: ["/hook": [.status(200)]])
+        defer { server.stop() }
+        let ws = try Workspace()
+        func watch(_ name: String, _ extra: String = "") -> String {
+            #"{"name": "\#(name)", "from": "start", "url": "\#(server.url("/hook").absoluteString)", "secretEnv": "HOOK_SECRET"\#(extra)}"#
+        }
+        func config(_ watches: [String]) throws -> String {
+            try ws.write("config.json", #"""
+                {"database": "\#(ws.database)",
+                 "sources": [{"name": "down", "provider": "gits", "keyEnv": "K", "baseURL": "\#(server.url("/down/").absoluteString)", "interval": "1h", "retry": {"maxRetries": 0}}],
+                 "watches": [\#(watches.joined(separator: ", "))]}
+                """#)
+        }
+        try Self.poll(ws.database, "01:00", [Self.incident("A", near: true), Self.incident("B", near: true)])
+        let path = try config([watch("suwon"), watch("gone")])
+        let process = try RunningProcess(Executables.url("incident-scheduler"), ["run", "--loop", "--config", path],
+                                         environment: ["K": "k", "HOOK_SECRET": Self.secret])
+        let first = try await eventually { try Self.cursors(ws) == ["suwon": 2, "gone": 2] }
+        #expect(first, "\(process.stderrSoFar)")
+        // suwon now wants clears only; gone is removed; late is new (its "from" says start, but a
+        // watch without it starts at the end: late has none).
+        _ = try config([watch("suwon", #", "transitions": ["cleared"]"#),
+                        #"{"name": "late", "url": "\#(server.url("/hook").absoluteString)", "secretEnv": "HOOK_SECRET"}"#])
+        process.send(SIGHUP)
+        #expect(try await Self.logged(process, "watch.registered watch=late cursor=2"), "\(process.stderrSoFar)")
+        #expect(process.stderrSoFar.contains("event=watch.stopped watch=gone"))
+        #expect(process.stderrSoFar.contains("event=watch.changed watch=suwon"))
+        try Self.poll(ws.database, "02:00", [Self.incident("B", near: true), Self.incident("C", near: true)])
+        let second = try await eventually { try Self.cursors(ws) == ["suwon": 4, "gone": 2, "late": 4] }
+        process.send(SIGTERM)
+        let result = await process.finished(timeout: 60)
+        #expect(second && result.status == 0, "\(result.stderr)")
+        #expect(try await Self.delivered(server, watch: "suwon") == ["appeared A", "appeared B", "cleared A"])
+        #expect(try await Self.delivered(server, watch: "gone") == ["appeared A", "appeared B"])
+        #expect(try await Self.delivered(server, watch: "late").sorted() == ["appeared C", "cleared A"])
+    }
+
+    @Test("check-config exits 78 naming the watch and field: an unknown filter, a bad filter value, a missing secret, a bad URL, an unknown transition, a bad target or start")
     func configurationErrors() async throws {
         let ws = try Workspace()
         let source = #"{"name": "gits", "provider": "gits", "keyEnv": "K"}"#
@@ -232,6 +403,13 @@ struct WatchEndToEndTests {
             (#""url": "http://127.0.0.1:9/h", "secretEnv": "S""#, [:], "watches[0] (w): secretEnv: the environment variable S is not set or empty"),
             (#""url": "ftp://127.0.0.1/h", "secretEnv": "S""#, ["S": "s"], "watches[0] (w): url: 'ftp://127.0.0.1/h' is not an http(s) URL"),
             (#""transitions": ["vanished"], "url": "http://127.0.0.1:9/h", "secretEnv": "S""#, ["S": "s"], "watches[0] (w): transitions: expected a list of appeared"),
+            (#""url": "http://127.0.0.1:9/h""#, [:], "watches[0] (w): missing field 'secretEnv'"),
+            (#""secretEnv": "S""#, ["S": "s"], "watches[0] (w): missing field 'url' (a webhook) or 'command' (a program to run for each change)"),
+            (#""url": "http://127.0.0.1:9/h", "command": ["/bin/true"], "secretEnv": "S""#, ["S": "s"], "watches[0] (w): give either url (a webhook) or command (a program), not both"),
+            (#""command": ["/nonexistent/notify"]"#, [:], "watches[0] (w): command: '/nonexistent/notify' is no executable file"),
+            (#""command": ["no-such-notifier"]"#, [:], "watches[0] (w): command: 'no-such-notifier' is no executable file in PATH"),
+            (#""command": []"#, [:], "watches[0] (w): command: is empty"),
+            (#""command": ["/bin/true"], "from": "yesterday""#, [:], "watches[0] (w): from: expected "),
         ]
         for (watch, environment, message) in cases {
             let config = try ws.write("config.json", #"{"database": "\#(ws.database)", "sources": [\#(source)], "watches": [{"name": "w", \#(watch)}]}"#)

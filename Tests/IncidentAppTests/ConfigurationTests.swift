@@ -185,9 +185,32 @@ struct ConfigurationTests {
         #expect(c.concurrency == 2)
     }
 
+    @Test("a watch's target: a url, or a command whose program is resolved (relative: the configuration's directory; a bare name: PATH); from: end by default, start, a cursor")
+    func watchTargets() throws {
+        let directory = try TestPaths.temporaryDirectory("config")
+        let script = directory.appendingPathComponent("notify.sh").path
+        try "#!/bin/sh\n".write(toFile: script, atomically: true, encoding: .utf8)
+        chmod(script, 0o755)
+        let url = directory.appendingPathComponent("config.json")
+        try #"""
+            {"sources": [{"name": "g", "provider": "gits", "keyEnv": "K"}], "watches": [
+              {"name": "hook", "url": "https://hooks.example/x", "secretEnv": "S"},
+              {"name": "local", "command": ["./notify.sh", "--topic", "roads"], "from": "start"},
+              {"name": "path", "command": ["sh", "-c"], "from": 42, "secretEnv": "S"}]}
+            """#.write(to: url, atomically: true, encoding: .utf8)
+        let watches = try Configuration.load(from: url, environment: ["K": "k", "S": "s3cret", "PATH": "/nonexistent:/bin:/usr/bin"]).watches
+        try #require(watches.count == 3)
+        #expect(watches.map(\.start) == [.end, .after(0), .after(42)])
+        #expect(watches[0].target == .webhook(try #require(URL(string: "https://hooks.example/x"))))
+        #expect(watches[1].target == .command([URL(fileURLWithPath: script).standardizedFileURL.path, "--topic", "roads"]))
+        #expect(watches[2].target == .command(["/bin/sh", "-c"]))
+        #expect(watches[1].secret.isEmpty && watches[2].secret == "s3cret")
+        #expect(watches[1].targetDescription == URL(fileURLWithPath: script).standardizedFileURL.path, "the program only, never its arguments")
+    }
+
     @Test("a watch's signature is HMAC-SHA256: RFC 4231 test case 2")
     func watchSignature() {
-        #expect(WatchDelivery.hmacSHA256(key: "Jefe", Data("what do ya want for nothing?".utf8))
+        #expect(WatchTargets.hmacSHA256(key: "Jefe", Data("what do ya want for nothing?".utf8))
                 == "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843")
     }
 }

@@ -135,6 +135,20 @@ struct MigrationTests {
         }
     }
 
+    @Test("0012 on a database of 0011: the change feed stays; watch_positions starts empty and registers a watch at its end")
+    func watchPositionsOnExistingData() throws {
+        let path = try TestPaths.temporaryDirectory("migrate-0012").appendingPathComponent("db.sqlite").path
+        let all = try Migrator.bundled()
+        let previous = Migrator(migrations: all.migrations.filter { $0.name != "0012_watch_positions.sql" })
+        _ = try SQLiteStore(path: path, clock: .fixed(t0), migrator: previous)
+            .ingest(PollContext(source: "gits", startedAt: t0), ListProducer(incidents: [incident("A"), incident("B")]).callAsFunction)
+        let store = try SQLiteStore(path: path, clock: .fixed(t1))
+        #expect(try store.migrationStates().last.map { [$0.name, $0.appliedAt?.rfc3339] } == ["0012_watch_positions.sql", t1.rfc3339])
+        #expect(try store.lastCursor() == 2)
+        #expect(try store.watchPositions() == [])
+        #expect(try store.registerWatches([("w", .end)]) == [WatchPosition(watch: "w", cursor: 2)])
+    }
+
     @Test("a migration edited after it was applied is refused and nothing changes")
     func tampered() throws {
         let all = try Migrator.bundled()

@@ -185,10 +185,10 @@ struct PostgresPlanTests {
         try TestServer.withDatabase { name in
             let location = try TestServer.location(database: name)
             let bundled = try PostgresMigrator.bundled()
-            let previous = PostgresMigrator(migrations: bundled.migrations.filter { $0.name != "0009_history_independent_runs.sql" })
+            let previous = PostgresMigrator(migrations: bundled.migrations.filter { $0.name < "0009" })
             try poll(try PostgresStore(location, clock: .fixed(t0), migrator: previous), live("E0"), at: t0)
             let store = try PostgresStore(location, clock: .fixed(t1))
-            #expect(try store.migrationStates().last.map { [$0.name, $0.appliedAt?.rfc3339] } == ["0009_history_independent_runs.sql", t1.rfc3339])
+            #expect(try store.migrationStates().first { $0.name == "0009_history_independent_runs.sql" }?.appliedAt == t1)
             #expect(try store.column("SELECT indexdef FROM pg_indexes WHERE indexname = 'ingest_runs_stored_by_source'")
                     == ["CREATE INDEX ingest_runs_stored_by_source ON public.ingest_runs USING btree (source, id) "
                         + "WHERE (status = ANY (ARRAY['succeeded'::text, 'incomplete'::text]))"])

@@ -35,10 +35,11 @@ struct Configuration: Sendable {
     /// Sources left without a key, and why, in configuration order (only when keys were not
     /// required: `check-config`, `sources`, `ingest`; `run` fails on the first instead).
     var keyProblems: [KeyProblem] = []
-    /// `watches`: the change feed's deliveries to webhooks (README, "Watches").
+    /// `watches`: the change feed's deliveries to webhooks and commands (docs/analyst.md, "Watches").
     var watches: [WatchDefinition] = []
-    /// `watchState`: the file that keeps each watch's cursor; nil: beside a SQLite database
-    /// (``Configuration/watchStatePath(database:)``).
+    /// `watchState`: the file in which an earlier version kept each watch's cursor, taken over
+    /// into the database (``WatchPositions``) by the next run; nil: `DATABASE.watches` beside a
+    /// SQLite database (``Configuration/legacyWatchState(database:)``).
     var watchState: String?
     /// Watches left without their signing secret (only when keys were not required; shown and
     /// refused by `check-config` as key problems are).
@@ -103,6 +104,7 @@ struct Configuration: Sendable {
             let object = try ConfigObject(value, place: "\(url.path): watches[\(index)]")
             let named = ConfigObject(fields: object.fields, place: "\(object.place) (\(try object.requiredText("name")))")
             configuration.watches.append(try WatchDefinition.read(named, environment: environment, now: UTCInstant(secondsSince1970: Int64(Date().timeIntervalSince1970)),
+                                                                  baseDirectory: url.deletingLastPathComponent(),
                                                                   requireSecret: requireKeys, secretProblems: &configuration.secretProblems))
         }
         configuration.watchState = try file.text("watchState").map { URL(fileURLWithPath: $0, relativeTo: url.deletingLastPathComponent()).path }
@@ -110,15 +112,11 @@ struct Configuration: Sendable {
         return configuration
     }
 
-    /// Where the watches' cursors are kept: `watchState`, else `DATABASE.watches` beside a
-    /// SQLite database.
-    /// - Throws: ``ConfigurationError`` for watches on a PostgreSQL database without `watchState`.
-    func watchStatePath(database: String) throws -> String {
-        if let watchState { return watchState }
-        guard !Stores.isPostgreSQL(database) || watches.isEmpty else {
-            throw ConfigurationError("watches on a PostgreSQL database need watchState, the file that keeps each watch's cursor")
-        }
-        return database + ".watches"
+    /// The file in which an earlier version kept the watches' cursors, to be taken over into
+    /// the database: `watchState`, else `DATABASE.watches` beside a SQLite database; nil for
+    /// PostgreSQL without `watchState`.
+    func legacyWatchState(database: String) -> String? {
+        watchState ?? (Stores.isPostgreSQL(database) ? nil : database + ".watches")
     }
 
     /// Whether `source` has its key, as `check-config` and `sources` both show it (issue 20:

@@ -65,7 +65,12 @@ enum CheckConfigCommand {
                        + "; concurrency: \(configuration.concurrency)\n")
         for watch in configuration.watches {
             let kinds = TransitionKind.allCases.filter(watch.kinds.contains).map(\.rawValue).joined(separator: ",")
-            context.output("watch \(watch.name): \(kinds) to \(Redaction.redact(watch.url)) (\(watch.secret.isEmpty ? "SECRET MISSING" : "signed"))\n")
+            let signing: String
+            switch watch.target {
+            case .webhook: signing = watch.secret.isEmpty ? "SECRET MISSING" : "signed"
+            case .command: signing = watch.secret.isEmpty ? "command" : "command, signed"
+            }
+            context.output("watch \(watch.name): \(kinds) to \(watch.targetDescription) (\(signing))\n")
         }
         // Warnings do not change the exit status: the configuration is valid, but probably not meant.
         context.output(warnings.map { "warning: \($0)\n" }.joined())

@@ -23,8 +23,10 @@ struct PollingLoop: Sendable {
         let lastBegan = Mutex<[String: Double]>([:])
     }
 
-    /// Runs until the task is cancelled. `reload` re-reads the configuration on SIGHUP.
-    func run(_ initial: Configuration, reload: @escaping @Sendable () throws -> Configuration) async {
+    /// Runs until the task is cancelled. `reload` re-reads the configuration on SIGHUP;
+    /// `reloaded` is then given what it read (the watches' delivery takes its watches).
+    func run(_ initial: Configuration, reloaded: @Sendable (Configuration) async -> Void = { _ in },
+             reload: @escaping @Sendable () throws -> Configuration) async {
         let logger = service.logger
         let hangups = SignalStream(SIGHUP)
         // The database file taken from under the scheduler ends the loop as SIGTERM does.
@@ -76,6 +78,7 @@ struct PollingLoop: Sendable {
                     let configuration = try reload()
                     logger.log(.info, "config.reloaded", ["sources": configuration.sources.count])
                     apply(configuration.sources)
+                    await reloaded(configuration)
                     // Sources removed from the configuration leave the metrics file now.
                     service.writeMetrics()
                 } catch {

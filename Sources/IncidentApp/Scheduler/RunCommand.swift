@@ -69,7 +69,6 @@ enum RunCommand {
         let backstop = onceDeadline.map { DeadlineBackstop(seconds: $0 + 10, logger: logger) }
         defer { backstop?.cancel() }
         let polls = concurrencyLimit ?? configuration.concurrency
-        let watchState = try configuration.watchStatePath(database: path)
         try await SchedulerTool.withStore(path: path, context: context, scheduler: true, leaseSeconds: configuration.leaseSeconds,
                                           concurrency: polls, logger: logger,
                                           connectWithin: onceDeadline.map { min(Stores.reconnectSeconds, Double($0)) }) { store, lock in
@@ -77,13 +76,20 @@ enum RunCommand {
             let service = SchedulerService(store: store, clock: context.clock, host: context.host, logger: logger, dryRun: dryRun,
                                            metricsFile: metricsPath, concurrency: polls,
                                            leaseSeconds: configuration.leaseSeconds, fileWatch: fileWatch)
-            // --dry-run stores nothing, so it delivers nothing either.
-            let delivery = dryRun || configuration.watches.isEmpty ? nil
-                : WatchDelivery(watches: configuration.watches, statePath: watchState, store: store, logger: logger)
+            // --dry-run stores nothing, so it delivers nothing either. A loop delivers even when
+            // it starts without watches: a reload may add some.
+            let delivery: WatchDelivery? = if dryRun || (configuration.watches.isEmpty && !arguments[loop]) { nil } else {
+                try WatchDelivery(store: store, holder: service.holder, clock: service.clock, leaseSeconds: configuration.leaseSeconds,
+                                  environment: context.environment, logger: logger)
+            }
+            // Before the first poll: a new watch that starts at the end of the log gets this run's transitions.
+            try await delivery?.start(configuration.watches, legacyState: configuration.legacyWatchState(database: path))
             if arguments[loop] {
                 // Deliveries follow the polls' commits within a second, in their own task.
                 let deliveries = delivery.map { delivery in Task { await delivery.deliverForever(every: 1) } }
-                await PollingLoop(service: service, heartbeatSeconds: heartbeatSeconds).run(configuration) {
+                await PollingLoop(service: service, heartbeatSeconds: heartbeatSeconds).run(configuration, reloaded: { reloaded in
+                    await delivery?.reconfigure(reloaded.watches)
+                }) {
                     // SIGHUP re-reads the environment file too: a key rotated there is used.
                     try SchedulerTool.loadConfiguration(arguments, try processContext.loadingEnvironmentFile(arguments), requireKeys: true)
                 }

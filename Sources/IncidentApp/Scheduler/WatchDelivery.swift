@@ -1,76 +1,115 @@
-import CCrypto
 import Foundation
 import IncidentCore
 import IncidentNetworking
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
+import Synchronization
 
-/// Delivers the change feed to the configuration's watches (README, "Watches"), from each
-/// watch's cursor: every transition after it, in cursor order, that the watch wants is POSTed
-/// to its webhook as the JSON of `incidents changes` (``ChangesCommand/json(_:)``), signed with
-/// `X-Incidents-Signature: sha256=HEX` (HMAC-SHA256 of the body under the watch's secret). The
-/// cursor advances (and is written to the state file, atomically) only after a 2xx, so a
-/// restart neither repeats nor loses a delivery; a repeat can only follow a crash between the
-/// 2xx and the write, and carries the same `X-Incidents-Cursor` for the receiver to drop it. A
-/// failed POST is retried with the watch's backoff; when its retries run out the watch stops
-/// for this turn at that transition and the next turn starts there again.
-struct WatchDelivery: Sendable {
-    let watches: [WatchDefinition]
-    let statePath: String
-    let store: Stores.Writable
+/// Delivers the change feed to the configuration's watches (docs/analyst.md, "Watches"), from
+/// each watch's position in the database (``WatchPositions``): every transition after it, in
+/// cursor order, that the watch wants goes to its target as the JSON of `incidents changes`
+/// (``ChangesCommand/json(_:)``): POSTed to a webhook, signed, or given to a command
+/// (``WatchTargets``).
+///
+/// Several scheduler hosts may share the database: a host claims a watch before delivering it,
+/// so one host at a time delivers it, and renews the claim before each attempt for longer than
+/// the attempt may take (`lease` + the watch's `timeout`), so no other host can claim it while
+/// an attempt is under way. The cursor moves in the database only after a 2xx (or exit 0), and
+/// only while this host still holds the claim: each transition is delivered by one host, none is
+/// skipped (cursors are handed out in commit order), and a transition is delivered again only
+/// when its host stopped between the receiver's answer and that record (kill -9, a database
+/// unreachable for a whole claim): the repeat carries the same `X-Incidents-Cursor`. A failed
+/// delivery is retried with the watch's backoff; when its retries run out the watch stops for
+/// this turn at that transition (its failure recorded) and the next turn starts there again.
+final class WatchDelivery: Sendable {
+    /// What delivering needs of the store.
+    typealias Store = any IncidentReader & ChangeFeedReader & WatchPositions & StoreExecution
+
+    let store: Store
     let logger: Logger
+    /// This scheduler process in the watches' claims (its ``SchedulerService/holder``).
+    let holder: LeaseHolder
+    /// The scheduler's clock: the database server's when it has one (``ServerClock``).
+    let clock: UTCClock
+    /// How long a claim lasts beyond an attempt's timeout (the configuration's `lease`).
+    let leaseSeconds: Int64
+    /// The variables a command inherits (``WatchTargets/commandEnvironment(_:)``).
+    let environment: [String: String]
+    /// The watches configured now (a SIGHUP reload replaces them: ``reconfigure(_:)``).
+    private let configured = Mutex<[WatchDefinition]>([])
 
     /// Transitions read per query.
     static let page = 200
 
-    /// One turn: every watch, up to the last committed transition.
-    func deliver() async {
-        guard !watches.isEmpty else { return }
-        guard let feed = store as? any ChangeFeedReader else {
-            logger.log(.error, "watch.failed", ["error": "this store has no change feed"])
-            return
-        }
-        var entries: [String: WatchState.Entry]
-        do {
-            entries = try WatchState.read(statePath)
-        } catch {
-            logger.log(.error, "watch.failed", ["error": ErrorText.describe(error)])
-            return
-        }
-        for watch in watches where !Task.isCancelled {
-            var cursor = entries[watch.name]?.cursor ?? 0
-            do {
-                while !Task.isCancelled {
-                    let after = cursor
-                    let changes = try await store.perform { try feed.changes(after: after, limit: Self.page) }
-                    guard !changes.isEmpty else { break }
-                    let matching = try await store.perform { try matches(watch, changes) }
-                    for change in changes {
-                        if matching.contains(change.transition.cursor) {
-                            if let failure = await post(change, to: watch) {
-                                // Stopped by SIGTERM: not the receiver's failure.
-                                if Task.isCancelled { throw WatchStop() }
-                                entries[watch.name, default: .init(cursor: cursor)].lastError = failure
-                                entries[watch.name]?.lastErrorAt = UTCInstant(secondsSince1970: Int64(Date().timeIntervalSince1970)).rfc3339
-                                try WatchState.write(entries, to: statePath)
-                                throw WatchStop()
-                            }
-                        }
-                        cursor = change.transition.cursor
-                        // After each delivery; a run of transitions the watch does not want is recorded once.
-                        if matching.contains(cursor) || change.transition.cursor == changes.last?.transition.cursor {
-                            entries[watch.name, default: .init()].cursor = cursor
-                            try WatchState.write(entries, to: statePath)
-                        }
-                    }
-                    if changes.count < Self.page { break }
-                }
-            } catch is WatchStop {
-                continue
-            } catch {
-                logger.log(.error, "watch.failed", ["watch": watch.name, "cursor": cursor, "error": ErrorText.describe(error)])
+    /// - Throws: ``ConfigurationError`` when the store keeps no change feed or no watch positions.
+    init(store: Stores.Writable, holder: LeaseHolder, clock: UTCClock, leaseSeconds: Int64, environment: [String: String],
+         logger: Logger) throws {
+        guard let store = store as? Store else { throw ConfigurationError("watches need a store with a change feed") }
+        self.store = store
+        self.holder = holder
+        self.clock = clock
+        self.leaseSeconds = leaseSeconds
+        self.environment = WatchTargets.commandEnvironment(environment)
+        self.logger = logger
+    }
+
+    /// Before the first poll: takes the cursors of an earlier version's state file (`legacyState`,
+    /// ``Configuration/legacyWatchState(database:)``) over into the database for the watches it
+    /// does not know yet, renames the file `FILE.imported`, then registers the configured watches
+    /// the database does not know, each at its `from` (`end`: after what is committed now, so
+    /// this run's own transitions are delivered).
+    /// - Throws: the store's errors, ``ConfigurationError`` for a state file that cannot be read.
+    func start(_ watches: [WatchDefinition], legacyState: String?) async throws {
+        if let legacyState, FileManager.default.fileExists(atPath: legacyState) {
+            let entries = try WatchState.read(legacyState).sorted { $0.key < $1.key }
+            let taken = try await store.perform { [store] in
+                try store.registerWatches(entries.map { (watch: $0.key, start: WatchStart.after($0.value.cursor)) })
             }
+            let renamed = legacyState + ".imported"
+            let moved = rename(legacyState, renamed) == 0
+            logger.log(moved ? .info : .warning, "watch.state_imported", [
+                "file": legacyState, "watches": taken.map { "\($0.watch)@\($0.cursor)" }.joined(separator: ","),
+                "renamed_to": moved ? renamed : nil,
+                "detail": moved ? "the database keeps the watches' positions now"
+                    : "could not rename it (\(String(cString: strerror(errno)))); the database keeps the positions, the file is ignored where it knows a watch",
+            ])
+        }
+        configured.withLock { $0 = watches }
+        try await register(watches)
+    }
+
+    /// At a SIGHUP reload: a new watch is registered at its `from` and delivered from the next
+    /// turn, a removed one stops (its position stays in the database: added again under the
+    /// same name, it resumes there), a changed one (filters, target, secret) keeps its
+    /// position. A delivery under way of a removed or changed watch stops before its next
+    /// transition.
+    func reconfigure(_ watches: [WatchDefinition]) async {
+        let previous = configured.withLock { current in
+            defer { current = watches }
+            return current
+        }
+        let before = Dictionary(previous.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        let names = Set(watches.map(\.name))
+        for watch in previous where !names.contains(watch.name) {
+            logger.log(.info, "watch.stopped", ["watch": watch.name, "detail": "removed from the configuration; its position stays"])
+        }
+        for watch in watches {
+            if before[watch.name] == nil {
+                logger.log(.info, "watch.started", ["watch": watch.name, "target": watch.targetDescription])
+            } else if before[watch.name] != watch {
+                logger.log(.info, "watch.changed", ["watch": watch.name, "target": watch.targetDescription, "detail": "keeps its position"])
+            }
+        }
+        do {
+            try await register(watches)
+        } catch {
+            // Registered at the next turn instead.
+            logger.log(.error, "watch.failed", ["error": ErrorText.describe(error)])
+        }
+    }
+
+    private func register(_ watches: [WatchDefinition]) async throws {
+        let starts = watches.map { (watch: $0.name, start: $0.start) }
+        for position in try await store.perform({ [store] in try store.registerWatches(starts) }) {
+            logger.log(.info, "watch.registered", ["watch": position.watch, "cursor": position.cursor])
         }
     }
 
@@ -79,6 +118,115 @@ struct WatchDelivery: Sendable {
         while !Task.isCancelled {
             await deliver()
             try? await Task.sleep(nanoseconds: UInt64(interval * 1e9))
+        }
+    }
+
+    /// One turn: every watch that is behind the change feed and that no other host delivers,
+    /// up to the last committed transition.
+    func deliver() async {
+        let watches = configured.withLock { $0 }
+        guard !watches.isEmpty else { return }
+        let positions: [String: WatchPosition]
+        let last: Int64
+        do {
+            let read = try await store.perform { [store] in
+                (Dictionary(try store.watchPositions().map { ($0.watch, $0) }, uniquingKeysWith: { first, _ in first }), try store.lastCursor())
+            }
+            positions = read.0
+            last = read.1
+            let unknown = watches.filter { positions[$0.name] == nil }
+            if !unknown.isEmpty { try await register(unknown) }  // a registration that failed at a reload
+        } catch {
+            logger.log(.error, "watch.failed", ["error": ErrorText.describe(error)])
+            return
+        }
+        for watch in watches where !Task.isCancelled {
+            guard let position = positions[watch.name], position.cursor < last else { continue }
+            await deliver(watch)
+        }
+    }
+
+    /// Delivers `watch` up to the last committed transition when this host can claim it.
+    private func deliver(_ watch: WatchDefinition) async {
+        let hold = leaseSeconds + Int64(watch.timeoutSeconds.rounded(.up)) + 1
+        let (name, holder, clock, store) = (watch.name, self.holder, self.clock, self.store)
+        var cursor: Int64 = 0
+        /// When the claim was last claimed or renewed (monotonic).
+        var renewedAt = ContinuousClock.now
+        /// Moves the stored cursor to `to`, renewing the claim: false (logged) when another
+        /// scheduler took the watch over.
+        func advance(to: Int64, delivered: Bool) async throws -> Bool {
+            let from = cursor
+            let asked = ContinuousClock.now
+            guard try await store.perform({ try store.advanceWatch(name, holder: holder, from: from, to: to, delivered: delivered,
+                                                                    now: clock.now(), holdSeconds: hold) }) else {
+                logger.log(.warning, "watch.lost", [
+                    "watch": name, "cursor": from,
+                    "detail": "another scheduler took this watch over (this one was cut off from the database for a whole claim)",
+                ])
+                return false
+            }
+            cursor = to
+            renewedAt = asked
+            return true
+        }
+        do {
+            let asked = ContinuousClock.now
+            guard let claimed = try await store.perform({ try store.claimWatch(name, holder: holder, now: clock.now(), holdSeconds: hold) }) else {
+                logger.log(.debug, "watch.left_to_other", ["watch": name])
+                return
+            }
+            cursor = claimed.cursor
+            renewedAt = asked
+            var passed = cursor  // the last transition passed over, recorded or not
+            reading: while !Task.isCancelled {
+                let after = passed
+                let changes = try await store.perform { try store.changes(after: after, limit: Self.page) }
+                guard !changes.isEmpty else { break }
+                let matching = try await store.perform { try self.matches(watch, changes) }
+                for change in changes {
+                    // Removed or changed at a reload: the next turn delivers by the new definition.
+                    guard !Task.isCancelled, configured.withLock({ $0.contains(watch) }) else { break reading }
+                    guard matching.contains(change.transition.cursor) else {
+                        passed = change.transition.cursor
+                        continue
+                    }
+                    // Before an attempt the claim must last beyond it: renewed (recording what was
+                    // passed over) unless it was renewed less than half a lease ago.
+                    let outcome = await WatchTargets.deliver(change, to: watch, environment: environment, logger: logger) {
+                        if ContinuousClock.now - renewedAt < .seconds(Double(leaseSeconds) / 2) { return true }
+                        do {
+                            return try await advance(to: passed, delivered: false)
+                        } catch {
+                            logger.log(.error, "watch.failed", ["watch": name, "cursor": cursor, "error": ErrorText.describe(error)])
+                            return false
+                        }
+                    }
+                    switch outcome {
+                    case .delivered:
+                        // Not recorded (another host took the watch): it delivers this one again.
+                        let recorded = try await advance(to: change.transition.cursor, delivered: true)
+                        if !recorded { throw WatchStop() }
+                        passed = cursor
+                    case .failed(let failure):
+                        let at = clock.now()
+                        try await store.perform { try store.recordWatchFailure(name, holder: holder, error: failure, at: at) }
+                        throw WatchStop()
+                    case .cancelled, .lost:
+                        throw WatchStop()
+                    }
+                }
+                if changes.count < Self.page { break }
+            }
+            if passed > cursor { _ = try await advance(to: passed, delivered: false) }
+        } catch is WatchStop {
+        } catch {
+            logger.log(.error, "watch.failed", ["watch": name, "cursor": cursor, "error": ErrorText.describe(error)])
+        }
+        do {
+            try await store.perform { try store.releaseWatch(name, holder: holder) }
+        } catch {
+            logger.log(.warning, "watch.release_failed", ["watch": name, "error": ErrorText.describe(error)])
         }
     }
 
@@ -103,99 +251,30 @@ struct WatchDelivery: Sendable {
         }.map(\.transition.cursor))
     }
 
-    /// POSTs one change, retrying by the watch's policy: nil after a 2xx, else the last failure.
-    func post(_ change: IncidentChange, to watch: WatchDefinition) async -> String? {
-        let body = Data(ChangesCommand.json(change).utf8)
-        var request = URLRequest(url: watch.url, timeoutInterval: watch.timeoutSeconds)
-        request.httpMethod = "POST"
-        request.httpBody = body
-        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-        request.setValue("sha256=" + Self.hmacSHA256(key: watch.secret, body), forHTTPHeaderField: "X-Incidents-Signature")
-        request.setValue(String(change.transition.cursor), forHTTPHeaderField: "X-Incidents-Cursor")
-        request.setValue(watch.name, forHTTPHeaderField: "X-Incidents-Watch")
-        let (name, cursor, kind) = (watch.name, change.transition.cursor, change.transition.kind.rawValue)
-        // The whole exchange within the watch's timeout (a request's timeoutInterval alone is an idle timeout).
-        let configuration = URLSessionConfiguration.ephemeral
-        configuration.timeoutIntervalForRequest = watch.timeoutSeconds
-        configuration.timeoutIntervalForResource = watch.timeoutSeconds
-        let session = URLSession(configuration: configuration)
-        defer { session.finishTasksAndInvalidate() }
-        var retry = 0
-        while !Task.isCancelled {
-            var failure: String
-            do {
-                let (_, response) = try await session.data(for: request)
-                let status = (response as? HTTPURLResponse)?.statusCode ?? 0
-                if (200..<300).contains(status) {
-                    logger.log(.info, "watch.delivered", ["watch": name, "cursor": cursor, "kind": kind, "status": status, "attempt": retry + 1])
-                    return nil
-                }
-                failure = "HTTP \(status)"
-            } catch {
-                failure = Redaction.redact((error as NSError).localizedDescription)
-            }
-            guard retry < watch.retryPolicy.maxRetries else {
-                logger.log(.error, "watch.delivery_failed", [
-                    "watch": name, "cursor": cursor, "kind": kind, "attempt": retry + 1, "error": failure,
-                    "detail": "retries exhausted; the next turn starts again at this transition",
-                ])
-                return failure
-            }
-            let delay = watch.retryPolicy.delay(forRetry: retry, retryAfter: nil, unitRandom: Double.random(in: 0...1))
-            logger.log(.warning, "watch.delivery_retry", [
-                "watch": name, "cursor": cursor, "kind": kind, "attempt": retry + 1, "error": failure, "retry_in_s": delay,
-            ])
-            retry += 1
-            try? await Task.sleep(nanoseconds: UInt64(delay * 1e9))
-        }
-        return "cancelled"
-    }
-
-    /// HMAC-SHA256 (RFC 2104, FIPS 180-4) of `data` under the UTF-8 bytes of `key`, as lowercase
-    /// hex (64 characters), by OpenSSL's libcrypto.
-    static func hmacSHA256(key: String, _ data: Data) -> String {
-        var digest = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
-        var length: UInt32 = 0
-        let keyBytes = Array(key.utf8)
-        data.withUnsafeBytes { bytes in
-            _ = HMAC(EVP_sha256(), keyBytes, Int32(keyBytes.count), bytes.bindMemory(to: UInt8.self).baseAddress, bytes.count, &digest, &length)
-        }
-        return digest.prefix(Int(length)).map { String(format: "%02x", $0) }.joined()
-    }
-
-    /// A watch stopped for this turn (its delivery failed and was logged).
+    /// A watch stopped for this turn (logged where it stopped).
     private struct WatchStop: Error {}
 }
 
-/// The state file of the watches: a JSON object of each watch's position by name: its last
-/// delivered (or passed) cursor and its last error, written atomically.
+/// The state file of an earlier version: a JSON object of each watch's position by name
+/// (`{"suwon": {"cursor": 2, "lastError": …}}`). Read once, to take the cursors over into the
+/// database (``WatchDelivery/start(_:legacyState:)``); the last errors are not taken over.
 enum WatchState {
-    struct Entry: Codable, Equatable, Sendable {
-        var cursor: Int64 = 0
-        /// The last failure (`HTTP 503`, a timeout), with when it happened (RFC 3339); kept
-        /// after later successes, so `incident-scheduler watches` shows when it was.
-        var lastError: String?
-        var lastErrorAt: String?
+    struct Entry: Decodable, Sendable {
+        var cursor: Int64
     }
 
-    /// The positions; empty when the file does not exist yet.
+    /// The positions; empty when the file does not exist.
     /// - Throws: ``ConfigurationError`` when it cannot be read or is not such an object.
     static func read(_ path: String) throws -> [String: Entry] {
         switch FileText.read(path, limit: 1 << 20) {
         case .missing: return [:]
         case .text(let text):
             guard let entries = try? JSONDecoder().decode([String: Entry].self, from: Data(text.utf8)) else {
-                throw ConfigurationError("the watch state file \(path) is not a JSON object of watch positions; move it away to deliver from the start")
+                throw ConfigurationError("the watch state file \(path) is not a JSON object of watch positions; move it away (each watch then starts at its 'from')")
             }
             return entries
         case .unreadable(let reason), .notText(let reason):
             throw ConfigurationError("cannot read the watch state file \(path): \(reason)")
         }
-    }
-
-    static func write(_ entries: [String: Entry], to path: String) throws {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        try Metrics.write(String(decoding: try encoder.encode(entries), as: UTF8.self) + "\n", to: path, what: "the watch state file")
     }
 }

@@ -1,17 +1,19 @@
 import Foundation
 import IncidentCore
 
-/// `incident-scheduler watches`: each configured watch's position in the change feed, its lag
-/// and its last error (README, "Watches").
+/// `incident-scheduler watches`: each configured watch's position in the change feed as the
+/// database keeps it, its lag, its last delivery, the host delivering it and its last error
+/// (docs/analyst.md, "Watches").
 enum WatchesCommand {
     static func command(_ context: Context) -> Command {
         Command(
             name: "watches",
             abstract: "Show each configured watch's position in the change feed, its lag and its last error.",
             discussion: """
-            CURSOR is the last transition the watch delivered or passed over (0: none yet), LAG how far the change feed's
-            last cursor is beyond it (transitions it wants and those it does not), LAST ERROR its last failed delivery and when.
-            Exit 78 when the configuration is invalid, 66 when the database does not exist yet.
+            CURSOR is the last transition the watch delivered or passed over (0: none yet; -: not registered yet, which the
+            next run does), LAG how far the change feed's last cursor is beyond it (transitions it wants and those it does
+            not), DELIVERED when it last delivered one, BY the scheduler delivering it now (host and pid), LAST ERROR its last
+            failed delivery and when. Exit 78 when the configuration is invalid, 66 when the database does not exist yet.
             """,
             options: [CommonOptions.config, CommonOptions.envFile, CommonOptions.database, CommonOptions.wide],
             run: { arguments in try run(arguments, context) })
@@ -21,25 +23,31 @@ enum WatchesCommand {
         let context = try context.loadingEnvironmentFile(arguments)
         let configuration = try SchedulerTool.loadConfiguration(arguments, context, requireKeys: false)
         let path = try context.databasePath(arguments, configured: configuration.database)
-        let entries = try WatchState.read(try configuration.watchStatePath(database: path))
+        let positions: [String: WatchPosition]
         let last: Int64
         do {
-            guard let feed = try Stores.openForReading(path, clock: context.clock) as? any ChangeFeedReader else {
+            guard let store = try Stores.openForReading(path, clock: context.clock) as? any ChangeFeedReader & WatchPositions else {
                 throw QueryError("this store has no change feed")
             }
-            last = try feed.lastCursor()
+            positions = Dictionary(try store.watchPositions().map { ($0.watch, $0) }, uniquingKeysWith: { first, _ in first })
+            last = try store.lastCursor()
         } catch let error as StoreMissing {
             throw error
         } catch {
             throw DatabaseFailure(database: path, cause: error)
         }
-        var rows = [["WATCH", "CURSOR", "LAG", "LAST ERROR"]]
+        let now = context.clock.now()
+        var rows = [["WATCH", "CURSOR", "LAG", "DELIVERED", "BY", "LAST ERROR"]]
         for watch in configuration.watches {
-            let entry = entries[watch.name] ?? .init()
-            rows.append([watch.name, String(entry.cursor), String(max(0, last - entry.cursor)),
-                         entry.lastError.map { "\($0) at \(entry.lastErrorAt ?? "?")" } ?? "-"])
+            guard let position = positions[watch.name] else {
+                rows.append([watch.name, "-", "-", "-", "-", "-"])
+                continue
+            }
+            let holder = position.expiresAt.map { $0 > now } == true ? position.holder?.description : nil
+            rows.append([watch.name, String(position.cursor), String(max(0, last - position.cursor)), position.deliveredAt?.rfc3339 ?? "-",
+                         holder ?? "-", position.lastError.map { "\($0) at \(position.lastErrorAt?.rfc3339 ?? "?")" } ?? "-"])
         }
         context.output(TextTable.render(rows, maxWidth: Terminal.width(context.environment, wide: arguments[CommonOptions.wide]),
-                                        flexible: [3], droppable: []))
+                                        flexible: [5], droppable: [4, 3]))
     }
 }
