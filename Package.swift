@@ -50,6 +50,7 @@ let package = Package(
                 .embedInCode("0009_publication_order.sql"),
                 .embedInCode("0010_history_independent_indexes.sql"),
                 .embedInCode("0011_transition_log.sql"),
+                .embedInCode("0013_listed_intervals.sql"),
             ]
         ),
         // The PostgreSQL schema migrations, embedded in the binary.
@@ -66,6 +67,7 @@ let package = Package(
                 .embedInCode("0007_lease_holder_token.sql"),
                 .embedInCode("0008_transition_log.sql"),
                 .embedInCode("0009_history_independent_runs.sql"),
+                .embedInCode("0011_listed_intervals.sql"),
             ]
         ),
         // SQLite: connection/statement wrappers, migrator, the incident repository.

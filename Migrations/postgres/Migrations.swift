@@ -17,5 +17,6 @@ public enum BundledPostgresMigrations {
         ("0008_transition_log.sql", String(decoding: PackageResources._008_transition_log_sql, as: UTF8.self)),
         ("0009_history_independent_runs.sql",
          String(decoding: PackageResources._009_history_independent_runs_sql, as: UTF8.self)),
+        ("0011_listed_intervals.sql", String(decoding: PackageResources._011_listed_intervals_sql, as: UTF8.self)),
     ]
 }

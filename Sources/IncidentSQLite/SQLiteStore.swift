@@ -211,6 +211,7 @@ extension SQLiteStore: StoreAdministration {
                     try db.run("DELETE FROM incident_revisions WHERE incident_id IN (SELECT id FROM temp.prune_batch)")
                     let removedRevisions = db.changes
                     try DerivedIndexes.remove(.pruneBatch, in: db)
+                    try PollTransitions.removeIntervals(ofPruneBatch: db)
                     try db.run("DELETE FROM incidents WHERE id IN (SELECT id FROM temp.prune_batch)")
                     return (db.changes, removedRevisions)
                 }
