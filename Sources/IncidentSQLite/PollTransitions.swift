@@ -162,12 +162,12 @@ extension PollTransitions {
     /// incidents, with nothing after them: they only open intervals. Statements over the poll's
     /// entries, as ``DerivedIndexes`` does for the incidents' structures.
     static func indexIntervals(after id: Int64, history: Bool, db: Database) throws {
-        let arguments: [String: SQLiteValue] = ["after": .integer(id), "history": .integer(history ? 1 : 0)]
+        let after: [String: SQLiteValue] = ["after": .integer(id)]
         try db.run("""
             INSERT INTO incident_listed_open (id, incident_id, listed_from)
             SELECT id, incident_id, unixepoch(at) - \(intervalEpoch) FROM incident_transitions
             WHERE id > :after AND kind IN ('appeared', 'reopened') AND incident_id IS NOT NULL
-            """, arguments)
+            """, after)
         try db.execute("""
             CREATE TEMP TABLE IF NOT EXISTS interval_ends (id INTEGER PRIMARY KEY, incident_id INTEGER, listed_from INTEGER, listed_until INTEGER);
             DELETE FROM temp.interval_ends;
@@ -177,7 +177,7 @@ extension PollTransitions {
             SELECT o.id, o.incident_id, unixepoch(o.at) - \(intervalEpoch), \(intervalEnd("o")) FROM incident_transitions o
             WHERE o.kind IN ('appeared', 'reopened') AND o.incident_id IN (SELECT incident_id FROM incident_transitions
                 WHERE id > :after AND (kind IN ('cleared', 'reopened') OR (:history AND kind = 'appeared')))
-            """, arguments)
+            """, after.merging(["history": .integer(history ? 1 : 0)]) { $1 })
         try db.run("""
             INSERT INTO incident_listed_intervals (id, listed_from, listed_until, incident_id)
             SELECT id, listed_from, listed_until, incident_id FROM temp.interval_ends

@@ -107,7 +107,7 @@ struct QueryPlanTests {
          "incident_listed_intervals", "SEARCH incidents USING INTEGER PRIMARY KEY (rowid=?)"),
         ("--at between the first polls with --category weather (5): the rarer drives",
          QueryFixture.query(limit: 50) { $0.listedAt = QueryFixture.pollA.adding(seconds: 60); $0.categories = [.weather] },
-         "incidents_by_category", "SEARCH incidents USING INDEX incidents_by_category (category=?)"),
+         "incidents_by_category", "SEARCH incidents USING INDEX incidents_by_category (category=? AND rowid=?)"),
     ]
 
     @Test("each filter, and the combinations the CLI uses, read incidents through the index chosen for it", arguments: cases)
