@@ -51,6 +51,7 @@ let package = Package(
                 .embedInCode("0010_history_independent_indexes.sql"),
                 .embedInCode("0011_transition_log.sql"),
                 .embedInCode("0012_watch_positions.sql"),
+                .embedInCode("0013_listed_intervals.sql"),
             ]
         ),
         // The PostgreSQL schema migrations, embedded in the binary.
@@ -68,6 +69,7 @@ let package = Package(
                 .embedInCode("0008_transition_log.sql"),
                 .embedInCode("0009_history_independent_runs.sql"),
                 .embedInCode("0010_watch_positions.sql"),
+                .embedInCode("0011_listed_intervals.sql"),
             ]
         ),
         // SQLite: connection/statement wrappers, migrator, the incident repository.

@@ -8,6 +8,8 @@ Python 3 standard library only. Scripts/bench is the entry point; this file only
                                                 the ceiling with the product's indexes (see bench_ceiling.sql)
   bench_lib.py report RESULTS.tsv [options]     print the ingest table and the targets
   bench_lib.py queries [options]                time the query commands and the sqlite3 shell; print the table
+  bench_lib.py history [options]                time `list --at T --limit 100` on a history of N incidents and 5 N
+                                                transitions; the size of a 10,000-incident timeline map
 
 RESULTS.tsv has one line per run, written by Scripts/bench:
   contender <TAB> records <TAB> round <TAB> ok|FAILED <TAB> wall_s <TAB> peak_rss_kib <TAB> note
@@ -18,7 +20,9 @@ import datetime
 import glob
 import hashlib
 import json
+import math
 import os
+import random
 import re
 import statistics
 import subprocess
@@ -422,6 +426,19 @@ GROWTH_POLL_RATIO = 1.2
 GROWTH_PRUNE_LIMIT_MS = 50.0
 
 
+# The R*Tree of positions and the counts, for incidents stored by SQL (the store keeps them so).
+BOXES_AND_COUNTS_SQL = """INSERT INTO incidents_bbox (id, min_longitude, max_longitude, min_latitude, max_latitude)
+    SELECT id, longitude, longitude, latitude, latitude FROM incidents ORDER BY id;
+DELETE FROM incident_counts;
+INSERT INTO incident_counts (dimension, key, incidents)
+    SELECT 'source', source, count(*) FROM incidents GROUP BY 2
+    UNION ALL SELECT 'category', category, count(*) FROM incidents GROUP BY 2
+    UNION ALL SELECT 'road', coalesce(road, ''), count(*) FROM incidents GROUP BY 2
+    UNION ALL SELECT 'road_ref', coalesce(road_ref, ''), count(*) FROM incidents GROUP BY 2
+    UNION ALL SELECT 'start_minute', coalesce(substr(started_at, 12, 5), ''), count(*) FROM incidents GROUP BY 2;
+"""
+
+
 def growth_history_sql(n, now):
     """SQL that stores n cleared incidents of source gits (and a run per 100 of them) into a database the
     product just migrated, with their search index, R*Tree and counts, as years of polls would leave them:
@@ -448,16 +465,7 @@ SELECT 'gits', 'H' || i, CASE i % 5 WHEN 0 THEN 'accident' WHEN 1 THEN 'breakdow
 FROM (SELECT i, strftime('%Y-%m-%dT%H:%M:%SZ', '{start}', (i * {span} / {n}) || ' seconds') AS t,
              strftime('%Y-%m-%dT%H:%M:%SZ', '{start}', (i * {span} / {n} - 3600 - i % 3600) || ' seconds') AS t0 FROM r);
 INSERT INTO incidents_search (rowid, description, location) SELECT id, description, location FROM incidents ORDER BY id;
-INSERT INTO incidents_bbox (id, min_longitude, max_longitude, min_latitude, max_latitude)
-    SELECT id, longitude, longitude, latitude, latitude FROM incidents ORDER BY id;
-DELETE FROM incident_counts;
-INSERT INTO incident_counts (dimension, key, incidents)
-    SELECT 'source', source, count(*) FROM incidents GROUP BY 2
-    UNION ALL SELECT 'category', category, count(*) FROM incidents GROUP BY 2
-    UNION ALL SELECT 'road', coalesce(road, ''), count(*) FROM incidents GROUP BY 2
-    UNION ALL SELECT 'road_ref', coalesce(road_ref, ''), count(*) FROM incidents GROUP BY 2
-    UNION ALL SELECT 'start_minute', coalesce(substr(started_at, 12, 5), ''), count(*) FROM incidents GROUP BY 2;
-COMMIT;
+{BOXES_AND_COUNTS_SQL}COMMIT;
 PRAGMA wal_checkpoint(TRUNCATE);
 """
 
@@ -599,6 +607,153 @@ def cmd_growth(args):
     return 1 if failures else 0
 
 
+HISTORY_SPAN_DAYS = 30
+HISTORY_MOMENTS = 20
+HISTORY_AT_LIMIT_MS = 150.0
+HISTORY_MAP_INCIDENTS = 10000
+HISTORY_MAP_LIMIT_BYTES = 2_000_000
+
+
+def history_sql(n, now, rebuild):
+    """SQL that stores, into a database the product just migrated, n incidents of source gits with 5 transitions
+    each over HISTORY_SPAN_DAYS days (appeared; revised 20 minutes later; cleared 1-4 h after appearing; reopened
+    0.5-1.5 h later; cleared 1-4 h after that, or, for one in 20, revised and still listed), a run every 5 minutes,
+    the counts, the R*Tree of positions, and the listed intervals as migration 0013 builds them (`rebuild`)."""
+    start = (now - datetime.timedelta(days=HISTORY_SPAN_DAYS + 1)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    span = HISTORY_SPAN_DAYS * 86400
+    runs = span // 300
+    def t(offset):
+        return "strftime('%%Y-%%m-%%dT%%H:%%M:%%SZ', '%s', (%s) || ' seconds')" % (start, offset)
+    return f"""
+PRAGMA cache_size = -262144;
+BEGIN;
+WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r WHERE i < {runs})
+INSERT INTO ingest_runs (id, source, started_at, finished_at, status, fetched, origin, observed_at)
+SELECT i, 'gits', {t("i * 300")}, {t("i * 300")}, 'succeeded', 0, 'live', {t("i * 300")} FROM r;
+CREATE TEMP TABLE life AS
+WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r WHERE i < {n})
+SELECT i, i * {span} / {n} AS appeared, i * {span} / {n} + 3600 + (i * 7919) % 10800 AS cleared,
+       i * {span} / {n} + 3600 + (i * 7919) % 10800 + 1800 + (i * 104729) % 3600 AS reopened,
+       i * {span} / {n} + 3600 + (i * 7919) % 10800 + 1800 + (i * 104729) % 3600 + 3600 + (i * 31) % 10800 AS last
+FROM r;
+INSERT INTO incidents (id, source, external_id, category, provider_category, description, road, location, restriction,
+    latitude, longitude, started_at, content_hash, revision, first_seen_at, last_seen_at, first_seen_run_id, last_seen_run_id,
+    cleared_at)
+SELECT i, 'gits', 'H' || i, CASE i % 5 WHEN 0 THEN 'accident' WHEN 1 THEN 'breakdown' WHEN 2 THEN 'roadwork'
+        WHEN 3 THEN 'obstruction' ELSE 'closure' END, '사고',
+    '[사고] 도로' || (i % 3000) || ' (서울방향) A IC → B IC  1차로 통제, 사고처리 ' || i, '도로' || (i % 3000),
+    '(서울방향) A IC → B IC', '1차로', 36.9 + (i % 997) / 997.0, 126.5 + (i * 7 % 1201) / 1000.0,
+    {t("appeared - 600")}, i, 2, {t("appeared")}, {t("CASE WHEN i % 20 = 0 THEN last ELSE reopened END")},
+    1 + appeared / 300, 1 + reopened / 300, CASE WHEN i % 20 = 0 THEN NULL ELSE {t("last")} END
+FROM life;
+INSERT INTO incident_transitions (incident_id, source, external_id, run_id, kind, fields, at)
+SELECT i, 'gits', 'H' || i, 1 + at / 300, kind, fields, {t("at")} FROM (
+    SELECT i, appeared AS at, 'appeared' AS kind, NULL AS fields FROM life
+    UNION ALL SELECT i, appeared + 1200, 'revised', 'description' FROM life
+    UNION ALL SELECT i, cleared, 'cleared', NULL FROM life
+    UNION ALL SELECT i, reopened, 'reopened', NULL FROM life
+    UNION ALL SELECT i, CASE WHEN i % 20 = 0 THEN reopened + 600 ELSE last END,
+                     CASE WHEN i % 20 = 0 THEN 'revised' ELSE 'cleared' END, CASE WHEN i % 20 = 0 THEN 'description' END FROM life)
+ORDER BY at, i;
+{BOXES_AND_COUNTS_SQL}DELETE FROM incident_listed_intervals;
+DELETE FROM incident_listed_open;
+{rebuild}
+COMMIT;
+PRAGMA wal_checkpoint(TRUNCATE);
+"""
+
+
+def history_database(args):
+    """The history database of args.size incidents, cached by binary, generator and the migration's rebuild."""
+    migration = glob.glob(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "Migrations", "*_listed_intervals.sql"))
+    text = open(migration[0], encoding="utf-8").read()
+    rebuild = text[text.index("-- rebuild:"):]
+    key = hashlib.sha256(open(args.scheduler, "rb").read() + history_sql(0, datetime.datetime(2000, 1, 1), rebuild).encode()
+                         ).hexdigest()[:12]
+    db = os.path.join(args.cache, "history-%s-%d.sqlite" % (key, args.size))
+    if os.path.exists(db):
+        return db, "cached"
+    for old in glob.glob(os.path.join(args.cache, "history-*-%d.sqlite*" % args.size)):
+        os.remove(old)
+    tmp = db + ".tmp"
+    started = time.perf_counter()
+    if subprocess.run([args.scheduler, "migrate", "--database", tmp], capture_output=True).returncode != 0:
+        raise SystemExit("history: migrate failed")
+    sql = history_sql(args.size, datetime.datetime.now(datetime.timezone.utc), rebuild)
+    done = subprocess.run([args.sqlite3, "-batch", "-bail", tmp], input=sql, capture_output=True, text=True)
+    if done.returncode != 0 or "Error" in done.stderr:
+        raise SystemExit("history: the history SQL failed: " + done.stderr[-500:])
+    for suffix in ("", "-wal", "-shm"):
+        if os.path.exists(tmp + suffix):
+            os.rename(tmp + suffix, db + suffix)
+    return db, "built in %.0f s" % (time.perf_counter() - started)
+
+
+def percentile(values, fraction):
+    """The value at `fraction` of the sorted values (nearest rank)."""
+    ordered = sorted(values)
+    return ordered[max(0, min(len(ordered) - 1, math.ceil(fraction * len(ordered)) - 1))]
+
+
+def cmd_history(args):
+    db, note = history_database(args)
+    sq = lambda sql: subprocess.run([args.sqlite3, "-readonly", db, sql], capture_output=True, text=True).stdout.strip()
+    counts = sq("SELECT (SELECT count(*) FROM incidents) || ' ' || (SELECT count(*) FROM incident_transitions) "
+                "|| ' ' || (SELECT min(at) FROM incident_transitions) || ' ' || (SELECT max(at) FROM incident_transitions)").split()
+    print("  database: %s incidents, %s transitions from %s to %s, %.0f MiB (%s)"
+          % (format(int(counts[0]), ","), format(int(counts[1]), ","), counts[2], counts[3], os.path.getsize(db) / 2**20, note))
+    first = datetime.datetime.strptime(counts[2], "%Y-%m-%dT%H:%M:%SZ")
+    random_moments = random.Random(22)
+    # Moments after the first day, when the history is in its steady state, to the last minute of the log.
+    span = (datetime.datetime.strptime(counts[3], "%Y-%m-%dT%H:%M:%SZ") - first).total_seconds() - 86400
+    moments = [(first + datetime.timedelta(seconds=86400 + random_moments.random() * span)).strftime("%Y-%m-%dT%H:%M:%SZ")
+               for _ in range(HISTORY_MOMENTS)]
+    out = os.path.join(args.work, "out.ndjson")
+    cases = [("list --limit 100 (no --at: the process and a page)", lambda at: ["list", "--limit", "100"]),
+             ("list --at T --limit 100", lambda at: ["list", "--at", at, "--limit", "100"])]
+    walls = {name: [] for name, _ in cases}
+    failures = []
+    for _ in range(args.rounds):
+        for at in moments:
+            for name, arguments in cases:
+                wall, _, _, status, err = timed([args.incidents] + arguments(at) + ["--format", "ndjson", "--database", db], None, out)
+                lines = sum(1 for _ in open(out, encoding="utf-8"))
+                if status != 0 or lines != 100:
+                    failures.append("%s at %s: exit %d, %d rows: %s" % (name, at, status, lines, err[0]))
+                else:
+                    walls[name].append(wall)
+    print("  %d moments x %d rounds, whole-process wall ms:" % (len(moments), args.rounds))
+    for name, _ in cases:
+        values = walls[name]
+        if values:
+            print("    %-52s p50 %7.1f   p95 %7.1f   max %7.1f" % (name, percentile(values, 0.5) * 1000,
+                                                                  percentile(values, 0.95) * 1000, max(values) * 1000))
+    page = os.path.join(args.work, "timeline.html")
+    limit = min(HISTORY_MAP_INCIDENTS, int(counts[0]))
+    wall, _, rss, status, err = timed([args.incidents, "map", "--timeline", "--limit", str(limit), "--tiles", "none",
+                                       "--output", page, "--database", db], None, os.path.join(args.work, "map.out"))
+    if status != 0:
+        failures.append("map --timeline: exit %d: %s" % (status, err[0]))
+    size = os.path.getsize(page) if status == 0 else None
+    if size is not None:
+        print("  map --timeline --limit %d: %s bytes (%.2f MB), %.1f s, peak RSS %.1f MiB"
+              % (limit, format(size, ","), size / 1e6, wall, rss / 1024))
+    print()
+    at = walls["list --at T --limit 100"]
+    p95 = percentile(at, 0.95) * 1000 if at else None
+    print("targets:")
+    print("  %s  list --at T --limit 100, p95 whole-process  <= %.0f ms  %s" % (
+        "PASS" if p95 is not None and p95 <= HISTORY_AT_LIMIT_MS else "MISS", HISTORY_AT_LIMIT_MS,
+        "%.1f ms" % p95 if p95 is not None else "no figure"))
+    if limit == HISTORY_MAP_INCIDENTS:
+        print("  %s  a %d-incident timeline map  <= %.0f MB  %s" % (
+            "PASS" if size is not None and size <= HISTORY_MAP_LIMIT_BYTES else "MISS", limit, HISTORY_MAP_LIMIT_BYTES / 1e6,
+            "%.2f MB" % (size / 1e6) if size is not None else "no figure"))
+    for failure in failures:
+        print("FAILED: " + failure)
+    return 1 if failures else 0
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -636,6 +791,15 @@ def main():
     p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--sizes", default=",".join(str(s) for s in GROWTH_SIZES))
     p.set_defaults(func=cmd_growth)
+    p = sub.add_parser("history")
+    p.add_argument("--scheduler", required=True)
+    p.add_argument("--incidents", required=True)
+    p.add_argument("--sqlite3", default="sqlite3")
+    p.add_argument("--cache", required=True)
+    p.add_argument("--work", required=True)
+    p.add_argument("--rounds", type=int, default=5)
+    p.add_argument("--size", type=int, default=1000000)
+    p.set_defaults(func=cmd_history)
     p = sub.add_parser("report")
     p.add_argument("results")
     p.add_argument("--rounds", default="?")

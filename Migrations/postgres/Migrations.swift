@@ -18,5 +18,6 @@ public enum BundledPostgresMigrations {
         ("0009_history_independent_runs.sql",
          String(decoding: PackageResources._009_history_independent_runs_sql, as: UTF8.self)),
         ("0010_watch_positions.sql", String(decoding: PackageResources._010_watch_positions_sql, as: UTF8.self)),
+        ("0011_listed_intervals.sql", String(decoding: PackageResources._011_listed_intervals_sql, as: UTF8.self)),
     ]
 }

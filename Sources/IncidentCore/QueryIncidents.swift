@@ -163,7 +163,8 @@ public struct IncidentQuery: Sendable {
     /// Only incidents their source listed as active at this instant, by the transition log
     /// (`--at`; docs/analyst.md, "History and changes"): the last appearance, reopening or clear at or
     /// before it is an appearance or a reopening, and the provider's end time (as stored now)
-    /// is not at or before it.
+    /// is not at or before it. Each store reads it from its index of the intervals each
+    /// incident was listed in (SQLite migration 0013, PostgreSQL 0011), which states it exactly.
     public var listedAt: UTCInstant?
 
     public init(now: UTCInstant, activeOnly: Bool = false, sources: [String] = [],

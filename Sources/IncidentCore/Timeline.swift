@@ -61,22 +61,7 @@ public enum Timeline {
                 b += step
             }
         }
-        var current: (id: Int64, since: UTCInstant?)?
-        try log.forEachLifecycleEntry(through: until) { id, kind, at in
-            if current?.id != id {
-                if let open = current, let start = open.since { add(open.id, from: start, to: nil) }
-                current = (id, nil)
-            }
-            switch kind {
-            case .appeared, .reopened:
-                if current?.since == nil { current?.since = at }
-            case .cleared:
-                if let start = current?.since { add(id, from: start, to: at) }
-                current?.since = nil
-            default: break
-            }
-        }
-        if let open = current, let start = open.since { add(open.id, from: start, to: nil) }
+        try forEachListedInterval(log, through: until, add)
         var result: [TimelineCount] = []
         for b in stride(from: first, through: last, by: Int(step)) {
             let start = UTCInstant(secondsSince1970: b)
@@ -90,5 +75,30 @@ public enum Timeline {
             }
         }
         return result
+    }
+
+    /// Calls `interval` for each interval in which an incident was listed as active by the log
+    /// entries at or before `instant`: from an appearance or a reopening to the next clear (nil
+    /// while none followed), by incident id, then time. Whether an instant is in `from..<until`
+    /// is what ``IncidentQuery/listedAt`` judges from the same entries; the provider's end (as
+    /// stored now) is left to the caller, which holds the incident.
+    public static func forEachListedInterval(_ log: any ChangeFeedReader, through instant: UTCInstant,
+                                             _ interval: (_ id: Int64, _ from: UTCInstant, _ until: UTCInstant?) throws -> Void) throws {
+        var current: (id: Int64, since: UTCInstant?)?
+        try log.forEachLifecycleEntry(through: instant) { id, kind, at in
+            if current?.id != id {
+                if let open = current, let start = open.since { try interval(open.id, start, nil) }
+                current = (id, nil)
+            }
+            switch kind {
+            case .appeared, .reopened:
+                if current?.since == nil { current?.since = at }
+            case .cleared:
+                if let start = current?.since { try interval(id, start, at) }
+                current?.since = nil
+            default: break
+            }
+        }
+        if let open = current, let start = open.since { try interval(open.id, start, nil) }
     }
 }

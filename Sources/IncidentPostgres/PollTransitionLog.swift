@@ -89,6 +89,40 @@ enum PollTransitionLog {
             SELECT :base + row_number() OVER (ORDER BY phase, ord), incident_id, :source, external_id, :run_id, kind, fields, at
             FROM poll_transitions
             """, named: ["base": .integer(base), "source": .text(poll.source), "run_id": .integer(runID)], context: context)
+        var history = true
+        if case .live = poll.origin, poll.stale == nil { history = false }
+        try indexIntervals(after: base, history: history, connection: connection)
+    }
+
+    /// The first clear of the incident of log entry `o` (an alias) after it, in the log's order
+    /// (time, then cursor): the end of the interval `o` opens (NULL: open), as migration 0011
+    /// computes it.
+    static func intervalEnd(_ o: String) -> String {
+        """
+        (SELECT min(c.at) FROM incident_transitions c WHERE c.incident_id = \(o).incident_id AND c.kind = 'cleared' \
+        AND c.at >= \(o).at AND (c.at, c.cursor) > (\(o).at, \(o).cursor))
+        """
+    }
+
+    /// Indexes the log entries after `cursor` (a poll's) in `incident_listed_intervals`
+    /// (migration 0011), as SQLite's `PollTransitions.indexIntervals(after:history:db:)`: each
+    /// appearance or reopening opens a range; then the ranges of each incident the poll cleared
+    /// or listed again (with `history`, of each it listed) get their ends anew from the log.
+    static func indexIntervals(after cursor: Int64, history: Bool, connection: Connection) throws {
+        let context = "indexing the intervals of the transition log"
+        let arguments: [String: PostgresValue] = ["after": .integer(cursor), "history": .text(history ? "true" : "false")]
+        try connection.query("""
+            INSERT INTO incident_listed_intervals (opening, incident_id, listed)
+            SELECT cursor, incident_id, tstzrange(at, NULL, '[)') FROM incident_transitions
+            WHERE cursor > :after AND kind IN ('appeared', 'reopened') AND incident_id IS NOT NULL
+            """, named: arguments, context: context)
+        try connection.query("""
+            UPDATE incident_listed_intervals l SET listed = n.listed
+            FROM (SELECT o.cursor, tstzrange(o.at, \(intervalEnd("o")), '[)') AS listed FROM incident_transitions o
+                  WHERE o.kind IN ('appeared', 'reopened') AND o.incident_id IN (SELECT incident_id FROM incident_transitions
+                      WHERE cursor > :after AND (kind IN ('cleared', 'reopened') OR (:history::boolean AND kind = 'appeared')))) n
+            WHERE l.opening = n.cursor AND l.listed IS DISTINCT FROM n.listed
+            """, named: arguments, context: context)
     }
 }
 
@@ -98,23 +132,28 @@ extension PollTransitionLog {
     /// text of that rebuild): for a copy into an empty database, whose log the copy does not
     /// carry.
     static func rebuild(connection: Connection) throws {
-        guard let migration = BundledPostgresMigrations.all.first(where: { $0.fileName.hasSuffix("_transition_log.sql") }),
-              let marker = migration.sql.range(of: "-- rebuild:") else {
-            throw PostgresError(message: "the transition log's migration has no rebuild part", context: "rebuilding the transition log")
+        // The log (0008), then the index of its intervals (0011); deleting the log empties the index.
+        let parts = ["_transition_log.sql", "_listed_intervals.sql"].compactMap { suffix in
+            BundledPostgresMigrations.all.first { $0.fileName.hasSuffix(suffix) }.flatMap { migration in
+                migration.sql.range(of: "-- rebuild:").map { String(migration.sql[$0.lowerBound...]) }
+            }
         }
-        try connection.execute("DELETE FROM incident_transitions; DELETE FROM change_feed;\n" + migration.sql[marker.lowerBound...],
+        guard parts.count == 2 else {
+            throw PostgresError(message: "the transition log's migrations have no rebuild part", context: "rebuilding the transition log")
+        }
+        try connection.execute("DELETE FROM incident_transitions; DELETE FROM change_feed;\n" + parts.joined(separator: "\n"),
                                context: "rebuilding the transition log")
     }
 }
 
 extension PollTransitionLog {
-    /// As SQLite's `PollTransitions.listed(at:incident:)` (``IncidentQuery/listedAt``).
-    static func listed(at instant: String, incident: String) -> String {
-        """
-        first_seen_at <= \(instant) AND (ended_at IS NULL OR ended_at > \(instant)) \
-        AND (SELECT t.kind FROM incident_transitions t WHERE t.incident_id = \(incident) \
-        AND t.kind IN ('appeared', 'reopened', 'cleared') AND t.at <= \(instant) ORDER BY t.at DESC, t.cursor DESC LIMIT 1) \
-        IN ('appeared', 'reopened')
-        """
+    /// The condition that an incident was listed as active at `instant` (a parameter), as
+    /// SQLite's `Selection` states it (``IncidentQuery/listedAt``): seen by then, not ended by
+    /// the provider by then, and one of its listed ranges (migration 0011) containing it: an
+    /// ended one through the GiST index, an open one through the index of their starts.
+    static func listed(at instant: String) -> String {
+        "first_seen_at <= \(instant) AND (ended_at IS NULL OR ended_at > \(instant)) AND id IN ("
+            + "SELECT incident_id FROM incident_listed_intervals WHERE NOT upper_inf(listed) AND listed @> \(instant)::timestamptz "
+            + "UNION ALL SELECT incident_id FROM incident_listed_intervals WHERE upper_inf(listed) AND lower(listed) <= \(instant))"
     }
 }

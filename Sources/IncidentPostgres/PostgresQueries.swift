@@ -167,7 +167,7 @@ extension PostgresStore: IncidentReader {
                 }
             }
             if let instant = query.listedAt {
-                conditions.append(PollTransitionLog.listed(at: bind("listed_at", .instant(instant)), incident: "incidents.id"))
+                conditions.append(PollTransitionLog.listed(at: bind("listed_at", .instant(instant))))
             }
             if let after = query.afterID { conditions.append("id > " + bind("after_id", .integer(after))) }
             if let before = query.beforeID { conditions.append("id < " + bind("before_id", .integer(before))) }

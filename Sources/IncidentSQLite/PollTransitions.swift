@@ -61,9 +61,18 @@ enum PollTransitions {
             """, ["observed": .text(instant.rfc3339), "source": .text(source), "run": .integer(runID)])
     }
 
-    /// Adds the poll's appearances, then appends its entries to the log in order.
+    /// Adds the poll's appearances, then appends its entries to the log in order, and indexes
+    /// the intervals they open or end (``indexIntervals(after:history:db:)``).
     /// `lastIDBefore`: the largest incident id before the poll (its new incidents are above it).
     static func append(poll: PollContext, runID: Int64, lastIDBefore: Int64, db: Database) throws {
+        let lastEntryBefore = try db.scalarInt("SELECT coalesce(max(id), 0) FROM incident_transitions") ?? 0
+        try appendEntries(poll: poll, runID: runID, lastIDBefore: lastIDBefore, db: db)
+        var history = true
+        if case .live = poll.origin, poll.stale == nil { history = false }
+        try indexIntervals(after: lastEntryBefore, history: history, db: db)
+    }
+
+    private static func appendEntries(poll: PollContext, runID: Int64, lastIDBefore: Int64, db: Database) throws {
         let at = SQLiteValue.text(poll.observedAt.rfc3339)
         try db.run("""
             UPDATE temp.poll_transitions SET incident_id = (SELECT id FROM incidents i
@@ -124,15 +133,89 @@ enum PollTransitions {
 }
 
 extension PollTransitions {
-    /// The condition that the incident whose id is `incident` was listed as active at `instant`
-    /// (a parameter): seen by then, not ended by the provider by then, and its last lifecycle
-    /// entry at or before then an appearance or a reopening (``IncidentQuery/listedAt``).
-    static func listed(at instant: String, incident: String) -> String {
+    /// The end of the interval that log entry `o` (an alias) opens: the first clear of its
+    /// incident after it, in the log's order (time, then id), in ``intervalSeconds(_:)``; NULL
+    /// while none followed. As migration 0013 computes it.
+    static func intervalEnd(_ o: String) -> String {
         """
-        first_seen_at <= \(instant) AND (ended_at IS NULL OR ended_at > \(instant)) \
-        AND (SELECT t.kind FROM incident_transitions t WHERE t.incident_id = \(incident) \
-        AND t.kind IN ('appeared', 'reopened', 'cleared') AND t.at <= \(instant) ORDER BY t.at DESC, t.id DESC LIMIT 1) \
-        IN ('appeared', 'reopened')
+        unixepoch((SELECT min(c.at) FROM incident_transitions c WHERE c.incident_id = \(o).incident_id AND c.kind = 'cleared' \
+        AND c.at >= \(o).at AND (c.at > \(o).at OR c.id > \(o).id))) - \(intervalEpoch)
         """
+    }
+
+    /// The intervals' time origin, 2020-01-01T00:00:00Z in seconds since 1970: their 32-bit
+    /// seconds reach from 1951 to 2088.
+    static let intervalEpoch: Int64 = 1_577_836_800
+
+    /// `instant` as the intervals count time: seconds since ``intervalEpoch``, kept within 32 bits
+    /// (an instant past 2088 is later than every ended interval, as it should be).
+    static func intervalSeconds(_ instant: UTCInstant) -> Int64 {
+        min(max(instant.secondsSince1970 - intervalEpoch, -2_147_483_647), 2_147_483_646)
+    }
+
+    /// Indexes the log entries after `id` (a poll's) in the listed intervals (migration 0013):
+    /// each appearance or reopening opens one (in `incident_listed_open`); then the intervals of
+    /// each incident the poll cleared or listed again, and with `history` (a replay or a stale
+    /// document, which log in the past) of each incident it listed, get their ends anew from the
+    /// log: an open one a clear follows moves to the R*Tree `incident_listed_intervals`, an ended
+    /// one a clear logged in the past ends earlier. A live poll's appearances are new
+    /// incidents, with nothing after them: they only open intervals. Statements over the poll's
+    /// entries, as ``DerivedIndexes`` does for the incidents' structures.
+    static func indexIntervals(after id: Int64, history: Bool, db: Database) throws {
+        let after: [String: SQLiteValue] = ["after": .integer(id)]
+        try db.run("""
+            INSERT INTO incident_listed_open (id, incident_id, listed_from)
+            SELECT id, incident_id, unixepoch(at) - \(intervalEpoch) FROM incident_transitions
+            WHERE id > :after AND kind IN ('appeared', 'reopened') AND incident_id IS NOT NULL
+            """, after)
+        try db.execute("""
+            CREATE TEMP TABLE IF NOT EXISTS interval_ends (id INTEGER PRIMARY KEY, incident_id INTEGER, listed_from INTEGER, listed_until INTEGER);
+            DELETE FROM temp.interval_ends;
+            """)
+        try db.run("""
+            INSERT INTO temp.interval_ends (id, incident_id, listed_from, listed_until)
+            SELECT o.id, o.incident_id, unixepoch(o.at) - \(intervalEpoch), \(intervalEnd("o")) FROM incident_transitions o
+            WHERE o.kind IN ('appeared', 'reopened') AND o.incident_id IN (SELECT incident_id FROM incident_transitions
+                WHERE id > :after AND (kind IN ('cleared', 'reopened') OR (:history AND kind = 'appeared')))
+            """, after.merging(["history": .integer(history ? 1 : 0)]) { $1 })
+        try db.run("""
+            INSERT INTO incident_listed_intervals (id, listed_from, listed_until, incident_id)
+            SELECT id, listed_from, listed_until, incident_id FROM temp.interval_ends
+            WHERE listed_until IS NOT NULL AND EXISTS (SELECT 1 FROM incident_listed_open p WHERE p.id = temp.interval_ends.id)
+            """)
+        try db.run("""
+            DELETE FROM incident_listed_open WHERE id IN (SELECT id FROM temp.interval_ends WHERE listed_until IS NOT NULL)
+            """)
+        try db.run("""
+            UPDATE incident_listed_intervals SET listed_until = (SELECT listed_until FROM temp.interval_ends e WHERE e.id = incident_listed_intervals.id)
+            WHERE id IN (SELECT id FROM temp.interval_ends WHERE listed_until IS NOT NULL)
+              AND listed_until <> (SELECT listed_until FROM temp.interval_ends e WHERE e.id = incident_listed_intervals.id)
+            """)
+    }
+
+    /// Removes the intervals of the incidents in `temp.prune_batch` (before they are deleted,
+    /// with their log).
+    static func removeIntervals(ofPruneBatch db: Database) throws {
+        let openings = """
+            SELECT id FROM incident_transitions WHERE incident_id IN (SELECT id FROM temp.prune_batch) AND kind IN ('appeared', 'reopened')
+            """
+        try db.run("DELETE FROM incident_listed_intervals WHERE id IN (\(openings))")
+        try db.run("DELETE FROM incident_listed_open WHERE id IN (\(openings))")
+    }
+
+    /// What an incident listed as active at `instant` (a parameter, RFC 3339 text) also is, besides
+    /// having an interval that contains it (``listedIntervals(containing:)``): seen by then and
+    /// not ended by the provider by then (``IncidentQuery/listedAt``).
+    static func seenAndNotEnded(at instant: String) -> String {
+        "first_seen_at <= \(instant) AND (ended_at IS NULL OR ended_at > \(instant))"
+    }
+
+    /// The incidents one of whose listed intervals contains the instant `seconds` (a parameter,
+    /// ``intervalSeconds(_:)``): their last appearance, reopening or clear at or before it is an
+    /// appearance or a reopening, which the intervals state exactly. The ended ones from the
+    /// R*Tree, the open ones by their start.
+    static func listedIntervals(containing seconds: String) -> String {
+        "SELECT incident_id FROM incident_listed_intervals WHERE listed_from <= \(seconds) AND listed_until > \(seconds) "
+            + "UNION ALL SELECT incident_id FROM incident_listed_open WHERE listed_from <= \(seconds)"
     }
 }

@@ -220,6 +220,7 @@ extension SQLiteStore: StoreAdministration {
                     try db.run("DELETE FROM incident_transitions WHERE incident_id IN (SELECT id FROM temp.prune_batch)")
                     batch.transitions = db.changes
                     try DerivedIndexes.remove(.pruneBatch, in: db)
+                    try PollTransitions.removeIntervals(ofPruneBatch: db)
                     try db.run("DELETE FROM incidents WHERE id IN (SELECT id FROM temp.prune_batch)")
                     batch.incidents = db.changes
                     return batch

@@ -10,8 +10,10 @@ import IncidentCore
 /// which reach rows by id), so every database is planned the same way (`QueryPlanTests`):
 ///
 /// Each filter that has an index is a candidate: `--active` (the active set), `--source`,
-/// `--category`, `--road`, `--since`/`--until`, `--seen-since`, `--bbox`/`--near` (the R*Tree) and
-/// a `--search` term of three or more characters (the full-text index). For a listing, reading
+/// `--category`, `--road`, `--since`/`--until`, `--seen-since`, `--bbox`/`--near` (the R*Tree),
+/// a `--search` term of three or more characters (the full-text index) and `--at` (the listed
+/// intervals of migration 0013, which drive unless a rarer filter's index does: the incidents
+/// listed at an instant lie together in start order, not spread through it). For a listing, reading
 /// the rows a candidate matches, m of N incidents, and sorting them costs about m; reading in
 /// the order's index and checking each row costs about L·N/m for a page of L rows, and N
 /// without a limit. So the candidate with the fewest matches drives when m < √(L·N) (without a
@@ -38,6 +40,8 @@ struct Selection {
         var matches: String
         /// Arguments of `condition` and `matches` that no other condition uses.
         var arguments: [String: SQLiteValue] = [:]
+        /// Drives unless a rarer filter's index does, however many rows it matches (`--at`'s intervals).
+        var preferred = false
     }
 
     /// ``StoredIncident/status(at:)`` in SQL, at `:now`: `'active'`, `'planned'`, `'suspended'`,
@@ -224,9 +228,15 @@ struct Selection {
             conditions.append("id < :before_id")
         }
         if let instant = query.listedAt {
-            // `incidents list --at`: listed at that instant by the transition log (issue 22).
+            // `incidents list --at`: listed at that instant by the transition log (issue 22), as the
+            // index of its listed intervals (migration 0013) states it.
             arguments["listed_at"] = .text(instant.rfc3339)
-            conditions.append(PollTransitions.listed(at: ":listed_at", incident: "incidents.id"))
+            arguments["listed_seconds"] = .integer(PollTransitions.intervalSeconds(instant))
+            let intervals = PollTransitions.listedIntervals(containing: ":listed_seconds")
+            conditions.append(PollTransitions.seenAndNotEnded(at: ":listed_at"))
+            conditions.append("id IN (\(intervals))")
+            candidates.append(Candidate(index: "incident_listed_intervals", from: "incidents NOT INDEXED", condition: nil,
+                                        matches: intervals, preferred: true))
         }
         if let near, conditions == [near.condition], query.order == .distance, case .ordered(let limit?) = reading {
             // Only the nearest `limit`: k nearest neighbours from the R*Tree alone, so a page
@@ -306,8 +316,13 @@ struct Selection {
         case .ordered(nil): fewest = incidents / 2
         case .unordered: fewest = incidents / 8
         }
+        // `--at`: the incidents listed at an instant lie around it in start order, not spread
+        // through it, so a page read in the order's index would read every incident started
+        // since; the intervals that contain the instant cost what the answer does.
+        if candidates.contains(where: \.preferred) { fewest = incidents + 1 }
         var best: Candidate?
-        for candidate in candidates {
+        // A preferred candidate first: the others then count only up to its matches.
+        for candidate in candidates.filter(\.preferred) + candidates.filter({ !$0.preferred }) {
             // Each count stops at the fewest so far: a later candidate only has to beat it.
             let statement = try db.prepare("SELECT count(*) FROM (\(candidate.matches) LIMIT :fewest)")
             var values = arguments.merging(candidate.arguments) { $1 }.filter { statement.hasParameter($0.key) }

@@ -1,4 +1,6 @@
 import Foundation
+import IncidentCore
+import IncidentSQLite
 import TestSupport
 import Testing
 
@@ -156,6 +158,69 @@ struct MapCLITests {
         #expect(result.stderr.contains("cannot read /nonexistent/leaflet/leaflet.min.js"))
         #expect(result.stderr.contains("apt-get install libjs-leaflet libjs-leaflet.markercluster"))
         #expect(try FileManager.default.contentsOfDirectory(atPath: file.deletingLastPathComponent().path).isEmpty)
+    }
+
+    /// Issue 22, point 6: playback. Polls at 01:00 (A, B, D, whose provider ends it at 01:30), 02:00 (A: B
+    /// and D cleared) and 03:00 (A, B again, C new): ids A 1, B 2, D 3, C 4.
+    static func historyDatabase() throws -> String {
+        let path = try TestPaths.temporaryDirectory("map-timeline").appendingPathComponent("incidents.sqlite").path
+        func incident(_ id: String, _ latitude: Double, ended: String? = nil) -> Incident {
+            Incident(source: "gits", externalID: id, category: .accident, description: "사고 \(id) <b>", road: "경부고속도로",
+                     coordinate: Coordinate(latitude: latitude, longitude: 127.0), startedAt: HistoryCLITests.instant("00:00"),
+                     endedAt: ended.map(HistoryCLITests.instant))
+        }
+        let (a, b, c, d) = (incident("A", 37.0), incident("B", 37.1), incident("C", 37.2), incident("D", 37.3, ended: "01:30"))
+        for (time, incidents) in [("01:00", [a, b, d]), ("02:00", [a]), ("03:00", [a, b, c])] {
+            let store = try SQLiteStore(path: path, clock: .fixed(HistoryCLITests.instant(time)))
+            _ = try store.ingest(PollContext(source: "gits", startedAt: HistoryCLITests.instant(time)),
+                                 QueryFixture.Producer(incidents: incidents).callAsFunction)
+        }
+        return path
+    }
+
+    @Test("--timeline: moving the slider draws the incidents active at its instant, the ones list --at lists; the data is gzip in base64")
+    func timeline() async throws {
+        let database = try Self.historyDatabase()
+        let (file, result) = try await Self.map(["--timeline", "--tiles", "none", "--tz", "KST"], database: database)
+        #expect(result.status == 0, "\(result.stderr)")
+        let html = try String(contentsOf: file, encoding: .utf8)
+        #expect(html.contains("<script type=\"application/gzip\" id=\"incidents\">"))
+        #expect(!html.contains("사고 A"), "the feed's text is compressed, not in the page's text")
+        // A user's drag sets the slider's value and fires `input`: so does this script, appended to a copy,
+        // once the page has drawn; each position's drawn ids are collected on <body>.
+        let positions = ["01:10", "01:40", "02:30", "03:00"]
+        let instants = positions.map { HistoryCLITests.instant($0).secondsSince1970 }
+        let driver = """
+            <script>
+            (function wait() {
+              if (document.body.dataset.ready !== "true") { setTimeout(wait, 20); return; }
+              var slider = document.getElementById("timeline"), seen = ["initial=" + document.body.dataset.drawn];
+              [\(instants.map(String.init).joined(separator: ", "))].forEach(function (t) {
+                slider.value = String(t);
+                slider.dispatchEvent(new Event("input"));
+                seen.push(slider.value + "=" + document.body.dataset.drawn);
+              });
+              document.body.dataset.driven = seen.join(";");
+            })();
+            </script>
+            """
+        let driven = file.deletingLastPathComponent().appendingPathComponent("driven.html")
+        try html.replacingOccurrences(of: "</body>", with: driver + "\n</body>").write(to: driven, atomically: true, encoding: .utf8)
+        let dom = try await HeadlessBrowser.dom(of: driven)
+        #expect(Self.attribute("data-error", in: dom) == nil)
+        #expect(Self.attribute("data-markers", in: dom) == "4")
+        // By hand: at 01:10 A, B and D; at 01:40 D had ended (01:30); at 02:30 B was cleared (02:00); at 03:00
+        // B was listed again and C first. The slider starts at the last change, 03:00.
+        let expected = [[1, 2, 3], [1, 2], [1], [1, 2, 4]]
+        let steps = zip(instants, expected).map { "\($0)=" + $1.map(String.init).joined(separator: " ") }
+        #expect(Self.attribute("data-driven", in: dom) == (["initial=1 2 4"] + steps).joined(separator: ";"), "\(dom.suffix(2000))")
+        #expect(dom.contains("4 incidents on the map; 3 active at 2024-03-01 12:00 +09:00"))
+        // The same sets as `incidents list --at`.
+        for (position, ids) in zip(positions, expected) {
+            let listed = try await run("incidents", ["list", "--at", "2024-03-01T\(position):00Z", "--format", "json", "--database", database])
+            let rows = try #require(try JSONSerialization.jsonObject(with: Data(listed.stdout.utf8)) as? [[String: Any]])
+            #expect(rows.compactMap { $0["id"] as? Int }.sorted() == ids, "list --at \(position)")
+        }
     }
 
     @Test("an output file that cannot be written is a clear error (exit 1)")

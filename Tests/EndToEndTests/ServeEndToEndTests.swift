@@ -229,7 +229,9 @@ struct ServeEndToEndTests {
       }
     }
 
-    @Test("datetime against hand-computed sets: instants, closed and open intervals, start or first sighting, end or clearing",
+    /// An instant means what `list --at` means (issue 22: "the server's datetime= instant uses the
+    /// same meaning"); an interval, in force at some time of it.
+    @Test("datetime against hand-computed sets: instants as list --at (first listing to clear or end), closed and open intervals in force (start or first sighting, end or clearing)",
           arguments: ServedStore.allCases)
     func datetime(store: ServedStore) async throws {
         let directory = try TestPaths.temporaryDirectory("serve-datetime")
@@ -256,12 +258,24 @@ struct ServeEndToEndTests {
             return Set(features.compactMap { ($0["properties"] as? [String: Any])?["external_id"] as? String })
         }
         func t(_ hour: Int) -> String { at(hour).rfc3339 }
-        #expect(try await ids(t(15)) == ["a", "c"])
-        #expect(try await ids(t(20)) == ["a", "c"], "both ends are included")
-        #expect(try await ids(t(21)) == ["c"])
-        #expect(try await ids(t(4)) == [], "c was first seen at 5h")
-        #expect(try await ids(t(45)) == ["b"], "c was cleared at 40h")
-        #expect(try await ids(t(56)) == ["b"], "d was cleared at 55h, before its end")
+        // An instant: listed by the polls then, from the poll that first listed it (5h, b too though it
+        // starts at 30h) to the complete poll that no longer did (c at 40h, d at 55h) or its provider's end (a at 20h).
+        let instants: [(Int, Set<String>)] = [(4, []), (5, ["a", "b", "c", "d"]), (19, ["a", "b", "c", "d"]), (20, ["b", "c", "d"]),
+                                              (39, ["b", "c", "d"]), (40, ["b", "d"]), (54, ["b", "d"]), (55, ["b"]), (100, ["b"])]
+        for (hour, expected) in instants {
+            #expect(try await ids(t(hour)) == expected, "at \(hour)h")
+            // The same read as `incidents list --at`.
+            let listed = try await run("incidents", ["list", "--at", t(hour), "--format", "json", "--database", database])
+            let rows = try #require(try JSONSerialization.jsonObject(with: Data(listed.stdout.utf8)) as? [[String: Any]], "\(listed.stderr)")
+            #expect(Set(rows.compactMap { $0["external_id"] as? String }) == expected, "list --at \(hour)h")
+        }
+        let states = try await server.get("/collections/incidents/items?status=active&datetime=" + t(15))
+        #expect(states.status == 400 && states.text.contains("status and active are states now"), "\(states.text.prefix(300))")
+        // An interval: in force at some time of it.
+        #expect(try await ids(t(15) + "/" + t(15)) == ["a", "c"])
+        #expect(try await ids(t(20) + "/" + t(20)) == ["a", "c"], "both ends are included")
+        #expect(try await ids(t(45) + "/" + t(45)) == ["b"], "c was cleared at 40h")
+        #expect(try await ids(t(56) + "/" + t(56)) == ["b"], "d was cleared at 55h, before its end")
         #expect(try await ids(t(21) + "/" + t(29)) == ["c"])
         #expect(try await ids(t(21) + "/" + t(30)) == ["b", "c"])
         #expect(try await ids("../" + t(9)) == ["c"])

@@ -139,14 +139,49 @@ struct MigrationTests {
     func watchPositionsOnExistingData() throws {
         let path = try TestPaths.temporaryDirectory("migrate-0012").appendingPathComponent("db.sqlite").path
         let all = try Migrator.bundled()
-        let previous = Migrator(migrations: all.migrations.filter { $0.name != "0012_watch_positions.sql" })
+        let previous = Migrator(migrations: all.migrations.filter { $0.name < "0012" })
         _ = try SQLiteStore(path: path, clock: .fixed(t0), migrator: previous)
             .ingest(PollContext(source: "gits", startedAt: t0), ListProducer(incidents: [incident("A"), incident("B")]).callAsFunction)
         let store = try SQLiteStore(path: path, clock: .fixed(t1))
-        #expect(try store.migrationStates().last.map { [$0.name, $0.appliedAt?.rfc3339] } == ["0012_watch_positions.sql", t1.rfc3339])
+        #expect(try store.migrationStates().first { $0.name == "0012_watch_positions.sql" }.map { [$0.name, $0.appliedAt?.rfc3339] }
+                == ["0012_watch_positions.sql", t1.rfc3339])
         #expect(try store.lastCursor() == 2)
         #expect(try store.watchPositions() == [])
         #expect(try store.registerWatches([("w", .end)]) == [WatchPosition(watch: "w", cursor: 2)])
+    }
+
+    @Test("0013 on a database of the previous version: each appearance and reopening of the log gets its interval to the first clear after it, in seconds since 2020")
+    func listedIntervalsOnExistingData() throws {
+        let path = try TestPaths.temporaryDirectory("migrate-0013").appendingPathComponent("db.sqlite").path
+        let all = try Migrator.bundled()
+        do {
+            let db = try Database(path: path)
+            try Migrator(migrations: all.migrations.filter { !$0.name.hasSuffix("_listed_intervals.sql") }).migrate(db, now: now)
+            try db.execute(ListedIntervalFixture.sql(key: "id"))
+        }
+        let store = try SQLiteStore(path: path, clock: .fixed(now))
+        #expect(try store.migrationStates().allSatisfy { $0.appliedAt != nil })
+        func seconds(_ time: String) -> Int64 { UTCInstant(rfc3339: "2024-01-01T\(time)Z")!.secondsSince1970 - 1_577_836_800 }
+        var (ended, opened): ([[Int64]], [[Int64]]) = ([], [])
+        try store.withDatabase { (db: Database) throws in
+            try db.query("SELECT id, listed_from, listed_until, incident_id FROM incident_listed_intervals ORDER BY id") { row in
+                ended.append((0..<4).map { row.int64(at: $0) ?? -1 })
+            }
+            try db.query("SELECT id, listed_from, incident_id FROM incident_listed_open ORDER BY id") { row in
+                opened.append((0..<3).map { row.int64(at: $0) ?? -1 })
+            }
+        }
+        #expect(ended == [[1, seconds("10:00:00"), seconds("10:10:00"), 1], [2, seconds("10:00:00"), seconds("10:30:30"), 2]])
+        #expect(opened == [[4, seconds("10:20:00"), 1]])
+        func listed(_ time: String) throws -> [String] {
+            var query = IncidentQuery(now: now, order: .source)
+            query.listedAt = UTCInstant(rfc3339: "2024-01-01T\(time)Z")
+            return try store.incidents(matching: query).map(\.incident.externalID)
+        }
+        #expect(try listed("10:05:00") == ["A", "B"])
+        #expect(try listed("10:15:00") == ["B"])
+        #expect(try listed("10:30:29") == ["A", "B"])
+        #expect(try listed("10:30:30") == ["A"], "B was cleared at 10:30:30")
     }
 
     @Test("a migration edited after it was applied is refused and nothing changes")

@@ -21,6 +21,8 @@ struct PollPlanTests {
         ("SCAN temp.changed_incidents", "the incidents this poll changed"),
         ("SCAN was", "the incidents this poll changed (temp.changed_incidents)"),
         ("SCAN temp.poll_transitions", "this poll's entries of the transition log"),
+        ("SCAN interval_ends", "the listed intervals of the incidents this poll cleared or listed again (temp.interval_ends)"),
+        ("SCAN temp.interval_ends", "the listed intervals of the incidents this poll cleared or listed again"),
         ("SCAN source_state", "a row per source"),
         ("SCAN source_leases", "a row per source"),
         ("SCAN sources", "the distinct sources of the run log (a CTE), found by seeking"),

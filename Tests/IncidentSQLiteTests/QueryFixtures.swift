@@ -68,6 +68,10 @@ enum Reference {
         if let until = query.startedUntil, !(incident.startedAt.map { $0 < until } ?? false) { return false }
         if let seen = query.seenSince, stored.lastSeenAt < seen { return false }
         if let interval = query.inForce, !stored.isInForce(during: interval) { return false }
+        // Listed at the instant: the fixture reopens nothing, so an incident was listed from its first sighting
+        // until its clear, unless its provider's end came first.
+        if let at = query.listedAt, !(stored.firstSeenAt <= at && (stored.clearedAt.map { at < $0 } ?? true)
+                                      && (incident.endedAt.map { at < $0 } ?? true)) { return false }
         if let after = query.afterID, stored.id <= after { return false }
         if let before = query.beforeID, stored.id >= before { return false }
         if let road = query.roadContains, !contains(incident.road ?? "", road.nfc, foldingASCII: false) { return false }

@@ -99,6 +99,15 @@ struct QueryPlanTests {
             $0.boundingBox = BoundingBox(minLongitude: 126.99, minLatitude: 36.99, maxLongitude: 127.06, maxLatitude: 37.06)
             $0.inForce = IncidentQuery.TimeInterval(from: QueryFixture.start.adding(seconds: 100 * 3600), until: QueryFixture.start.adding(seconds: 200 * 3600))
          }, "incidents_bbox", "SEARCH incidents USING INTEGER PRIMARY KEY (rowid=?)"),
+        // --at (and the server's datetime instant): the intervals that contain the instant (migration 0013) drive,
+        // however many incidents were listed then, unless a rarer filter's index does.
+        ("--at after the last poll (110 listed then)", QueryFixture.query(limit: 50) { $0.listedAt = QueryFixture.pollC.adding(seconds: 60) },
+         "incident_listed_intervals", "SEARCH incidents USING INTEGER PRIMARY KEY (rowid=?)"),
+        ("--at between the first polls (300 listed)", QueryFixture.query(limit: 50) { $0.listedAt = QueryFixture.pollA.adding(seconds: 60) },
+         "incident_listed_intervals", "SEARCH incidents USING INTEGER PRIMARY KEY (rowid=?)"),
+        ("--at between the first polls with --category weather (5): the rarer drives",
+         QueryFixture.query(limit: 50) { $0.listedAt = QueryFixture.pollA.adding(seconds: 60); $0.categories = [.weather] },
+         "incidents_by_category", "SEARCH incidents USING INDEX incidents_by_category (category=? AND rowid=?)"),
     ]
 
     @Test("each filter, and the combinations the CLI uses, read incidents through the index chosen for it", arguments: cases)
@@ -111,8 +120,24 @@ struct QueryPlanTests {
         switch driver {
         case "incidents_bbox": #expect(plan.contains { $0.hasPrefix("SCAN incidents_bbox VIRTUAL TABLE INDEX") }, "\(plan)")
         case "incidents_search": #expect(plan.contains { $0.hasPrefix("SCAN incidents_search VIRTUAL TABLE INDEX") }, "\(plan)")
+        case "incident_listed_intervals": #expect(plan.contains { $0.hasPrefix("SCAN incident_listed_intervals VIRTUAL TABLE INDEX") }, "\(plan)")
         default: #expect(!plan.contains { $0.contains("incidents_bbox") || $0.contains("incidents_search") }, "\(plan)")
         }
+    }
+
+    @Test("--at: the listed intervals drive, the log is not read row by row, and the rows are those listed then")
+    func listedAt() throws {
+        let query = QueryFixture.query(order: .source) { $0.listedAt = QueryFixture.pollC.adding(seconds: 60) }
+        let (driver, plan) = try Self.listingPlan(query)
+        #expect(driver == "incident_listed_intervals", "\(plan)")
+        #expect(!plan.contains { $0.contains("incident_transitions") }, "\(plan)")
+        // The intervals that ended (the its incidents cleared at pollC) in the R*Tree; the open ones by their start.
+        #expect(plan.contains { $0.hasPrefix("SEARCH incident_listed_open USING INDEX incident_listed_open_by_start (listed_from<?)") }, "\(plan)")
+        // The complete its poll at pollC listed E0…E9, gits listed E300…E399 at pollB; those whose
+        // provider's end (the fixture's start) had passed are not listed.
+        let listed = try Self.store.get().incidents(matching: query).map(\.incident.externalID)
+        let expected = (Array(0..<10) + Array(300..<400)).filter { $0 % 80 != 6 }.map { "E\($0)" }
+        #expect(listed.count == expected.count && Set(listed) == Set(expected), "\(listed)")
     }
 
     @Test("a filter's own index, read in the order's: the page needs no sort; another index needs one")

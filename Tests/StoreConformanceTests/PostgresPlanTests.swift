@@ -1,6 +1,7 @@
 import Foundation
 import IncidentCore
 @testable import IncidentPostgres
+import TestSupport
 import Testing
 
 /// Every statement a poll, a prune and a status/metrics refresh runs on PostgreSQL, observed as
@@ -52,11 +53,11 @@ struct PostgresPlanTests {
     /// The plan nodes of `json` (EXPLAIN (ANALYZE, FORMAT JSON)) that read more than
     /// ``rowBound`` rows of a history table: rows returned plus rows removed by a filter or a
     /// recheck, over all loops (EXPLAIN reports both per loop).
-    static func historyScans(_ json: String) throws -> [String] {
+    static func historyScans(_ json: String, tables: Set<String> = historyTables) throws -> [String] {
         let top = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [[String: Any]])
         var found: [String] = []
         func visit(_ node: [String: Any]) {
-            if let relation = node["Relation Name"] as? String, historyTables.contains(relation) {
+            if let relation = node["Relation Name"] as? String, tables.contains(relation) {
                 func number(_ key: String) -> Double { (node[key] as? NSNumber)?.doubleValue ?? 0 }
                 let read = (number("Actual Rows") + number("Rows Removed by Filter") + number("Rows Removed by Index Recheck"))
                     * max(1, number("Actual Loops"))
@@ -180,6 +181,52 @@ struct PostgresPlanTests {
         }
     }
 
+    @Test("list --at (the server's datetime instant): the ranges that contain the instant come from the GiST index of 0011, never every incident or entry of the log")
+    func listedAtStatements() throws {
+        try Self.withHistory { store in
+            // The history's log and ranges, as the migrations rebuild them (20,000 appearances and clears).
+            try store.withConnection { connection in
+                try PollTransitionLog.rebuild(connection: connection)
+                try connection.execute("ANALYZE", context: "a test")
+            }
+            #expect(try integer(store, "SELECT count(*) FROM incident_listed_intervals") == Self.historySize)
+            try Self.polls(store)
+            // The listing's condition, explained where it runs (a listing streams its rows, which the observer does not see).
+            let instant = t1.adding(seconds: 60)
+            let plan = try store.withConnection { connection in
+                try connection.query("EXPLAIN (ANALYZE, FORMAT JSON) SELECT id FROM incidents WHERE " + PollTransitionLog.listed(at: ":at")
+                                     + " ORDER BY started_at DESC NULLS LAST, id DESC LIMIT 100", named: ["at": .instant(instant)],
+                                     context: "a test").string(0, 0) ?? ""
+            }
+            #expect(try Self.historyScans(plan, tables: Self.historyTables.union(["incident_transitions", "incident_listed_intervals"])) == [])
+            #expect(plan.contains("incident_listed_intervals_ended") && plan.contains("incident_listed_intervals_open"), "\(plan)")
+            var query = IncidentQuery(now: t2, limit: 100)
+            query.listedAt = instant
+            let listed = try list(store, query).map(\.incident.externalID)
+            // Listed by the poll at t1 (H7 of the history among them); no other incident of the history.
+            #expect(Set(listed).isSuperset(of: ["E0", "E1", "E2", "E4", "H7"]) && listed.filter { $0.hasPrefix("H") } == ["H7"], "\(listed)")
+        }
+    }
+
+    @Test("PostgreSQL 0011 on a database of the previous version: each appearance and reopening gets its range, to the first clear after it")
+    func migration0011() throws {
+        try TestServer.withDatabase { name in
+            let location = try TestServer.location(database: name)
+            let bundled = try PostgresMigrator.bundled()
+            let previous = PostgresMigrator(migrations: bundled.migrations.filter { !$0.name.hasSuffix("_listed_intervals.sql") })
+            try PostgresStore(location, clock: .fixed(t0), migrator: previous).withConnection { connection in
+                try connection.execute(ListedIntervalFixture.sql(key: "cursor"), context: "a database of the previous version")
+            }
+            let store = try PostgresStore(location, clock: .fixed(t1))
+            #expect(try store.migrationStates().first { $0.name.hasSuffix("_listed_intervals.sql") }?.appliedAt == t1)
+            #expect(try store.column("""
+                SELECT opening || ' ' || incident_id || ' ' || to_char(lower(listed) AT TIME ZONE 'UTC', 'HH24:MI:SS') || '–'
+                       || coalesce(to_char(upper(listed) AT TIME ZONE 'UTC', 'HH24:MI:SS'), 'open')
+                FROM incident_listed_intervals ORDER BY opening
+                """) == ["1 1 10:00:00–10:10:00", "2 2 10:00:00–10:30:30", "4 1 10:20:00–open"])
+        }
+    }
+
     @Test("PostgreSQL 0009 on a database of the previous version: the runs stay, the index is there")
     func migration0009() throws {
         try TestServer.withDatabase { name in
@@ -188,7 +235,8 @@ struct PostgresPlanTests {
             let previous = PostgresMigrator(migrations: bundled.migrations.filter { $0.name < "0009" })
             try poll(try PostgresStore(location, clock: .fixed(t0), migrator: previous), live("E0"), at: t0)
             let store = try PostgresStore(location, clock: .fixed(t1))
-            #expect(try store.migrationStates().first { $0.name == "0009_history_independent_runs.sql" }?.appliedAt == t1)
+            #expect(try store.migrationStates().first { $0.name == "0009_history_independent_runs.sql" }.map { [$0.name, $0.appliedAt?.rfc3339] }
+                    == ["0009_history_independent_runs.sql", t1.rfc3339])
             #expect(try store.column("SELECT indexdef FROM pg_indexes WHERE indexname = 'ingest_runs_stored_by_source'")
                     == ["CREATE INDEX ingest_runs_stored_by_source ON public.ingest_runs USING btree (source, id) "
                         + "WHERE (status = ANY (ARRAY['succeeded'::text, 'incomplete'::text]))"])

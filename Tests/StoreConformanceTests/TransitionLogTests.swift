@@ -165,7 +165,8 @@ struct TransitionLogTests {
     static func rebuiltLog(_ store: any TestStore, kind: StoreKind) throws -> [String] {
         let last = kind == .sqlite ? 11 : 8
         _ = try store.column("DELETE FROM schema_migrations WHERE version = \(last) RETURNING version")
-        _ = try store.column("DROP TABLE incident_transitions")
+        // On PostgreSQL the index of listed intervals (0011) refers to the log: its reference goes with it.
+        _ = try store.column(kind == .postgres ? "DROP TABLE incident_transitions CASCADE" : "DROP TABLE incident_transitions")
         if kind == .postgres { _ = try store.column("DROP TABLE change_feed") }
         #expect(try store.migrate().count == 1)
         return try log(store)
@@ -204,6 +205,82 @@ struct TransitionLogTests {
             #expect(rebuilt == [
                 "appeared A 09:55 run@10:00", "appeared C 09:55 run@10:15", "appeared B 10:00 run@10:00", "cleared B 10:05 run@10:05",
             ])
+        }
+    }
+}
+
+/// The index of the intervals in which each incident was listed as active (SQLite 0013,
+/// PostgreSQL 0011), which `list --at` and the server's `datetime` instant read: kept by each
+/// poll as the migration builds it, for polls of every kind.
+@Suite("Listed intervals (every store)")
+struct ListedIntervalTests {
+    /// The index as `ID HH:MM–HH:MM` (or `–open`), in the log's order.
+    static func intervals(_ store: any TestStore, kind: StoreKind) throws -> [String] {
+        let sql = kind == .sqlite
+            ? """
+              SELECT line FROM (
+                  SELECT l.id, i.external_id || ' ' || strftime('%H:%M', l.listed_from + 1577836800, 'unixepoch') || '–'
+                         || strftime('%H:%M', l.listed_until + 1577836800, 'unixepoch') AS line
+                  FROM incident_listed_intervals l JOIN incidents i ON i.id = l.incident_id
+                  UNION ALL
+                  SELECT p.id, i.external_id || ' ' || strftime('%H:%M', p.listed_from + 1577836800, 'unixepoch') || '–open'
+                  FROM incident_listed_open p JOIN incidents i ON i.id = p.incident_id)
+              ORDER BY id
+              """
+            : """
+              SELECT i.external_id || ' ' || to_char(lower(l.listed) AT TIME ZONE 'UTC', 'HH24:MI') || '–'
+                     || coalesce(to_char(upper(l.listed) AT TIME ZONE 'UTC', 'HH24:MI'), 'open')
+              FROM incident_listed_intervals l JOIN incidents i ON i.id = l.incident_id ORDER BY l.opening
+              """
+        return try store.column(sql).map { $0 ?? "NULL" }
+    }
+
+    /// The stale document and the replay of TransitionLogTests' history (appearances at 09:55, a
+    /// clear at 10:03 logged by a replay), then a live poll that reopens B.
+    static func polls(_ store: any TestStore) throws {
+        try TimeOrderTests.poll(store, [.incident(incident("A", description: "old")), .incident(incident("B")), .incident(incident("C"))],
+                                published: "10:00", fetched: "10:01")
+        try TimeOrderTests.poll(store, [.incident(incident("A", description: "new")), .incident(incident("C"))], published: "10:05", fetched: "10:06")
+        try TimeOrderTests.poll(store, [.incident(incident("A", description: "old")), .incident(incident("B")), .incident(incident("C")),
+                                        .incident(incident("D"))], published: "09:55", fetched: "10:11")
+        try TransitionLogTests.poll(store, [.incident(incident("A", description: "old")), .incident(incident("B")), .incident(incident("C"))],
+                                    "10:03", origin: .file(path: "/data/10-03.json", complete: true))
+        try TransitionLogTests.poll(store, [.incident(incident("A", description: "new")), .incident(incident("B")), .incident(incident("C"))], "10:20")
+    }
+
+    @Test("each poll's intervals, hand-computed: appearances, clears (a replay's in the past too), reopenings; the migration builds the same; list --at agrees; prune removes an incident's",
+          arguments: StoreKind.allCases)
+    func keptByPolls(kind: StoreKind) throws {
+        try withStore(kind) { store in
+            try Self.polls(store)
+            // Each appearance or reopening, to the first clear of its incident after it.
+            let expected = ["A 10:01–open", "B 10:01–10:06", "C 10:01–open", "A 09:55–open", "B 09:55–10:06", "C 09:55–open",
+                            "D 09:55–10:03", "B 10:20–open"]
+            #expect(try Self.intervals(store, kind: kind) == expected)
+            func listed(_ time: String) throws -> [String] {
+                var query = IncidentQuery(now: TransitionLogTests.at("10:30"), order: .source)
+                query.listedAt = TransitionLogTests.at(time)
+                return try list(store, query).map(\.incident.externalID)
+            }
+            #expect(try listed("09:54") == [])
+            #expect(try listed("09:58") == ["A", "B", "C", "D"])
+            #expect(try listed("10:03") == ["A", "B", "C"], "D cleared at 10:03 by the replay")
+            #expect(try listed("10:06") == ["A", "C"])
+            #expect(try listed("10:20") == ["A", "B", "C"])
+
+            // A database of the previous version: the index and its migration removed, then migrated again.
+            _ = try store.column("DELETE FROM schema_migrations WHERE name LIKE '%listed_intervals.sql' RETURNING version")
+            _ = try store.column("DROP TABLE incident_listed_intervals")
+            if kind == .sqlite { _ = try store.column("DROP TABLE incident_listed_open") }
+            #expect(try store.migrate().count == 1)
+            #expect(try Self.intervals(store, kind: kind) == expected)
+
+            // D was cleared at 10:03: pruning it removes its interval, and nothing else.
+            #expect(try store.prune(before: TransitionLogTests.at("10:10")).incidents == 1)
+            #expect(try Self.intervals(store, kind: kind) == expected.filter { !$0.hasPrefix("D ") })
+            for table in kind == .sqlite ? ["incident_listed_intervals", "incident_listed_open"] : ["incident_listed_intervals"] {
+                #expect(try store.column("SELECT count(*) FROM \(table) WHERE incident_id NOT IN (SELECT id FROM incidents)") == ["0"])
+            }
         }
     }
 }

@@ -12,7 +12,14 @@ enum ListAtMoment {
     /// - Throws: ``UsageError`` with `--active` or `--status` (states now, not at the instant).
     static func apply(_ arguments: ParsedArguments, _ context: Context, zone: DisplayZone, to query: inout IncidentQuery) throws {
         guard let instant = try arguments.value(at, { try ValueParsers.instant($0, now: context.clock.now(), zone: zone) }) else { return }
-        guard query.statuses.isEmpty else { throw UsageError("--at lists what was active at that instant; --active and --status are states now") }
+        try list(at: instant, &query, asked: "--at", statesNow: "--active and --status")
+    }
+
+    /// Sets `query` to list what was active at `instant` (``IncidentQuery/listedAt``): `--at`,
+    /// and `incidents serve`'s `datetime` instant.
+    /// - Throws: ``UsageError`` when `query` asks for states now (`statesNow`, beside `asked`).
+    static func list(at instant: UTCInstant, _ query: inout IncidentQuery, asked: String, statesNow: String) throws {
+        guard query.statuses.isEmpty else { throw UsageError("\(asked) lists what was active at that instant; \(statesNow) are states now") }
         query.listedAt = instant
     }
 

@@ -16,6 +16,8 @@ enum MapCommand {
         return .url(text, host: url.host ?? "")
     }
 
+    static let timeline = Flag("timeline", help: "Play the incidents back: a time slider draws each while its source listed it as active (the transition log, as list --at).")
+
     enum Tiles: Sendable {
         /// No basemap.
         case plain
@@ -31,14 +33,17 @@ enum MapCommand {
             line is drawn when the provider gives one. The page inlines Leaflet from Debian's libjs-leaflet and
             libjs-leaflet.markercluster (read from \(MapPage.defaultAssetDirectory), or $INCIDENTS_LEAFLET_DIR), so it
             needs nothing but the basemap tiles, and shows the markers over a plain background without them.
-            Open file.html#incident-ID to open that incident's popup.
+            Open file.html#incident-ID to open that incident's popup. With --timeline, a slider (and a play
+            button) goes from the first appearance to the last change of the incidents selected, a minute a step,
+            and draws those their source listed as active at its instant, as `list --at` would list them.
 
             Examples:
               incidents map --active --output active.html
               incidents map --road 경부 --since 1d --tiles none -o gyeongbu.html
+              incidents map --timeline --since 7d --tz KST -o week.html
             """,
             options: QueryTool.databaseOptions + QueryTool.filterOptions
-                + [ListCommand.order, ListCommand.limit, output, tiles, CommonOptions.timeZone],
+                + [ListCommand.order, ListCommand.limit, output, tiles, timeline, CommonOptions.timeZone],
             run: { arguments in try run(arguments, context) })
     }
 
@@ -58,11 +63,12 @@ enum MapCommand {
         settings.radiusMeters = query.near == nil ? nil : query.radiusMeters
         let assets = try MapPage.Assets(directory: context.environment["INCIDENTS_LEAFLET_DIR"] ?? MapPage.defaultAssetDirectory)
         try OutputFile.write(path, context) { out in
-            var writer = try MapWriter(out, assets: assets, settings: settings, zone: zone)
             try QueryTool.reading(arguments, context) { reader in
+                let spans: [Int64: [MapPage.Span]]? = try arguments[timeline] ? MapPage.activeSpans(reader, query) : nil
+                var writer = try MapWriter(out, assets: assets, settings: settings, zone: zone, spans: spans)
                 try IncidentReads.list(reader, query) { try writer.write($0) }
+                try writer.finish()
             }
-            try writer.finish()
         }
     }
 }

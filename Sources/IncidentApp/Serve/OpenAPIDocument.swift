@@ -16,8 +16,10 @@ extension OGC {
         let f = parameter("f", "The representation: json (GeoJSON for items), html, ndjson or csv (items only).",
                           "{\"type\": \"string\", \"enum\": [\"json\", \"html\", \"ndjson\", \"csv\"]}")
         let items = [
-            parameter("datetime", "Only incidents in force at this instant or during this interval (RFC 3339; open ends '..'): "
-                      + "an incident is in force from its start (or first sighting) to the earlier of its end and its clearing.",
+            parameter("datetime", "An instant (RFC 3339): only the incidents their source listed as active then, as `incidents list --at` "
+                      + "(from the poll that first listed one to the complete poll that no longer did, or its provider's end). "
+                      + "An interval START/END (open ends '..'): only those in force at some time of it, from their start "
+                      + "(or first sighting) to the earlier of their end and their clearing.",
                       "{\"type\": \"string\"}"),
             parameter("limit", "Features per page; more than the maximum is cut to it.",
                       "{\"type\": \"integer\", \"minimum\": 1, \"maximum\": \(ServerFilters.maxLimit), \"default\": \(ServerFilters.defaultLimit)}"),

@@ -2,7 +2,8 @@ import Foundation
 import IncidentCore
 
 /// The query parameters of `/collections/incidents/items` (and `/stats`) as an
-/// ``IncidentQuery``: OGC API – Features' `datetime` and `limit`, the keyset cursor
+/// ``IncidentQuery``: OGC API – Features' `datetime` (an instant: what `list --at` lists; an
+/// interval: in force at some time of it) and `limit`, the keyset cursor
 /// `after`/`before`, and every filter of the catalogue (``IncidentFilter/Parameter``: `bbox`,
 /// `road`, `status`, `near`…), parsed by ``IncidentQuery/init(parameters:context:)`` as the
 /// CLI's options are, so a parameter means what its option means.
@@ -68,7 +69,17 @@ struct ServerFilters {
         if query.boundingBox != nil, let crs = own["bbox-crs"], crs != Self.crs84 {
             throw UsageError("parameter bbox-crs: only \(Self.crs84) is supported")
         }
-        if let text = own["datetime"] { query.inForce = try Self.named("datetime") { try Self.interval(text) } }
+        if let text = own["datetime"] {
+            // An instant means what `list --at` means (docs/analyst.md, "Serve it"); an interval, in force during it.
+            let interval = try Self.named("datetime") { try Self.interval(text) }
+            if let instant = interval.from, !text.contains("/") {
+                var listed = query
+                try Self.named("datetime") { try ListAtMoment.list(at: instant, &listed, asked: "an instant", statesNow: "status and active") }
+                query = listed
+            } else {
+                query.inForce = interval
+            }
+        }
         limit = min(try own["limit"].map { try Self.whole("limit", $0, atLeast: 1) } ?? Self.defaultLimit, Self.maxLimit)
         after = try own["after"].map { try Self.whole("after", $0, atLeast: 0) }.map(Int64.init)
         before = try own["before"].map { try Self.whole("before", $0, atLeast: 1) }.map(Int64.init)
