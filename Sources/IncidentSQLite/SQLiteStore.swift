@@ -217,10 +217,11 @@ extension SQLiteStore: StoreAdministration {
                     var batch = PruneCounts()
                     try db.run("DELETE FROM incident_revisions WHERE incident_id IN (SELECT id FROM temp.prune_batch)")
                     batch.revisions = db.changes
+                    // The intervals are found through the log: removed before it.
+                    try PollTransitions.removeIntervals(ofPruneBatch: db)
                     try db.run("DELETE FROM incident_transitions WHERE incident_id IN (SELECT id FROM temp.prune_batch)")
                     batch.transitions = db.changes
                     try DerivedIndexes.remove(.pruneBatch, in: db)
-                    try PollTransitions.removeIntervals(ofPruneBatch: db)
                     try db.run("DELETE FROM incidents WHERE id IN (SELECT id FROM temp.prune_batch)")
                     batch.incidents = db.changes
                     return batch

@@ -24,7 +24,7 @@ struct WatchFleetEndToEndTests {
     static func spec(_ answer: Answer) -> ResponseSpec {
         switch answer {
         case .refused: .status(503)
-        case .tooLate: ResponseSpec(status: 200, delay: 5)
+        case .tooLate: ResponseSpec(status: 200, delay: 11)
         case .accepted: .status(200)
         case .held: ResponseSpec(status: 200, holdUntil: "killed")
         }
@@ -59,7 +59,7 @@ struct WatchFleetEndToEndTests {
                 {"database": "\#(database.uri)", "lease": "5s",
                  "sources": [{"name": "down", "provider": "gits", "keyEnv": "K", "baseURL": "\#(server.url("/down/").absoluteString)", "interval": "1h", "retry": {"maxRetries": 0}}],
                  "watches": [{"name": "all", "from": "start", "url": "\#(server.url("/hook").absoluteString)", "secretEnv": "HOOK_SECRET",
-                              "timeout": "2s", "retry": {"baseDelay": 0.05, "maxRetries": 5}}]}
+                              "timeout": "10s", "retry": {"baseDelay": 0.05, "maxRetries": 5}}]}
                 """#)
             // Three appearances before the hosts start (cursors 1 to 3).
             try await Self.ingest(Self.gits, config, at: "2024-03-01T01:00:00Z", complete: false)
@@ -67,7 +67,9 @@ struct WatchFleetEndToEndTests {
                                            environment: ["K": "k", "HOOK_SECRET": WatchEndToEndTests.secret])
             defer { fleet.kill() }
 
-            // The fifth request is held: the host holding the watch then is killed.
+            // The fifth request is held: the host holding the watch then is killed. The watch's
+            // 10 s timeout keeps that POST under way while a starved test looks for its host (with
+            // 2 s it had timed out, and the claim was gone, by the time the test asked).
             let held = try await eventually(timeout: 30) { try await server.requests(path: "/hook").count == 5 }
             try #require(held, "the receiver did not get five requests")
             let victim = try #require(try await database.query("SELECT holder_host FROM watch_positions WHERE expires_at > now()").first?.first)

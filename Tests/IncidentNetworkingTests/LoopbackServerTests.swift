@@ -85,7 +85,10 @@ struct LoopbackServerTests {
     func gate() async throws {
         let server = try await LoopbackServer.start(routes: ["/g": [ResponseSpec(body: "held", holdUntil: "g")]])
         defer { server.stop() }
-        let client = try client()
+        // The answer waits for this test's release: a client that gives up after 10 s idle failed
+        // once when the whole test process stalled that long.
+        let client = URLSessionHTTPClient(configuration: testConfiguration(directory: try TestPaths.temporaryDirectory("server"),
+                                                                           requestTimeout: 120, maxRetries: 0))
         let answer = Task { (try await get(client, server, "/g"), ContinuousClock.now) }
         while try await server.requests(path: "/g").isEmpty { try await Task.sleep(for: .milliseconds(20)) }
         try await Task.sleep(for: .milliseconds(300))

@@ -35,7 +35,7 @@ enum MapCommand {
             needs nothing but the basemap tiles, and shows the markers over a plain background without them.
             Open file.html#incident-ID to open that incident's popup. With --timeline, a slider (and a play
             button) goes from the first appearance to the last change of the incidents selected, a minute a step,
-            and draws those their source listed as active at its instant, as `list --at` would list them.
+            and draws those their source listed as active at its instant: what `incidents list` lists as of that instant.
 
             Examples:
               incidents map --active --output active.html
