@@ -10,12 +10,27 @@ enum StatusDocuments {
         HTTPResponse(status: 200, contentType: "application/json", text: text, route: "")
     }
 
-    /// `source` and `limit` (1…1000, default 20) as `incidents runs` takes them.
-    static func runs(_ parameters: [(name: String, value: String?)], _ readers: ServerReaders) throws -> HTTPResponse {
-        var source: String?, limit = 20
+    /// Gives `handle` each parameter named in `known`, each at most once; `f` may only be `json`.
+    /// - Throws: ``UsageError`` for a repeated or unknown parameter, another `f`, or what `handle` throws.
+    static func eachParameter(_ parameters: [(name: String, value: String?)], known: [String],
+                              _ handle: (String, String?) throws -> Void) throws {
         var seen: Set<String> = []
         for (name, value) in parameters {
             guard seen.insert(name).inserted else { throw UsageError("parameter \(ServerFilters.shown(name)): given more than once") }
+            if name == "f" {
+                guard value == "json" else { throw UsageError("parameter f: only json here") }
+            } else if known.contains(name) {
+                try handle(name, value)
+            } else {
+                throw UsageError("unknown parameter \(ServerFilters.shown(name)) (parameters: \((known + ["f"]).joined(separator: ", ")))")
+            }
+        }
+    }
+
+    /// `source` and `limit` (1…1000, default 20) as `incidents runs` takes them.
+    static func runs(_ parameters: [(name: String, value: String?)], _ readers: ServerReaders) throws -> HTTPResponse {
+        var source: String?, limit = 20
+        try eachParameter(parameters, known: ["source", "limit"]) { name, value in
             switch name {
             case "source":
                 guard let text = value?.nonEmptyTrimmed?.nfc else { throw UsageError("parameter source: a source name is needed") }
@@ -25,10 +40,7 @@ enum StatusDocuments {
                     throw UsageError("parameter limit: '\(ServerFilters.shown(value ?? ""))' is not a whole number from 1 to 1000")
                 }
                 limit = number
-            case "f":
-                guard value == "json" else { throw UsageError("parameter f: only json here") }
-            default:
-                throw UsageError("unknown parameter \(ServerFilters.shown(name)) (parameters: source, limit, f)")
+            default: break
             }
         }
         let runs = try readers.withReader { try $0.runs(source: source, limit: limit, failuresFirst: false) }
@@ -45,21 +57,12 @@ enum StatusDocuments {
     static func status(_ parameters: [(name: String, value: String?)], _ readers: ServerReaders, now: UTCInstant,
                        sources: () throws -> [SourceDefinition]) throws -> HTTPResponse {
         var intervals = 3
-        var seen: Set<String> = []
         let staleAfter = StatusCommand.staleAfter
-        for (name, value) in parameters {
-            guard seen.insert(name).inserted else { throw UsageError("parameter \(ServerFilters.shown(name)): given more than once") }
-            switch name {
-            case staleAfter.option.name:
-                guard let text = value, let number = try staleAfter.convert(text) else {
-                    throw UsageError("parameter \(name): '\(ServerFilters.shown(value ?? ""))' is not \(staleAfter.what)")
-                }
-                intervals = number
-            case "f":
-                guard value == "json" else { throw UsageError("parameter f: only json here") }
-            default:
-                throw UsageError("unknown parameter \(ServerFilters.shown(name)) (parameters: \(staleAfter.option.name), f)")
+        try eachParameter(parameters, known: [staleAfter.option.name]) { name, value in
+            guard let text = value, let number = try staleAfter.convert(text) else {
+                throw UsageError("parameter \(name): '\(ServerFilters.shown(value ?? ""))' is not \(staleAfter.what)")
             }
+            intervals = number
         }
         let configured: [SourceDefinition]
         do {
