@@ -119,49 +119,35 @@ extension PostgresStore: StoreAdministration {
     func prune(before horizon: UTCInstant, batchSize: Int) throws -> PruneCounts {
         var counts = PruneCounts()
         let arguments: [String: PostgresValue] = ["horizon": .instant(horizon), "batch_size": .integer(Int64(batchSize))]
-        while true {
-            let batch = try withConnection { connection in
-                try connection.transaction(context: "pruning incidents") { () throws -> PruneCounts in
-                    try connection.execute("CREATE TEMP TABLE prune_batch (id bigint PRIMARY KEY) ON COMMIT DROP", context: "pruning incidents")
-                    try connection.query("INSERT INTO prune_batch \(Self.prunedIncidents) LIMIT :batch_size FOR UPDATE", named: arguments,
-                                         context: "pruning incidents")
-                    // Its true size (at most a batch) for the planner, which otherwise guesses
-                    // thousands and may join it to incidents by reading the primary key whole.
-                    try connection.execute("ANALYZE prune_batch", context: "pruning incidents")
-                    var batch = PruneCounts()
-                    batch.revisions = try connection.query("DELETE FROM incident_revisions WHERE incident_id IN (SELECT id FROM prune_batch)",
-                                                           context: "pruning revisions").affectedRows
-                    batch.transitions = try connection.query("DELETE FROM incident_transitions WHERE incident_id IN (SELECT id FROM prune_batch)",
-                                                             context: "pruning transitions").affectedRows
-                    batch.incidents = try connection.query("DELETE FROM incidents WHERE id IN (SELECT id FROM prune_batch)",
-                                                           context: "pruning incidents").affectedRows
-                    return batch
+        /// Picks up to a batch of ids by `selection` into the temporary table `batch`, then runs
+        /// `deletes` (each reading `batch`, counted into its key path) in one transaction, until a
+        /// batch's last delete removes fewer rows than a batch.
+        func inBatches(_ batch: String, _ selection: String, context: String,
+                       _ deletes: [(WritableKeyPath<PruneCounts, Int>, String, String)]) throws {
+            while true {
+                let removed = try withConnection { connection in
+                    try connection.transaction(context: context) { () throws -> [Int] in
+                        try connection.execute("CREATE TEMP TABLE \(batch) (id bigint PRIMARY KEY) ON COMMIT DROP", context: context)
+                        try connection.query("INSERT INTO \(batch) \(selection) LIMIT :batch_size FOR UPDATE", named: arguments, context: context)
+                        // Its true size (at most a batch) for the planner, which otherwise guesses
+                        // thousands and may join it to incidents by reading the primary key whole.
+                        try connection.execute("ANALYZE \(batch)", context: context)
+                        return try deletes.map { _, statement, context in try connection.query(statement, context: context).affectedRows }
+                    }
                 }
+                for ((count, _, _), rows) in zip(deletes, removed) { counts[keyPath: count] += rows }
+                if (removed.last ?? 0) < batchSize { return }
             }
-            counts.incidents += batch.incidents
-            counts.revisions += batch.revisions
-            counts.transitions += batch.transitions
-            if batch.incidents < batchSize { break }
         }
-        while true {
-            let batch = try withConnection { connection in
-                try connection.transaction(context: "pruning runs") { () throws -> PruneCounts in
-                    try connection.execute("CREATE TEMP TABLE prune_runs (id bigint PRIMARY KEY) ON COMMIT DROP", context: "pruning runs")
-                    try connection.query("INSERT INTO prune_runs \(Self.prunedRuns) LIMIT :batch_size FOR UPDATE", named: arguments,
-                                         context: "pruning runs")
-                    try connection.execute("ANALYZE prune_runs", context: "pruning runs")
-                    var batch = PruneCounts()
-                    batch.rejectedRecords = try connection.query("DELETE FROM rejected_records WHERE run_id IN (SELECT id FROM prune_runs)",
-                                                                 context: "pruning rejected records").affectedRows
-                    batch.runs = try connection.query("DELETE FROM ingest_runs WHERE id IN (SELECT id FROM prune_runs)",
-                                                      context: "pruning runs").affectedRows
-                    return batch
-                }
-            }
-            counts.runs += batch.runs
-            counts.rejectedRecords += batch.rejectedRecords
-            if batch.runs < batchSize { break }
-        }
+        try inBatches("prune_batch", Self.prunedIncidents, context: "pruning incidents", [
+            (\.revisions, "DELETE FROM incident_revisions WHERE incident_id IN (SELECT id FROM prune_batch)", "pruning revisions"),
+            (\.transitions, "DELETE FROM incident_transitions WHERE incident_id IN (SELECT id FROM prune_batch)", "pruning transitions"),
+            (\.incidents, "DELETE FROM incidents WHERE id IN (SELECT id FROM prune_batch)", "pruning incidents"),
+        ])
+        try inBatches("prune_runs", Self.prunedRuns, context: "pruning runs", [
+            (\.rejectedRecords, "DELETE FROM rejected_records WHERE run_id IN (SELECT id FROM prune_runs)", "pruning rejected records"),
+            (\.runs, "DELETE FROM ingest_runs WHERE id IN (SELECT id FROM prune_runs)", "pruning runs"),
+        ])
         return counts
     }
 
