@@ -171,9 +171,10 @@ public struct StreamingStart: Sendable, Equatable {
         self.bytesPerSecond = bytesPerSecond
     }
 
-    /// 1 MiB at 32 MiB/s or faster: faster than the feed readers store records (about
-    /// 30 MB/s of GITS XML from a file here), so a reader handed such a body rarely waits for
-    /// the network; bodies under 1 MiB (about 1,700 GITS records) are read once complete.
+    /// 1 MiB at 32 MiB/s or faster: faster than the feed readers store records (`ingest --file`
+    /// stored a 59 MB GITS feed in 4.1 s here, 14.5 MB/s), so a reader handed such a body rarely
+    /// waits for the network; bodies under 1 MiB (about 1,700 GITS records) are read once
+    /// complete.
     public static let `default` = StreamingStart(bytes: 1 << 20, bytesPerSecond: 32 * 1024 * 1024)
 
     /// At the headers, whatever follows.
