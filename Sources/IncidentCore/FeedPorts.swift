@@ -113,6 +113,11 @@ public protocol IncidentFeed: Sendable {
     /// Fetches one response and passes it to `consume` as a stream. The response is held outside
     /// memory (a temporary file) and removed when this returns or throws.
     ///
+    /// `consume` may start while the response is still downloading; when the download then
+    /// fails and is retried, the stream `consume` was reading throws, and `consume` is called
+    /// again with the new response: each call must stand alone (one transaction, rolled back
+    /// when it throws).
+    ///
     /// - Throws: the feed's typed errors (network, HTTP status, provider error envelope,
     ///   malformed body), or whatever `consume` throws.
     func poll<Result>(_ consume: (any IncidentStream) throws -> Result) async throws -> Result

@@ -18,6 +18,32 @@ public protocol HTTPClient: Sendable {
     /// - Throws: `NetworkError` for every failure to get a 2xx response (including a non-2xx
     ///   status and cancellation); errors thrown by `body` are rethrown unchanged.
     func withResponse<R>(for target: any Router, label: String, _ body: (HTTPResponseFile) throws -> R) async throws -> R
+
+    /// As ``withResponse(for:label:_:)``, but `body` may start while a 2xx response's body is
+    /// still being downloaded (when ``NetworkConfiguration/streamingStart`` says: a large body
+    /// arriving fast): read `fileURL` with ``ResponseBodyReader``, which follows the file to the
+    /// body's end (a plain read would stop early). Download and reading then overlap.
+    ///
+    /// The same rules as `withResponse` decide each attempt (status, redirects, size limit,
+    /// `Content-Length`, timeouts, retries, events); a download that fails after `body` began
+    /// makes the reader throw (``ResponseBodyReadError/isDownloadFailure(_:)``), and then
+    /// `body`'s outcome is discarded: the failure is retried per policy, each retry calling
+    /// `body` again from the first byte of a new response (so anything `body` did must be
+    /// undone when it throws: a transaction rolled back), or thrown as a `NetworkError`.
+    /// `body`'s own error (a malformed document, an error envelope) ends the download and is
+    /// rethrown unchanged. A result is returned only once the download completed.
+    ///
+    /// `body` blocks its thread while it waits for bytes: call this from a task whose executor
+    /// may block (a poll runs on its store's `StoreExecutor`), not on Swift's cooperative pool.
+    ///
+    /// Default: `withResponse` (the whole body first), for clients that cannot stream.
+    func withStreamingResponse<R>(for target: any Router, label: String, _ body: (HTTPResponseFile) throws -> R) async throws -> R
+}
+
+extension HTTPClient {
+    public func withStreamingResponse<R>(for target: any Router, label: String, _ body: (HTTPResponseFile) throws -> R) async throws -> R {
+        try await withResponse(for: target, label: label, body)
+    }
 }
 
 /// A complete 2xx response whose body is on disk.
@@ -31,10 +57,13 @@ public struct HTTPResponseFile: Sendable {
     public let headers: [String: String]
     /// The `Content-Type` header, if any, e.g. `text/xml;charset=UTF-8`.
     public let contentType: String?
-    /// Size of the file in bytes.
+    /// Size of the file in bytes; for a body still being downloaded (streaming), its announced
+    /// `Content-Length` (0 when none).
     public let byteCount: Int64
     /// The file's owner when a transport of this module wrote it (it holds the file's lock).
     let body: TemporaryBody?
+    /// The download still under way when the response was handed over (streaming).
+    let spool: BodySpool?
 
     /// A response whose body an outside transport wrote to `fileURL` (removed after the call).
     ///
@@ -43,12 +72,13 @@ public struct HTTPResponseFile: Sendable {
         self.init(body: nil, fileURL: fileURL, statusCode: statusCode, headers: headers, byteCount: byteCount)
     }
 
-    init(body: TemporaryBody, statusCode: Int, headers: [String: String], byteCount: Int64) {
-        self.init(body: body, fileURL: body.url, statusCode: statusCode, headers: headers, byteCount: byteCount)
+    init(body: TemporaryBody, spool: BodySpool? = nil, statusCode: Int, headers: [String: String], byteCount: Int64) {
+        self.init(body: body, spool: spool, fileURL: body.url, statusCode: statusCode, headers: headers, byteCount: byteCount)
     }
 
-    private init(body: TemporaryBody?, fileURL: URL, statusCode: Int, headers: [String: String], byteCount: Int64) {
+    private init(body: TemporaryBody?, spool: BodySpool? = nil, fileURL: URL, statusCode: Int, headers: [String: String], byteCount: Int64) {
         self.body = body
+        self.spool = spool
         self.fileURL = fileURL
         self.statusCode = statusCode
         self.headers = HeaderFields.lowercased(headers)

@@ -27,6 +27,17 @@ public protocol HTTPTransport: Sendable {
     /// Cancelling the calling task must end the attempt promptly (well within a second) with
     /// code `.cancelled`: that is also how `RetryingHTTPClient` enforces `attemptTimeout`.
     func send(_ request: URLRequest, for target: any Router) async -> Result<HTTPResponseFile, AttemptFailure>
+
+    /// Sends `request` once; with `streaming`, a transport that can returns a 2xx response as
+    /// soon as its headers arrive, its body file still being written (`HTTPResponseFile.spool`
+    /// says how the download ends). Default: ``send(_:for:)`` (the whole body first).
+    func send(_ request: URLRequest, for target: any Router, streaming: Bool) async -> Result<HTTPResponseFile, AttemptFailure>
+}
+
+extension HTTPTransport {
+    public func send(_ request: URLRequest, for target: any Router, streaming: Bool) async -> Result<HTTPResponseFile, AttemptFailure> {
+        await send(request, for: target)
+    }
 }
 
 /// Why one attempt got no usable 2xx response. `RetryingHTTPClient` decides from it whether

@@ -44,6 +44,18 @@ public struct RetryingHTTPClient<Transport: HTTPTransport>: HTTPClient {
     public var configuration: NetworkConfiguration { transport.configuration }
 
     public func withResponse<R>(for target: any Router, label: String, _ body: (HTTPResponseFile) throws -> R) async throws -> R {
+        try await perform(target, label: label, streaming: false, body)
+    }
+
+    /// See ``HTTPClient/withStreamingResponse(for:label:_:)``. The transport hands the response
+    /// over at its headers (``HTTPTransport/send(_:for:streaming:)``); the rest of the download
+    /// is bounded by what is left of `attemptTimeout` (a timer of this client, off the calling
+    /// task, which is busy running `body`), and cancelling the calling task stops it.
+    public func withStreamingResponse<R>(for target: any Router, label: String, _ body: (HTTPResponseFile) throws -> R) async throws -> R {
+        try await perform(target, label: label, streaming: true, body)
+    }
+
+    private func perform<R>(_ target: any Router, label: String, streaming: Bool, _ body: (HTTPResponseFile) throws -> R) async throws -> R {
         let configuration = self.configuration
         let method = target.method
         var request = try target.clientRequest(label: label)
@@ -61,14 +73,34 @@ public struct RetryingHTTPClient<Transport: HTTPTransport>: HTTPClient {
                 throw NetworkError(code: .cancelled, label: label, method: method, url: urlText, attempts: attempt - 1)
             }
             let started = ContinuousClock.now
-            let result = await boundedAttempt(request, for: target)
-            let elapsed = ContinuousClock.now - started
+            var result = await boundedAttempt(request, for: target, streaming: streaming)
+            var streamed: (outcome: Result<R, any Error>, bytes: Int64)?
+            var downloadEnded: ContinuousClock.Instant?
+            if case .success(let file) = result, let spool = file.spool {
+                let elapsed = ContinuousClock.now - started
+                let left = configuration.attemptTimeout - (Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+                switch await readStreamed(file, spool, secondsLeft: left, body) {
+                case .ended(let outcome, let bytes):
+                    streamed = (outcome, bytes)
+                case .downloadFailed(let failure):
+                    file.remove()
+                    result = .failure(failure)
+                }
+                // The attempt's duration is the download's, not the reading that outlasts it.
+                downloadEnded = spool.endedAt
+            }
+            let elapsed = (downloadEnded ?? ContinuousClock.now) - started
             let milliseconds = Int(elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000)
             func event(_ decision: NetworkEvent.Decision, statusCode: Int?, bytes: Int64, error: String?) {
                 onEvent(NetworkEvent(label: label, method: method, url: urlText, statusCode: statusCode, bytes: bytes,
                                      durationMilliseconds: milliseconds, attempt: attempt, decision: decision, errorSummary: error))
             }
 
+            if let streamed, case .success(let file) = result {
+                event(.done, statusCode: file.statusCode, bytes: streamed.bytes, error: nil)
+                file.remove()
+                return try streamed.outcome.get()
+            }
             switch result {
             case .success(let file):
                 event(.done, statusCode: file.statusCode, bytes: file.byteCount, error: nil)
@@ -95,6 +127,67 @@ public struct RetryingHTTPClient<Transport: HTTPTransport>: HTTPClient {
         }
     }
 
+    private struct DownloadFailedBeforeHandOver: Error {}
+
+    private enum Streamed<R> {
+        /// The download completed (the outcome is `body`'s), or `body` ended it with its own
+        /// error; with the body bytes received.
+        case ended(Result<R, any Error>, bytes: Int64)
+        /// The download failed: `body`'s outcome does not count.
+        case downloadFailed(AttemptFailure)
+    }
+
+    /// Runs `body` on a response whose download goes on (see ``withStreamingResponse(for:label:_:)``),
+    /// with the attempt's remaining time and the task's cancellation stopping the download.
+    private func readStreamed<R>(_ file: HTTPResponseFile, _ spool: BodySpool, secondsLeft: Double,
+                                 _ body: (HTTPResponseFile) throws -> R) async -> Streamed<R> {
+        defer { BodySpool.unregister(spool) }
+        let limit = configuration.attemptTimeout
+        let timer = DispatchSource.makeTimerSource(queue: .global())
+        timer.schedule(deadline: .now() + max(0, min(secondsLeft, NetworkConfiguration.longestWait)))
+        timer.setEventHandler {
+            spool.abandon(.attemptTimedOut, "the whole response took longer than \(NetworkError.format(limit)) s")
+        }
+        timer.resume()
+        defer { timer.cancel() }
+        let start = configuration.streamingStart
+        let outcome: Result<R, any Error>
+        do {
+            outcome = .success(try await withTaskCancellationHandler {
+                spool.waitForHandOver(start)
+                if case .failed? = spool.ending { throw DownloadFailedBeforeHandOver() }
+                return try body(file)
+            } onCancel: {
+                spool.abandon(.cancelled, "the calling task was cancelled")
+            })
+        } catch {
+            outcome = .failure(error)
+        }
+        func failed(_ failure: AttemptFailure) -> Streamed<R> {
+            guard failure.code == .attemptTimedOut else { return .downloadFailed(failure) }
+            var failure = failure
+            failure.detail = (failure.detail ?? "") + "; \(failure.bytes) body bytes received"
+            return .downloadFailed(failure)
+        }
+        switch outcome {
+        case .failure(let error):
+            // A download that failed before `body` gave up is the attempt's failure, whatever
+            // `body` made of it; otherwise `body`'s error stands and the download is stopped.
+            if case .failed(let failure)? = spool.ending { return failed(failure) }
+            spool.abandon(.cancelled, "the reader stopped: \(type(of: error))")
+            let received: Int64 = switch spool.waitForEnd() {
+            case .complete(let count): count
+            case .failed(let failure): failure.bytes
+            }
+            return .ended(outcome, bytes: received)
+        case .success:
+            switch spool.waitForEnd() {
+            case .complete(let bytes): return .ended(outcome, bytes: bytes)
+            case .failed(let failure): return failed(failure)
+            }
+        }
+    }
+
     private enum Race: Sendable {
         case attempt(Result<HTTPResponseFile, AttemptFailure>)
         case deadline
@@ -104,11 +197,11 @@ public struct RetryingHTTPClient<Transport: HTTPTransport>: HTTPClient {
     /// One attempt of the transport, raced against `attemptTimeout`: when the timer wins, the
     /// attempt is cancelled and its `.cancelled` becomes `.attemptTimedOut`. (An attempt that
     /// completes or fails on its own meanwhile keeps its own result.)
-    private func boundedAttempt(_ request: URLRequest, for target: any Router) async -> Result<HTTPResponseFile, AttemptFailure> {
+    private func boundedAttempt(_ request: URLRequest, for target: any Router, streaming: Bool) async -> Result<HTTPResponseFile, AttemptFailure> {
         let transport = self.transport
         let limit = configuration.attemptTimeout
         return await withTaskGroup(of: Race.self) { group in
-            group.addTask { .attempt(await transport.send(request, for: target)) }
+            group.addTask { .attempt(await transport.send(request, for: target, streaming: streaming)) }
             group.addTask {
                 do {
                     // Not Task.sleep: cancelled when every attempt ends, it would hold its

@@ -11,6 +11,10 @@ typealias AttemptResult = Result<HTTPResponseFile, AttemptFailure>
 ///
 /// A 2xx body goes to a `TemporaryBody` created when the response arrives; a non-2xx body is
 /// only collected up to `BodyExcerpt.collectLimit` bytes for the error's excerpt.
+///
+/// Streaming (`streaming: true`): a 2xx response resumes the continuation as soon as its
+/// headers arrive, with a body file that is still being written (a `BodySpool`); the rest of
+/// the attempt's outcome (complete, cut off, too large, timed out, cancelled) goes to the spool.
 final class Transfer: @unchecked Sendable {
     private struct State {
         var continuation: CheckedContinuation<AttemptResult, Never>?
@@ -18,6 +22,8 @@ final class Transfer: @unchecked Sendable {
         var task: URLSessionTask?
         var response: HTTPURLResponse?
         var body: TemporaryBody?
+        /// The body being read while it arrives (streaming, once a 2xx response arrived).
+        var spool: BodySpool?
         var bytes: Int64 = 0
         var excerpt = Data()
         var redirects = 0
@@ -48,21 +54,24 @@ final class Transfer: @unchecked Sendable {
     private let maxBodyBytes: Int64
     private let maxRedirects: Int
     private let requestTimeout: Double
+    private let streaming: Bool
     private let now: @Sendable () -> Date
     private let state = Locked(State())
 
     /// - Parameters:
     ///   - directory: where a 2xx body file is created.
     ///   - requestTimeout: the idle timeout URLSession applies, for messages.
+    ///   - streaming: hand a 2xx body over as soon as its headers arrive (see the type).
     ///   - now: the clock for `Retry-After` dates.
     init(directory: URL, originalURL: URL?, isHead: Bool, maxBodyBytes: Int64, maxRedirects: Int, requestTimeout: Double,
-         now: @escaping @Sendable () -> Date) {
+         streaming: Bool = false, now: @escaping @Sendable () -> Date) {
         self.directory = directory
         self.originalURL = originalURL
         self.isHead = isHead
         self.maxBodyBytes = maxBodyBytes
         self.maxRedirects = maxRedirects
         self.requestTimeout = requestTimeout
+        self.streaming = streaming
         self.now = now
     }
 
@@ -89,9 +98,10 @@ final class Transfer: @unchecked Sendable {
         }
     }
 
-    /// Decides the result once; a failure removes the body file at once.
+    /// Decides the result once; a failure removes the body file at once. A body already handed
+    /// over (streaming) learns the result through its spool.
     private func finish(cancellingTask: Bool, _ makeResult: (inout State) -> AttemptResult) {
-        let ending: (CheckedContinuation<AttemptResult, Never>?, URLSessionTask?, TemporaryBody?, AttemptResult)? = state.withLock { state in
+        let ending: (CheckedContinuation<AttemptResult, Never>?, URLSessionTask?, TemporaryBody?, AttemptResult, BodySpool?)? = state.withLock { state in
             guard state.result == nil else { return nil }
             let result = makeResult(&state)
             state.result = result
@@ -110,11 +120,15 @@ final class Transfer: @unchecked Sendable {
                     taskToCancel = state.task
                 }
             }
-            return (continuation, taskToCancel, unwanted, result)
+            return (continuation, taskToCancel, unwanted, result, state.spool)
         }
-        guard let (continuation, taskToCancel, unwanted, result) = ending else { return }
+        guard let (continuation, taskToCancel, unwanted, result, spool) = ending else { return }
         unwanted?.remove()
         if let taskToCancel { Self.cancelOffQueue(taskToCancel) }
+        switch result {
+        case .success(let file): spool?.finish(.complete(bytes: file.byteCount))
+        case .failure(let failure): spool?.finish(.failed(failure))
+        }
         continuation?.resume(returning: result)
     }
 
@@ -133,8 +147,14 @@ final class Transfer: @unchecked Sendable {
             return .cancel
         }
         var failure: (NetworkError.Code, String)?
+        var handOver: (CheckedContinuation<AttemptResult, Never>, HTTPResponseFile)?
         let proceed: Bool = state.withLock { state in
             guard state.result == nil else { return false }
+            if state.spool != nil {
+                // The body was handed over already: another response cannot replace it.
+                failure = (.transport, "a second response arrived after the body of the first had begun")
+                return false
+            }
             state.response = http
             state.bytes = 0
             state.excerpt = Data()
@@ -153,32 +173,48 @@ final class Transfer: @unchecked Sendable {
                 failure = (.transport, "cannot create the temporary body file in \(directory.path): \(error.localizedDescription)")
                 return false
             }
+            if streaming, let body = state.body, let continuation = state.continuation {
+                let spool = BodySpool(url: body.url) { [weak self] code, detail in self?.fail(code, detail) }
+                BodySpool.register(spool)
+                state.spool = spool
+                state.continuation = nil
+                let announced = Self.expectedLength(http, isHead: isHead) ?? 0
+                handOver = (continuation, HTTPResponseFile(body: body, spool: spool, statusCode: http.statusCode,
+                                                           headers: Self.headers(of: http), byteCount: announced))
+            }
             return true
         }
         if let (code, detail) = failure { fail(code, detail) }
+        if let (continuation, file) = handOver { continuation.resume(returning: .success(file)) }
         return proceed ? .allow : .cancel
     }
 
     func didReceive(data: Data) {
         var failure: (NetworkError.Code, String)?
-        state.withLock { state in
-            guard state.result == nil, let response = state.response else { return }
+        let written: (spool: BodySpool, bytes: Int64)? = state.withLock { state in
+            guard state.result == nil, let response = state.response else { return nil }
             state.bytes += Int64(data.count)
             if (200...299).contains(response.statusCode) {
                 if state.bytes > maxBodyBytes {
                     failure = (.bodyTooLarge, "the body exceeds maxBodyBytes \(maxBodyBytes)")
-                    return
+                    return nil
                 }
                 do {
                     try state.body?.write(data)
                 } catch {
                     failure = (.transport, "cannot write the temporary body file: \(error.localizedDescription)")
                 }
+                return state.spool.map { ($0, state.bytes) }
             } else if state.excerpt.count < BodyExcerpt.collectLimit {
                 state.excerpt.append(data.prefix(BodyExcerpt.collectLimit - state.excerpt.count))
             }
+            return nil
         }
-        if let (code, detail) = failure { fail(code, detail) }
+        if let (code, detail) = failure {
+            fail(code, detail)
+        } else if let written {
+            written.spool.advance(to: written.bytes)
+        }
     }
 
     /// Decides a redirect. Unless the answer is `.abandon`, the caller must hand the answer to

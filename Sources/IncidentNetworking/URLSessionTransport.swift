@@ -21,7 +21,9 @@ extension RetryingHTTPClient where Transport == URLSessionTransport {
 /// body streamed to disk. Retries, the attempt bound and events are `RetryingHTTPClient`'s.
 ///
 /// Each attempt
-/// - streams a 2xx body into a new file in `temporaryDirectory` (`TemporaryBodies`) through a
+/// - streams a 2xx body into a new file in `temporaryDirectory` (`TemporaryBodies`), handed to
+///   the caller when complete, or at once with its headers for `withStreamingResponse` (the
+///   caller reads the file as it grows, `ResponseBodyReader`), through a
 ///   data delegate whose queue applies backpressure (`BoundedDelegateQueue`), so at most a few
 ///   16 KiB chunks of a body are ever in memory, whatever its size; gzip/deflate bodies are
 ///   decoded by libcurl (the file holds the decoded bytes);
@@ -90,6 +92,12 @@ public final class URLSessionTransport: HTTPTransport {
 
     /// One attempt: a data task whose delegate callbacks feed a `Transfer`.
     public func send(_ request: URLRequest, for target: any Router) async -> Result<HTTPResponseFile, AttemptFailure> {
+        await send(request, for: target, streaming: false)
+    }
+
+    /// One attempt; with `streaming`, a 2xx response is returned at its headers and its body
+    /// goes on into the file (see `Transfer`).
+    public func send(_ request: URLRequest, for target: any Router, streaming: Bool) async -> Result<HTTPResponseFile, AttemptFailure> {
         var request = request
         request.timeoutInterval = configuration.effectiveRequestTimeout
         let transfer = Transfer(
@@ -99,18 +107,23 @@ public final class URLSessionTransport: HTTPTransport {
             maxBodyBytes: configuration.maxBodyBytes,
             maxRedirects: configuration.maxRedirects,
             requestTimeout: configuration.effectiveRequestTimeout,
+            streaming: streaming,
             now: configuration.now
         )
         let task = session.dataTask(with: request)
         dispatcher.register(transfer, for: task)
-        defer { dispatcher.unregister(task) }
-        return await withTaskCancellationHandler {
+        let result = await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<AttemptResult, Never>) in
                 transfer.start(task, continuation: continuation)
             }
         } onCancel: {
             transfer.fail(.cancelled, "the calling task was cancelled")
         }
+        // A body handed over at its headers still arrives: its transfer stays registered until
+        // the task completes (the dispatcher unregisters it then).
+        if case .success(let file) = result, file.spool != nil { return result }
+        dispatcher.unregister(task)
+        return result
     }
 }
 
@@ -164,5 +177,6 @@ final class TransferDispatcher: NSObject, URLSessionDataDelegate, @unchecked Sen
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: Error?) {
         transfer(for: task)?.didComplete(error: error)
+        unregister(task)
     }
 }

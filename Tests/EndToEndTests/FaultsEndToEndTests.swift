@@ -142,6 +142,47 @@ struct FaultsEndToEndTests {
         expectNoKey(Self.rawKey, in: [result.stdout, result.stderr], database: s.ws.databaseBytes())
     }
 
+    /// A large body arriving fast is read while it downloads (issue 23): 6,000 records (1.4 MB),
+    /// the first 1.2 MB at once, then the connection closes after 1.3 MB, 0.4 s later, so most
+    /// records were read and stored in the poll's transaction before the cut. That transaction
+    /// is rolled back: with a retry left, the retry reads the new response from its start in a
+    /// new transaction and each record is stored once; with none, nothing is stored.
+    /// (`StreamedPollTests` counts what each transaction was given.)
+    @Test("a body cut off after records were read and stored: retried from its start, each record stored once; no retry left: nothing stored",
+          arguments: [1, 0])
+    func cutAfterRecordsWereStored(maxRetries: Int) async throws {
+        let s = try await Setup(key: Self.rawKey, retry: #"{"maxRetries": \#(maxRetries), "baseDelay": 0.1}"#)
+        let records = (1...6000).map { index in
+            "<itemList><linkId>L\(index)</linkId><regSeq>C\(index)</regSeq><startDate>2023-03-21 14:13:00</startDate>"
+                + "<inciDesc>[사고] 추돌 \(index)</inciDesc><inciPlace1>경부고속도로</inciPlace1><coord_x>127.0</coord_x><coord_y>37.0</coord_y></itemList>\n"
+        }.joined()
+        let feed = try s.ws.write("cut.xml", """
+            <?xml version="1.0" encoding="UTF-8"?>
+            <ServiceResult><msgHeader><headerCd>0</headerCd><headerMsg>ok</headerMsg><itemCount>6000</itemCount></msgHeader>
+            <msgBody>\(records)</msgBody></ServiceResult>
+            """)
+        try await s.server.script("/api/rest/getIncidentInfo", [
+            ResponseSpec(bodyFile: feed, chunkSize: 1_200_000, chunkDelay: 0.4, truncateAfter: 1_300_000), ResponseSpec(bodyFile: feed),
+        ])
+        let result = try await s.runOnce(Self.rawKey)
+        let attempts = result.stderr.split(separator: "\n").filter { $0.contains("event=http.attempt") }
+        #expect(attempts.first?.contains("bodyTruncated") == true, "\(attempts)")
+        #expect(try await s.server.requests(path: "/api/rest/getIncidentInfo").count == maxRetries + 1)
+        if maxRetries == 0 {
+            #expect(result.status == 1)
+            try await s.expectUnchanged()
+            #expect(try await s.lastRunStatus() == "failed")
+            return
+        }
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(attempts.count == 2 && attempts[0].contains("decision=retry"), "\(attempts)")
+        #expect(result.stderr.contains("fetched=6000 inserted=6000"), "\(result.stderr)")
+        let active = try await s.ws.listJSON(["--active", "--limit", "10000"])
+        #expect(active.count == 6000)
+        #expect(Set(active.compactMap { $0.text("external_id") }) == Set((1...6000).map { "C\($0)" }))
+        #expect(try await s.lastRunStatus() == "succeeded")
+    }
+
     @Test("a body sent in 1-byte chunks gives the same incidents as sent whole")
     func oneByteChunks() async throws {
         let whole = try await Setup(key: Self.rawKey)

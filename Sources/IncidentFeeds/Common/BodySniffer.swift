@@ -16,12 +16,9 @@ enum BodyKind: Equatable, Sendable {
 
 enum BodySniffer {
     /// Sniffs the first significant bytes (after a UTF-8 BOM and whitespace) of `file`.
+    /// (Read through ``BodyFile``: a body still downloading is waited for up to 1 KiB.)
     static func sniff(_ file: URL) throws -> (kind: BodyKind, head: [UInt8]) {
-        guard let handle = FileHandle(forReadingAtPath: file.path) else {
-            throw FeedError(.unreadableFile, provider: "-", message: "cannot read \(file.path)")
-        }
-        defer { try? handle.close() }
-        let head = [UInt8]((try? handle.read(upToCount: 1024)) ?? Data())
+        let head = try BodyFile.head(file, provider: "-")
         return (kind(of: head), head)
     }
 

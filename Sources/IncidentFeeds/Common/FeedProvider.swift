@@ -54,12 +54,19 @@ public protocol FeedProvider: Sendable {
     /// page. A poll is complete only when every page was read. Default: nil (one page).
     /// - Throws: ``FeedError`` when the page cannot be read far enough to tell.
     static func nextPage(after file: URL, contentType: String?, requestURL: URL) throws -> URL?
+
+    /// Whether an answer may come in several pages (``nextPage(after:contentType:requestURL:)``
+    /// says): such a poll downloads every page before reading any. A one-page answer is read
+    /// while it downloads. Default: false.
+    static var answersInPages: Bool { get }
 }
 
 extension FeedProvider {
     public static func classify(_ error: NetworkError) -> any Error { classifyQuota(error, provider: name) }
 
     public static func nextPage(after file: URL, contentType: String?, requestURL: URL) throws -> URL? { nil }
+
+    public static var answersInPages: Bool { false }
 
     public static var requiresKey: Bool { true }
 
@@ -157,9 +164,13 @@ public enum ProviderRegistry {
     }
 }
 
-/// Polls a source over HTTP: each page's body is streamed to a temporary file; once every page
-/// is on disk they are read, in order, as one response (one transaction), then removed. A page
-/// that fails fails the poll before anything is stored.
+/// Polls a source over HTTP. A provider that answers in one page is read while its body
+/// downloads (``HTTPClient/withStreamingResponse(for:label:_:)``): parsing and storing overlap
+/// the transfer, and a download that fails half-way rolls the poll's transaction back (a retry
+/// reads the new response from its start, in a new transaction). A provider that pages
+/// (``FeedProvider/answersInPages``): each page's body is streamed to a temporary file; once
+/// every page is on disk they are read, in order, as one response (one transaction), then
+/// removed. A page that fails fails the poll before anything is stored.
 struct HTTPFeed: IncidentFeed {
     var definition: SourceDefinition
     var provider: any FeedProvider.Type
@@ -185,6 +196,15 @@ struct HTTPFeed: IncidentFeed {
 
     private func pollPages<Result>(_ consume: (any IncidentStream) throws -> Result) async throws -> Result {
         var router: any Router = try provider.router(for: definition)
+        if !provider.answersInPages {
+            do {
+                return try await client.withStreamingResponse(for: router, label: definition.name) { response in
+                    try consume(ProviderStream(provider: provider, pages: [(response.fileURL, response.contentType)], definition: definition))
+                }
+            } catch let error as NetworkError {
+                throw provider.classify(error)
+            }
+        }
         var pages: [(file: URL, contentType: String?)] = []
         defer { for page in pages { try? FileManager.default.removeItem(at: page.file) } }
         var requested: Set<String> = []

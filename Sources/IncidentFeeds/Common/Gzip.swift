@@ -1,5 +1,6 @@
 import Foundation
 internal import CZlib
+import IncidentNetworking
 
 /// gzip bodies (RFC 1952), inflated with zlib as they are read: the Netherlands' NDW publishes
 /// DATEX II as `.xml.gz` files served as `application/gzip` or `application/octet-stream`
@@ -22,10 +23,10 @@ enum Gzip {
     ///   compressed byte offset, never a byte of the body), `unreadableFile` when the file
     ///   cannot be read; what `body` throws.
     static func inflate(_ file: URL, provider: String, _ body: (UnsafeRawBufferPointer) throws -> Void) throws {
-        guard let handle = FileHandle(forReadingAtPath: file.path) else {
-            throw FeedError(.unreadableFile, provider: provider, message: "cannot read \(file.path)")
-        }
-        defer { try? handle.close() }
+        let reader = try BodyFile.open(file, provider: provider)
+        let inputSize = 64 * 1024
+        let input = UnsafeMutableRawBufferPointer.allocate(byteCount: inputSize, alignment: 16)
+        defer { input.deallocate() }
         var stream = z_stream()
         guard czlib_inflate_init_gzip(&stream) == Z_OK else {
             throw FeedError(.malformedBody, provider: provider, message: "zlib could not start inflating (out of memory?); nothing was stored")
@@ -41,18 +42,19 @@ enum Gzip {
                       message: "the gzip-compressed body \(what) at compressed byte \(consumed - Int(stream.avail_in)); nothing was stored")
         }
         while true {
-            let input: Data
+            let count: Int
             do {
-                input = try handle.read(upToCount: 64 * 1024) ?? Data()
-            } catch {
-                throw FeedError(.unreadableFile, provider: provider, message: "cannot read \(file.path): \(error.localizedDescription)")
+                count = try reader.read(into: input)
+            } catch let error as ResponseBodyReadError where !error.downloadFailed {
+                throw FeedError(.unreadableFile, provider: provider, message: "cannot read \(file.path): \(error.description)")
             }
-            if input.isEmpty {
+            if count == 0 {
                 guard status == Z_STREAM_END else { throw corrupt("ends before its gzip stream does (a transfer cut short?)") }
                 return
             }
-            consumed += input.count
-            try input.withUnsafeBytes { (raw: UnsafeRawBufferPointer) in
+            consumed += count
+            do {
+                let raw = UnsafeRawBufferPointer(rebasing: input[0..<count])
                 stream.next_in = UnsafeMutablePointer(mutating: raw.bindMemory(to: Bytef.self).baseAddress)
                 stream.avail_in = uInt(raw.count)
                 // On while input is left, or while the last call filled the output (more may wait).

@@ -32,10 +32,15 @@ struct JSONFeedFormat<DTO: Sendable>: Sendable {
                             message: "the JSON response says it is in \(charset); JSON must be UTF-8 (RFC 8259 §8.1): nothing was stored")
         }
         let schema = self.schema
+        let provider = self.provider
         var tally = ResponseTally(successField: successField)
         let summary = try ParsePipeline.readDocument(
             format: "JSON", provider: provider, tally: &tally, dto: dto, weight: { $0.byteCount }, inspect: inspect,
-            parse: { onRecord in try JSONRecordReader(schema: schema, onRecord: onRecord).parse(contentsOf: file) },
+            parse: { onRecord in
+                let reader = JSONRecordReader(schema: schema, onRecord: onRecord)
+                try BodyFile.chunks(file, provider: provider) { try reader.parse($0) }
+                return try reader.finish()
+            },
             map: map, body: body)
         tally.repairs = summary.repairs.total
         if summary.repairs.invalidUTF8 > 0 {

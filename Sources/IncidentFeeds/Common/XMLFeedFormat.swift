@@ -29,12 +29,15 @@ struct XMLFeedFormat<DTO: Sendable>: Sendable {
     func read(file: URL, contentType: String?, map: (DTO) -> FeedRecord, _ body: (FeedRecord) throws -> Void) throws -> ResponseVerdict {
         let charset = XMLRecordReader.charset(inContentType: contentType)
         let schema = self.schema
+        let provider = self.provider
         var tally = ResponseTally(successField: successField)
         let (envelope, repairs) = try ParsePipeline.readDocument(
             format: "XML", provider: provider, tally: &tally, dto: dto, weight: { $0.byteCount }, inspect: inspect,
             parse: { onRecord in
                 let reader = XMLRecordReader(schema: schema, onRecord: onRecord)
-                try reader.parse(contentsOf: file, charset: charset)
+                reader.charset = charset
+                try BodyFile.chunks(file, provider: provider) { try reader.parse($0) }
+                try reader.finish()
                 return (reader.envelope, reader.repairs)
             },
             map: map, body: body)

@@ -66,8 +66,9 @@ final class DATEX2DocumentReader {
     /// declares none.
     /// - Throws: ``FeedError`` (see the type's documentation), or what `emit` throws.
     func read(file: URL, charset: String?) throws -> ResponseVerdict {
-        try translatingParseErrors { try reader.parse(contentsOf: file, charset: charset) }
-        return try verdict()
+        reader.charset = charset
+        try BodyFile.chunks(file, provider: DATEX2Provider.name) { try parse($0) }
+        return try finish()
     }
 
     /// Reads the next chunk of the document (any size, split anywhere).

@@ -74,6 +74,9 @@ public enum Open511Provider: FeedProvider {
         }
     }
 
+    /// Open511 pages its answer (`pagination`): every page is downloaded before any is read.
+    public static var answersInPages: Bool { true }
+
     /// The next page: `pagination.next_url` (JSON) or the `rel="next"` link of `<pagination>`
     /// (XML), resolved against the request (``PageLink``), carrying the request's key; nil on
     /// the last page and for a body that is neither (reading it then fails with the cause).
