@@ -152,6 +152,24 @@ struct ServiceSettingsEndToEndTests {
         #expect(checked.stdout.contains("warning: wz: the request path repeats 'feed'"), "\(checked.stdout)")
     }
 
+    @Test("a recorded file's URL as a GITS or ITS baseURL: check-config names the file the operation was put below (exit 0)")
+    func fileAsBaseURL() async throws {
+        let server = try await LoopbackServer.start(routes: [:])
+        let ws = try Workspace()
+        let config = try ws.write("config.json", """
+            {"sources": [{"name": "gits", "provider": "gits", "keyEnv": "K", "baseURL": "\(server.url("/feeds/incidents.xml").absoluteString)"},
+                         {"name": "its", "provider": "its", "keyEnv": "K", "baseURL": "\(server.url("/rec/eventInfo.json").absoluteString)"},
+                         {"name": "wz", "provider": "wzdx", "baseURL": "\(server.url("/wzdx/feed.geojson").absoluteString)"}]}
+            """)
+        let checked = try await run("incident-scheduler", ["check-config", "--config", config], environment: ["K": Self.key])
+        #expect(checked.status == 0, "\(checked.stderr)")
+        let warnings = checked.stdout.split(separator: "\n").filter { $0.hasPrefix("warning:") }
+        #expect(warnings.count == 2, "\(checked.stdout)")
+        #expect(checked.stdout.contains("warning: gits: the request path continues below 'incidents.xml' (\(server.url("/feeds/incidents.xml/getIncidentInfo").absoluteString)?serviceKey=REDACTED), which names a file;"), "\(checked.stdout)")
+        #expect(checked.stdout.contains("warning: its: the request path continues below 'eventInfo.json'"), "\(checked.stdout)")
+        #expect(!checked.stdout.contains(Self.key))
+    }
+
     @Test("sources and check-config say the same about each key: set, none, MISSING, UNREADABLE, INVALID")
     func keyColumns() async throws {
         let server = try await LoopbackServer.start(routes: [:])

@@ -256,6 +256,25 @@ struct GITSTests {
         #expect(production.url?.absoluteString == "https://openapigits.gg.go.kr/api/rest/getIncidentInfo?serviceKey=abc%2Bdef%2Fghi%3D%3D")
     }
 
+    @Test("a baseURL given as a feed file: the path that continues below it is named (GITS, ITS, any case, gzip); an endpoint or a version is not",
+          arguments: [
+              ("http://h/feeds/gits.xml/getIncidentInfo", "gits.xml"), ("http://h/its/eventInfo.JSON/eventInfo", "eventInfo.JSON"),
+              ("http://h/a/b/dump.xml.gz/getIncidentInfo", "dump.xml.gz"), ("http://h/x/feed.geojson/eventInfo", "feed.geojson"),
+              ("http://h/api/rest/getIncidentInfo", nil), ("http://h/api/v1.2/eventInfo", nil), ("http://h/wzdx/feed.geojson", nil),
+              ("http://h/.xml/eventInfo", nil), ("http://h/", nil),
+          ] as [(String, String?)])
+    func baseURLNamingAFile(url: String, file: String?) throws {
+        #expect(EndpointRouter.segmentBelowFile(in: try #require(URL(string: url))) == file)
+    }
+
+    @Test("a recorded file's URL as GITS's baseURL gets the operation appended below it (what check-config warns about)")
+    func fileBaseURL() throws {
+        let request = try GITSRouter.getIncidentInfo(key: APIKey("k"), baseURL: URL(string: "http://127.0.0.1:8080/feeds/gits.xml")).asURLRequest()
+        let url = try #require(request.url)
+        #expect(url.path == "/feeds/gits.xml/getIncidentInfo")
+        #expect(EndpointRouter.segmentBelowFile(in: url) == "gits.xml")
+    }
+
     @Test("category keywords", arguments: [
         ("사고", IncidentCategory.accident), ("차량고장", .breakdown), ("공사", .roadwork), ("도로폐쇄", .closure),
         ("낙하물", .obstruction), ("기상", .weather), ("교통사고", .accident), ("충돌사고", .accident),

@@ -42,6 +42,11 @@ enum CheckConfigCommand {
                         warnings.append("\(source.name): the request path repeats '\(repeated)' (\(Redaction.redact(built))); give `baseURL` "
                                         + "as the provider's endpoint or its base, once")
                     }
+                    if let file = EndpointRouter.segmentBelowFile(in: built) {
+                        warnings.append("\(source.name): the request path continues below '\(file)' (\(Redaction.redact(built))), which "
+                                        + "names a file; give `baseURL` as the provider's endpoint or its base (a recorded file is read with "
+                                        + "`incident-scheduler ingest --file`)")
+                    }
                 }
             } catch let error as FeedError where error.kind == .missingKey && problems[source.name] != nil {
                 // Named with the exact reason in keyProblems.

@@ -40,4 +40,16 @@ extension EndpointRouter {
         let segments = url.path.split(separator: "/")
         return zip(segments, segments.dropFirst()).first { $0 == $1 }.map { String($0.0) }
     }
+
+    /// The file name that `url`'s path continues below (`gits.xml` in `…/gits.xml/getIncidentInfo`:
+    /// a GITS or ITS `baseURL` given as a recorded file, to which the operation was appended), which
+    /// `check-config` warns about; nil when no segment but the last names a feed file (extensions
+    /// xml, json, geojson, gz, csv, txt).
+    public static func segmentBelowFile(in url: URL) -> String? {
+        let fileExtensions: Set<String> = ["xml", "json", "geojson", "gz", "csv", "txt"]
+        return url.path.split(separator: "/").dropLast().first { segment in
+            guard let dot = segment.lastIndex(of: "."), dot != segment.startIndex else { return false }
+            return fileExtensions.contains(segment[segment.index(after: dot)...].lowercased())
+        }.map(String.init)
+    }
 }
