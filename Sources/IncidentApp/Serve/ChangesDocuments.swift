@@ -27,9 +27,8 @@ enum ChangesDocuments {
     /// `Last-Event-ID` header stands for `after`.
     static func parameters(_ request: HTTPRequest) throws -> Parameters {
         var parameters = Parameters()
-        var seen: Set<String> = []
-        for (name, value) in request.query {
-            guard seen.insert(name).inserted else { throw UsageError("parameter \(ServerFilters.shown(name)): given more than once") }
+        var afterGiven = false
+        let format = try StatusDocuments.eachParameter(request.query, known: ["after", "limit"], formats: ["json", "ndjson"]) { name, value in
             let text = value ?? ""
             switch name {
             case "after":
@@ -37,19 +36,16 @@ enum ChangesDocuments {
                     throw UsageError("parameter after: '\(ServerFilters.shown(text))' is not a cursor (a whole number, 0 or more)")
                 }
                 parameters.after = cursor
-            case "limit":
+                afterGiven = true
+            default:
                 guard text.utf8.count <= 4, text.utf8.allSatisfy({ (48...57).contains($0) }), let number = Int(text), number >= 1 else {
                     throw UsageError("parameter limit: '\(ServerFilters.shown(text))' is not a whole number of at least 1")
                 }
                 parameters.limit = min(number, maxLimit)
-            case "f":
-                guard text == "json" || text == "ndjson" else { throw UsageError("parameter f: json or ndjson") }
-                parameters.ndjson = text == "ndjson"
-            default:
-                throw UsageError("unknown parameter \(ServerFilters.shown(name)) (parameters: after, limit, f)")
             }
         }
-        if let last = request.header("Last-Event-ID"), seen.isDisjoint(with: ["after"]) {
+        parameters.ndjson = format == "ndjson"
+        if let last = request.header("Last-Event-ID"), !afterGiven {
             guard let cursor = Int64(last), cursor >= 0 else { throw UsageError("Last-Event-ID: '\(ServerFilters.shown(last))' is not a cursor") }
             parameters.after = cursor
         }

@@ -10,21 +10,29 @@ enum StatusDocuments {
         HTTPResponse(status: 200, contentType: "application/json", text: text, route: "")
     }
 
-    /// Gives `handle` each parameter named in `known`, each at most once; `f` may only be `json`.
+    /// Gives `handle` each parameter named in `known`, each at most once; `f` may only be one of
+    /// `formats` (the first is the default).
+    /// - Returns: the format asked for by `f`, or the default.
     /// - Throws: ``UsageError`` for a repeated or unknown parameter, another `f`, or what `handle` throws.
-    static func eachParameter(_ parameters: [(name: String, value: String?)], known: [String],
-                              _ handle: (String, String?) throws -> Void) throws {
+    @discardableResult
+    static func eachParameter(_ parameters: [(name: String, value: String?)], known: [String], formats: [String] = ["json"],
+                              _ handle: (String, String?) throws -> Void) throws -> String {
         var seen: Set<String> = []
+        var format = formats[0]
         for (name, value) in parameters {
             guard seen.insert(name).inserted else { throw UsageError("parameter \(ServerFilters.shown(name)): given more than once") }
             if name == "f" {
-                guard value == "json" else { throw UsageError("parameter f: only json here") }
+                guard let value, formats.contains(value) else {
+                    throw UsageError("parameter f: " + (formats.count == 1 ? "only \(format) here" : formats.joined(separator: " or ")))
+                }
+                format = value
             } else if known.contains(name) {
                 try handle(name, value)
             } else {
                 throw UsageError("unknown parameter \(ServerFilters.shown(name)) (parameters: \((known + ["f"]).joined(separator: ", ")))")
             }
         }
+        return format
     }
 
     /// `source` and `limit` (1…1000, default 20) as `incidents runs` takes them.
