@@ -60,7 +60,7 @@ public enum ProcessSignals {
                 guard received.record(number) else { _exit(128 + number) }
                 logger.log(.warning, "signal.received", [
                     "signal": number == SIGINT ? "SIGINT" : "SIGTERM",
-                    "note": "stopping: rolling back the open poll; send it again to stop at once",
+                    "note": "stopping (a poll under way is rolled back); send it again to stop at once",
                 ])
                 task.cancel()
             }

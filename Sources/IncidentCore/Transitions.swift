@@ -93,6 +93,20 @@ public protocol ChangeFeedReader: Sendable {
                                _ entry: (_ incidentID: Int64, _ kind: TransitionKind, _ at: UTCInstant) throws -> Void) throws
 }
 
+extension ChangeFeedReader {
+    /// Refuses a cursor this log never gave: one past its last (``lastCursor()``). Such a cursor
+    /// comes from another database, or from this one before it was restored from an older copy;
+    /// reading "after" it would wait in silence for transitions that already came.
+    /// - Throws: ``QueryError`` naming the cursor, the last one and where to start again.
+    public func checkCursor(_ cursor: Int64) throws {
+        let last = try lastCursor()
+        guard cursor <= last else {
+            throw QueryError("cursor \(cursor) is past the change feed's last, \(last): it was not given by this database "
+                             + "(another database, or this one restored from an older copy); start again from \(last) or from 0")
+        }
+    }
+}
+
 /// What was known of a source at a moment (``ChangeFeedReader/sourcesAsOf(_:)``).
 public struct SourceAsOf: Equatable, Sendable {
     public var source: String

@@ -5,7 +5,7 @@ import FoundationNetworking
 
 /// The one place that turns URLs, requests and any other text into log-safe text.
 ///
-/// Three passes, all applied by `redact(_:)`:
+/// Four passes, all applied by `redact(_:)`:
 /// 1. **Registered secrets**: every string given to `register(secret:)` (API keys, URL
 ///    passwords) is replaced, in any of its encodings (raw, percent-encoded with upper- or
 ///    lower-case hex and with any mix of its special characters encoded, double-encoded
@@ -21,6 +21,8 @@ import FoundationNetworking
 ///    inside an encoded URL, `name%3Dvalue`) is replaced. The value is the run of unreserved
 ///    characters, `%` escapes and `+ / =` that follows (up to `%26` in the encoded form). A
 ///    name only counts when it is not the tail of a longer word (`monkey=1` is left alone).
+/// 4. **Authorization credentials**: the word after `Bearer ` or `Basic ` (any case), as a
+///    program's stderr or an echoed header may show it.
 ///
 /// Nothing here knows a provider: `APIKey.init` registers its key, `QueryItem.key(_:_:)` its
 /// parameter name, and whoever configures a URL with a password calls
@@ -111,7 +113,41 @@ public enum Redaction {
         var bytes = replacingSecrets(registry.secrets, in: Array(text.utf8))
         bytes = URLText.redactingUserInfo(bytes)
         bytes = URLText.redactingKeyParameters(bytes, names: registry.names)
+        bytes = redactingAuthorizationCredentials(bytes)
         return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Pass 4: the credentials of an HTTP authorization scheme written out (`Bearer abc.def`,
+    /// `Basic dXNlcjpw`, as a program's stderr or an echoed header may show them; RFC 9110
+    /// §11.4, token68 syntax): the word after the scheme name is replaced, whatever the case.
+    static func redactingAuthorizationCredentials(_ bytes: [UInt8]) -> [UInt8] {
+        let schemes: [[UInt8]] = [Array("bearer".utf8), Array("basic".utf8)]
+        func isLetter(_ byte: UInt8) -> Bool { (65...90).contains(byte) || (97...122).contains(byte) }
+        func isToken68(_ byte: UInt8) -> Bool {
+            isLetter(byte) || (48...57).contains(byte) || Array("-._~+/=".utf8).contains(byte)
+        }
+        var result: [UInt8] = []
+        result.reserveCapacity(bytes.count)
+        var index = 0
+        while index < bytes.count {
+            let scheme = schemes.first { scheme in
+                index + scheme.count < bytes.count && (index == 0 || !isLetter(bytes[index - 1]))
+                    && zip(scheme, bytes[index...]).allSatisfy { $0 == $1 | 0x20 } && bytes[index + scheme.count] == 32
+            }
+            guard let scheme else {
+                result.append(bytes[index])
+                index += 1
+                continue
+            }
+            var end = index + scheme.count
+            while end < bytes.count && bytes[end] == 32 { end += 1 }
+            let start = end
+            while end < bytes.count && isToken68(bytes[end]) { end += 1 }
+            result += bytes[index..<start]
+            if end > start { result += Array(placeholder.utf8) }
+            index = end
+        }
+        return result
     }
 
     /// A function that replaces the secrets registered now (pass 1 of ``redact(_:)`` only) in

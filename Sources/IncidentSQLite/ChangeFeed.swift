@@ -50,7 +50,10 @@ extension SQLiteStore: ChangeFeedReader {
     }
 
     public func lastCursor() throws -> Int64 {
-        try withDatabase { db in try db.scalarInt("SELECT coalesce(max(id), 0) FROM incident_transitions") ?? 0 }
+        // AUTOINCREMENT's counter, not max(id): a pruned last transition's cursor was given out too.
+        try withDatabase { db in
+            try db.scalarInt("SELECT coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'incident_transitions'), 0)") ?? 0
+        }
     }
 }
 

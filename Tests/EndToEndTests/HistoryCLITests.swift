@@ -100,6 +100,70 @@ struct HistoryCLITests {
         #expect(chart.stdout.contains("2024-03-01 01  ") && chart.stdout.hasSuffix(" 1\n"))
     }
 
+    @Test("timeline --since bounds the buckets, not the incidents' start: an incident that started before it counts while active")
+    func timelineSinceAfterStart() throws {
+        let path = try TestPaths.temporaryDirectory("timeline-since").appendingPathComponent("incidents.sqlite").path
+        try Self.poll(path, "01:00", ["A", "B"])  // both started at 00:00
+        try Self.poll(path, "02:30", ["A"])
+        for (since, expected) in [("2024-03-01T02:00:00Z", "2024-03-01T02:00:00Z,2\r\n2024-03-01T03:00:00Z,1\r\n"),
+                                  ("2024-03-01T03:00:00Z", "2024-03-01T03:00:00Z,1\r\n")] {
+            let csv = try run("incidents", ["timeline", "--per", "hour", "--since", since, "--until", "2024-03-01T04:00:00Z",
+                                            "--format", "csv", "--database", path])
+            #expect(csv.status == 0, "\(csv.stderr)")
+            #expect(csv.stdout == "start,active\r\n" + expected, "--since \(since)")
+        }
+    }
+
+    @Test("timeline in a zone with daylight saving time: days of 23 and 25 hours from local midnight, and the skipped hour",
+          arguments: [
+              // America/New_York: clocks go forward on 10 March 2024 (EST -5 to EDT -4), back on 3 November.
+              (["--per", "day", "--since", "2024-03-09T12:00:00Z", "--until", "2024-03-12T00:00:00Z"],
+               ["2024-03-09T05:00:00Z", "2024-03-10T05:00:00Z", "2024-03-11T04:00:00Z"], ["2024-03-09", "2024-03-10", "2024-03-11"]),
+              (["--per", "day", "--since", "2024-11-02T12:00:00Z", "--until", "2024-11-05T00:00:00Z"],
+               ["2024-11-02T04:00:00Z", "2024-11-03T04:00:00Z", "2024-11-04T05:00:00Z"], ["2024-11-02", "2024-11-03", "2024-11-04"]),
+              (["--per", "hour", "--since", "2024-03-10T06:00:00Z", "--until", "2024-03-10T08:00:00Z"],
+               ["2024-03-10T06:00:00Z", "2024-03-10T07:00:00Z"], ["2024-03-10 01", "2024-03-10 03"]),
+              (["--per", "hour", "--since", "2024-11-03T05:00:00Z", "--until", "2024-11-03T07:00:00Z"],
+               ["2024-11-03T05:00:00Z", "2024-11-03T06:00:00Z"], ["2024-11-03 01", "2024-11-03 01"]),
+          ])
+    func timelineAcrossDaylightSaving(window: [String], starts: [String], buckets: [String]) throws {
+        let path = try TestPaths.temporaryDirectory("timeline-dst").appendingPathComponent("incidents.sqlite").path
+        try Self.poll(path, "01:00", ["A"])
+        let json = try run("incidents", ["timeline", "--tz", "America/New_York", "--format", "json", "--database", path] + window)
+        #expect(json.status == 0, "\(json.stderr)")
+        let rows = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [[String: Any]])
+        #expect(rows.map { $0["start"] as? String } == starts)
+        #expect(rows.map { $0["bucket"] as? String } == buckets)
+    }
+
+    @Test("changes: a cursor past the log's last is refused (exit 64), not waited on; the incident carries its status")
+    func changesCursorPastTheEnd() throws {
+        let path = try TestPaths.temporaryDirectory("changes-future").appendingPathComponent("incidents.sqlite").path
+        try Self.poll(path, "01:00", ["A", "B"])
+        for arguments in [["--after", "3"], ["--after", "999999", "--follow"]] {
+            let result = try run("incidents", ["changes", "--database", path] + arguments)
+            #expect(result.status == 64, "\(arguments): \(result.stderr)")
+            #expect(result.stderr.contains("cursor \(arguments[1]) is past the change feed's last, 2"), "\(result.stderr)")
+            #expect(result.stdout.isEmpty)
+        }
+        let last = try run("incidents", ["changes", "--after", "2", "--database", path])
+        #expect(last.status == 0 && last.stdout.isEmpty, "the last cursor itself is where a reader waits: \(last.stderr)")
+        let first = try Self.lines(try run("incidents", ["changes", "--after", "0", "--database", path]).stdout)
+        #expect(first.map { ($0["incident"] as? [String: Any])?["status"] as? String } == ["active", "active"])
+    }
+
+    @Test("changes --follow stops at the first SIGINT or SIGTERM (130, 143): a reader has nothing to roll back", arguments: [SIGINT, SIGTERM])
+    func followStops(signal: Int32) async throws {
+        let path = try TestPaths.temporaryDirectory("changes-stop").appendingPathComponent("incidents.sqlite").path
+        try Self.poll(path, "01:00", ["A"])
+        let follower = try RunningProcess(Executables.url("incidents"), ["changes", "--after", "0", "--follow", "--interval", "30s", "--database", path])
+        #expect(try await eventually { follower.stdoutSoFar.contains("\n") })
+        follower.send(signal)
+        let result = await follower.finished(timeout: 20)
+        #expect(result.status == 128 + signal, "\(result.stderr)")
+        #expect(Self.summary(try Self.lines(result.stdout)) == ["1 appeared A"])
+    }
+
     @Test("changes --follow prints a poll committed while it waits, once, then keeps waiting")
     func follow() async throws {
         let path = try TestPaths.temporaryDirectory("changes-follow").appendingPathComponent("incidents.sqlite").path

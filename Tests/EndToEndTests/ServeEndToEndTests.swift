@@ -306,14 +306,26 @@ struct ServeEndToEndTests {
         #expect(lines.count == 10)
         let empty = try await server.get("/changes?after=50").json()
         #expect((empty["changes"] as? [Any])?.isEmpty == true && empty["cursor"] as? Int == 50, "nothing newer: the same cursor")
-        for bad in ["after=-1", "after=abc", "after=1&after=2", "limit=0", "limit=x", "f=xml", "since=1", "after=99999999999999999999"] {
+        let status = (changes.first?["incident"] as? [String: Any])?["status"] as? String
+        #expect(status.flatMap(IncidentStatus.init(rawValue:)) != nil, "the incident as list --format json has it, status included: \(String(describing: status))")
+        for bad in ["after=-1", "after=abc", "after=1&after=2", "limit=0", "limit=x", "f=xml", "since=1", "after=99999999999999999999",
+                    "after=51", "after=999999&f=ndjson"] {
             let answer = try await server.get("/changes?" + bad)
             #expect(answer.status == 400 && answer.headers["content-type"] == "application/problem+json", "\(bad): \(answer.status)")
         }
+        // A cursor this database never gave (another database's, or from before a restore) is
+        // refused, by a page and by a stream, rather than waited on in silence.
+        let future = try await server.get("/changes?after=51")
+        #expect(future.text.contains("cursor 51 is past the change feed's last, 50"), "\(future.text)")
+        let futureStream = try RunningProcess(URL(fileURLWithPath: "/usr/bin/curl"), [
+            "-sS", "--max-time", "8", "-H", "Accept: text/event-stream", "-H", "Last-Event-ID: 70", "-w", "%{http_code}", server.base + "/changes"])
+        #expect(await futureStream.finished(timeout: 30).stdout.hasSuffix("400"))
 
         // A stream from cursor 50 (by Last-Event-ID), then a poll that adds one incident commits.
+        // The URL's after=5 is what an EventSource built from a next link reconnects to: its
+        // Last-Event-ID wins, or the stream would repeat 6…50.
         let stream = try RunningProcess(URL(fileURLWithPath: "/usr/bin/curl"), [
-            "-sS", "-N", "--max-time", "8", "-H", "Accept: text/event-stream", "-H", "Last-Event-ID: 50", server.base + "/changes"])
+            "-sS", "-N", "--max-time", "8", "-H", "Accept: text/event-stream", "-H", "Last-Event-ID: 50", server.base + "/changes?after=5"])
         try await Task.sleep(for: .seconds(2))
         let store = try SQLiteStore(path: database, clock: .fixed(ServeFixture.t0.adding(seconds: 600)))
         _ = try store.ingest(PollContext(source: "gits", startedAt: ServeFixture.t0.adding(seconds: 600)),

@@ -108,6 +108,27 @@ struct WatchEndToEndTests {
         expectNoKey(Self.secret, in: [result.stderr, result.stdout, checked.stdout, checked.stderr], database: ws.databaseBytes())
     }
 
+    @Test("a webhook URL's token in its query is a secret: delivered to, never shown by check-config, the logs or the database")
+    func tokenInURL() async throws {
+        let server = try await LoopbackServer.start(routes: ["/hook": [.status(204)]])
+        defer { server.stop() }
+        let ws = try Workspace()
+        try Self.poll(ws.database, "01:00", [Self.incident("A", near: true)])
+        let token = "T0KENsecret99"
+        let url = server.url("/hook").absoluteString + "?access_token=\(token)&team=ops"
+        let config = try ws.write("config.json", #"""
+            {"database": "\#(ws.database)",
+             "sources": [{"name": "down", "provider": "gits", "keyEnv": "K", "baseURL": "\#(server.url("/down/").absoluteString)", "retry": {"maxRetries": 0}}],
+             "watches": [{"name": "suwon", "from": "start", "url": "\#(url)", "secretEnv": "HOOK_SECRET"}]}
+            """#)
+        let result = try await Self.runOnce(config)
+        #expect(try await Self.delivered(server) == ["appeared A"])
+        #expect(try await server.requests(path: "/hook").first?.query == "access_token=\(token)&team=ops", "the receiver gets its token")
+        let checked = try await run("incident-scheduler", ["check-config", "--config", config], environment: ["K": "k", "HOOK_SECRET": Self.secret])
+        #expect(checked.stdout.contains("to \(server.url("/hook").absoluteString)?access_token=REDACTED&team=ops (signed)"), "\(checked.stdout)")
+        expectNoKey(token, in: [result.stderr, result.stdout, checked.stdout, checked.stderr], database: ws.databaseBytes())
+    }
+
     @Test("a receiver that answers 503 twice, then 200, gets each change exactly once; a restart resumes from the stored cursor without a repeat")
     func retriesAndRestart() async throws {
         let server = try await LoopbackServer.start(routes: ["/hook": [.status(503), .status(503), .status(200)]])
@@ -312,7 +333,7 @@ struct WatchEndToEndTests {
             echo "$n" > "$dir/count"
             body=$(cat)
             case "$n" in
-              1) echo "receiver busy: try later" >&2; exit 3 ;;
+              1) echo "receiver busy: try later (Authorization: Bearer abcdefSECRET9)" >&2; exit 3 ;;
               2) sleep 30 & wait; exit 0 ;;
             esac
             printf '%s\n' "$body" >> "$dir/delivered.jsonl"
@@ -331,7 +352,8 @@ struct WatchEndToEndTests {
         let result = try await run("incident-scheduler", ["run", "--once", "--config", config],
                                    environment: ["K": "source-key-w22", "HOOK_SECRET": Self.secret, "PATH": "/usr/bin:/bin"])
         let seconds = Date().timeIntervalSince(started)
-        #expect(result.stderr.contains(#"event=watch.delivery_retry watch=suwon cursor=1 kind=appeared attempt=1 error="exit status 3: receiver busy: try later""#), "\(result.stderr)")
+        #expect(result.stderr.contains(#"event=watch.delivery_retry watch=suwon cursor=1 kind=appeared attempt=1 error="exit status 3: receiver busy: try later (Authorization: Bearer REDACTED)""#), "\(result.stderr)")
+        #expect(!result.stderr.contains("abcdefSECRET9"), "a program's stderr is redacted as any log text")
         #expect(result.stderr.contains(#"event=watch.delivery_retry watch=suwon cursor=1 kind=appeared attempt=2 error="timed out after 1s (killed)""#), "\(result.stderr)")
         #expect(result.stderr.contains("event=watch.delivered watch=suwon cursor=1 kind=appeared exit=0 attempt=3"), "\(result.stderr)")
         #expect(seconds < 25, "the hung command's child (sleep 30) was killed with it: \(seconds) s")

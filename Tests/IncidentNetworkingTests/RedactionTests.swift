@@ -55,6 +55,18 @@ struct RedactionTests {
         }
     }
 
+    @Test("the credentials of an authorization scheme written out are replaced, any case; words that only contain the name are not",
+          arguments: [
+              ("Authorization: Bearer abc.DEF-123_~+/=", "Authorization: Bearer REDACTED"),
+              ("error: bearer  eyJhbGciOiJIUzI1NiJ9.e30.x, retry", "error: bearer  REDACTED, retry"),
+              ("BASIC dXNlcjpwYXNz== sent", "BASIC REDACTED sent"),
+              ("the Basic plan; a bearer", "the Basic REDACTED; a bearer"),
+              ("Cyberbasic value and debearer x", "Cyberbasic value and debearer x"),
+          ])
+    func authorizationCredentials(text: String, expected: String) {
+        #expect(Redaction.redact(text) == expected)
+    }
+
     @Test("redact(URL) redacts the absolute string")
     func urlRedaction() throws {
         TestKeyNames.register()

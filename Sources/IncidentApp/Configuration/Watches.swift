@@ -106,6 +106,12 @@ struct WatchDefinition: Sendable, Equatable {
                 throw object.problem("url", "'\(Redaction.redact(text))' is not an http(s) URL")
             }
             Redaction.register(passwordIn: url)
+            // A receiver's token in the query (`?token=…`) is a secret as a password is: never shown.
+            for item in URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems ?? []
+            where Configuration.credentialParameterNames.contains(item.name.lowercased()) {
+                Redaction.register(keyParameterName: item.name)
+                if let value = item.value { Redaction.register(secret: value) }
+            }
             target = .webhook(url)
         case (nil, let arguments?):
             target = .command(try command(arguments, object: object, environment: environment, baseDirectory: baseDirectory))

@@ -40,35 +40,48 @@ enum ChangesCommand {
         let array = try arguments.value(format) == .json
         if following && array { throw UsageError("--follow prints one JSON object per line: use --format ndjson") }
         let wait = Double(try arguments.value(interval) ?? 1)
+        var stopped = false
         try QueryTool.reading(arguments, context) { reader in
             guard let feed = reader as? any ChangeFeedReader else { throw QueryError("this store has no change feed") }
+            try feed.checkCursor(cursor)
             var lines: [String] = []
             while true {
                 let changes = try feed.changes(after: cursor, limit: page)
                 if let last = changes.last { cursor = last.transition.cursor }
                 if array {
-                    lines += changes.map(json)
+                    lines += changes.map { json($0, now: context.clock.now()) }
                 } else if !changes.isEmpty {
-                    context.output(changes.map { json($0) + "\n" }.joined())
+                    context.output(changes.map { json($0, now: context.clock.now()) + "\n" }.joined())
                 }
                 if changes.count == page { continue }
                 guard following else { break }
-                Thread.sleep(forTimeInterval: wait)
+                // SIGINT or SIGTERM cancel the command's task: stop within a tenth of a second.
+                let until = Date().addingTimeInterval(wait)
+                while !Task.isCancelled && Date() < until { Thread.sleep(forTimeInterval: min(0.1, wait)) }
+                if Task.isCancelled {
+                    stopped = true
+                    break
+                }
             }
             if array { context.output(JSONText.array(lines)) }
         }
+        // Exit 130 or 143 as any stopped command (everything printed so far is complete lines).
+        if stopped { throw CancellationError() }
     }
 
     /// One change as a JSON object on one line: the transition's members, then `incident`
-    /// (its fields as `list --format json` has them) and `run` (as `runs --format json`).
-    static func json(_ change: IncidentChange) -> String {
+    /// (its fields as `list --format json` has them, its `status` at `now`) and `run` (as
+    /// `runs --format json`).
+    static func json(_ change: IncidentChange, now: UTCInstant) -> String {
         let t = change.transition
         let members = IncidentOutput.object([
             ("cursor", .integer(t.cursor)), ("kind", .text(t.kind.rawValue)), ("at", .instant(t.at)), ("source", .text(t.source)),
             ("external_id", .text(t.externalID)), ("incident_id", t.incidentID.map(FieldValue.integer) ?? .number(nil)),
             ("fields", .texts(t.fields)), ("run_id", t.runID.map(FieldValue.integer) ?? .number(nil)),
         ])
-        let incident = change.incident.map { IncidentOutput.object(IncidentOutput.fields($0)) } ?? "null"
+        let incident = change.incident.map {
+            IncidentOutput.object(IncidentOutput.fields($0) + [("status", .text($0.status(at: now).rawValue))])
+        } ?? "null"
         let run = change.run.map { IncidentOutput.object(IncidentOutput.fields($0)) } ?? "null"
         return members.dropLast() + ", \"incident\": \(incident), \"run\": \(run)}"
     }

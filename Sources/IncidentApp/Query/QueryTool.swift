@@ -31,12 +31,15 @@ public enum QueryTool {
     /// their names, value syntax, help and defaults are the catalogue's.
     static let filterOptions: [any OptionDeclaration] = IncidentFilter.Parameter.allCases.map(\.option)
 
-    /// Parses the shared filters (the validate step: nothing is opened before this succeeds).
+    /// Parses the shared filters (the validate step: nothing is opened before this succeeds),
+    /// but for those named in `excluding` (options a command gives another meaning).
     /// - Throws: ``UsageError`` naming the option (`--since: 'x' is not an instant …`).
-    static func query(_ arguments: ParsedArguments, _ context: Context) throws -> (IncidentQuery, zone: DisplayZone) {
+    static func query(_ arguments: ParsedArguments, _ context: Context,
+                      excluding: Set<String> = []) throws -> (IncidentQuery, zone: DisplayZone) {
         let zone = try arguments.timeZone()
         do {
-            return (try IncidentQuery(parameters: arguments.filterParameters, context: zone.filterContext(now: context.clock.now())), zone)
+            return (try IncidentQuery(parameters: arguments.filterParameters.filter { !excluding.contains($0.name) },
+                                      context: zone.filterContext(now: context.clock.now())), zone)
         } catch let error as QueryParameterError {
             throw UsageError("--\(error.parameter): \(error.reason)")
         }

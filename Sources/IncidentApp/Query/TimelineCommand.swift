@@ -38,7 +38,9 @@ enum TimelineCommand {
     }
 
     static func run(_ arguments: ParsedArguments, _ context: Context) throws {
-        var (query, zone) = try QueryTool.query(arguments, context)
+        // --since and --until bound the buckets here, not the incidents' start as the filters of
+        // those names do in `list`: an incident that started before --since counts while active.
+        var (query, zone) = try QueryTool.query(arguments, context, excluding: [since.option.name, until.option.name])
         let size = try arguments.value(per) ?? .hour
         let now = context.clock.now()
         func instant(_ option: ValueOption<String>) throws -> UTCInstant? {
@@ -55,7 +57,7 @@ enum TimelineCommand {
         let counts = try QueryTool.reading(arguments, context) { reader in
             guard let log = reader as? any ChangeFeedReader else { throw QueryError("this store has no transition log") }
             return try Timeline.count(reader, log: log, matching: query, by: field, per: size, since: start, until: end,
-                                      utcOffset: zone.offsetSeconds(at: start))
+                                      offsetAt: zone.offsetSeconds(at:))
         }
         let groupName = try arguments.value(by)?.rawValue
         switch try arguments.value(format) ?? .table {

@@ -6,7 +6,7 @@ import Synchronization
 /// Delivers the change feed to the configuration's watches (docs/analyst.md, "Watches"), from
 /// each watch's position in the database (``WatchPositions``): every transition after it, in
 /// cursor order, that the watch wants goes to its target as the JSON of `incidents changes`
-/// (``ChangesCommand/json(_:)``): POSTed to a webhook, signed, or given to a command
+/// (``ChangesCommand/json(_:now:)``): POSTed to a webhook, signed, or given to a command
 /// (``WatchTargets``).
 ///
 /// Several scheduler hosts may share the database: a host claims a watch before delivering it,
@@ -193,7 +193,7 @@ final class WatchDelivery: Sendable {
                     }
                     // Before an attempt the claim must last beyond it: renewed (recording what was
                     // passed over) unless it was renewed less than half a lease ago.
-                    let outcome = await WatchTargets.deliver(change, to: watch, environment: environment, logger: logger) {
+                    let outcome = await WatchTargets.deliver(change, to: watch, now: clock.now(), environment: environment, logger: logger) {
                         if ContinuousClock.now - renewedAt < .seconds(Double(leaseSeconds) / 2) { return true }
                         do {
                             return try await advance(to: passed, delivered: false)

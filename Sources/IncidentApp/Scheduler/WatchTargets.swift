@@ -30,9 +30,9 @@ enum WatchTargets {
     /// Delivers `change` to `watch`'s target, retrying by the watch's policy. `renew` runs before
     /// each attempt and renews this host's claim of the watch for longer than the attempt may
     /// take; when it returns false nothing more is sent.
-    static func deliver(_ change: IncidentChange, to watch: WatchDefinition, environment: [String: String], logger: Logger,
-                        renew: () async -> Bool) async -> Outcome {
-        let body = Data(ChangesCommand.json(change).utf8)
+    static func deliver(_ change: IncidentChange, to watch: WatchDefinition, now: UTCInstant, environment: [String: String],
+                        logger: Logger, renew: () async -> Bool) async -> Outcome {
+        let body = Data(ChangesCommand.json(change, now: now).utf8)
         let signature = watch.secret.isEmpty ? nil : "sha256=" + hmacSHA256(key: watch.secret, body)
         let (name, cursor, kind) = (watch.name, change.transition.cursor, change.transition.kind.rawValue)
         var retry = 0

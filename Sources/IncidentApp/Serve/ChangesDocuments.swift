@@ -27,7 +27,6 @@ enum ChangesDocuments {
     /// `Last-Event-ID` header stands for `after`.
     static func parameters(_ request: HTTPRequest) throws -> Parameters {
         var parameters = Parameters()
-        var afterGiven = false
         let format = try StatusDocuments.eachParameter(request.query, known: ["after", "limit"], formats: ["json", "ndjson"]) { name, value in
             let text = value ?? ""
             switch name {
@@ -36,7 +35,6 @@ enum ChangesDocuments {
                     throw UsageError("parameter after: '\(ServerFilters.shown(text))' is not a cursor (a whole number, 0 or more)")
                 }
                 parameters.after = cursor
-                afterGiven = true
             default:
                 guard text.utf8.count <= 4, text.utf8.allSatisfy({ (48...57).contains($0) }), let number = Int(text), number >= 1 else {
                     throw UsageError("parameter limit: '\(ServerFilters.shown(text))' is not a whole number of at least 1")
@@ -45,7 +43,9 @@ enum ChangesDocuments {
             }
         }
         parameters.ndjson = format == "ndjson"
-        if let last = request.header("Last-Event-ID"), !afterGiven {
+        // An EventSource reconnects to the URL it was given (with its `after`) and says in
+        // Last-Event-ID what it received last: that wins, or the stream would repeat from `after`.
+        if let last = request.header("Last-Event-ID") {
             guard let cursor = Int64(last), cursor >= 0 else { throw UsageError("Last-Event-ID: '\(ServerFilters.shown(last))' is not a cursor") }
             parameters.after = cursor
         }
@@ -61,21 +61,23 @@ enum ChangesDocuments {
 
     /// One page after `parameters.after`: `{"changes": [...], "cursor": LAST, "links": [next]}`,
     /// `cursor` being `after` itself when nothing is newer.
-    static func page(_ parameters: Parameters, base: String, _ readers: ServerReaders) throws -> HTTPResponse {
-        let changes = try read(after: parameters.after, limit: parameters.limit, readers)
+    static func page(_ parameters: Parameters, base: String, now: UTCInstant, _ readers: ServerReaders) throws -> HTTPResponse {
+        let changes = try read(after: parameters.after, limit: parameters.limit, checked: true, readers)
         let cursor = changes.last?.transition.cursor ?? parameters.after
         if parameters.ndjson {
             return HTTPResponse(status: 200, contentType: "application/x-ndjson",
-                                text: changes.map { ChangesCommand.json($0) + "\n" }.joined(), route: "")
+                                text: changes.map { ChangesCommand.json($0, now: now) + "\n" }.joined(), route: "")
         }
         let next = base + "/changes?after=\(cursor)&limit=\(parameters.limit)"
-        return StatusDocuments.json("{\"changes\": [" + changes.map(ChangesCommand.json).joined(separator: ", ")
+        return StatusDocuments.json("{\"changes\": [" + changes.map { ChangesCommand.json($0, now: now) }.joined(separator: ", ")
             + "], \"cursor\": \(cursor), \"links\": [{\"rel\": \"next\", \"type\": \"application/json\", \"href\": \(JSONString.quoted(next))}]}\n")
     }
 
     /// The stream: every change after `parameters.after`, then each new one as it commits.
-    static func stream(_ parameters: Parameters, _ readers: ServerReaders) -> HTTPResponse {
-        HTTPResponse(status: 200, headers: [("Content-Type", "text/event-stream; charset=utf-8"), ("Cache-Control", "no-store")],
+    /// - Throws: a 400 for a cursor past the log's last (before the stream begins).
+    static func stream(_ parameters: Parameters, clock: UTCClock, _ readers: ServerReaders) throws -> HTTPResponse {
+        _ = try read(after: parameters.after, limit: 0, checked: true, readers)
+        return HTTPResponse(status: 200, headers: [("Content-Type", "text/event-stream; charset=utf-8"), ("Cache-Control", "no-store")],
                      body: .stream { writer in
             var cursor = parameters.after
             var quiet = 0.0
@@ -83,7 +85,7 @@ enum ChangesDocuments {
             while true {
                 let changes = try read(after: cursor, limit: maxLimit, readers)
                 for change in changes {
-                    try writer.write("id: \(change.transition.cursor)\nevent: change\ndata: \(ChangesCommand.json(change))\n\n")
+                    try writer.write("id: \(change.transition.cursor)\nevent: change\ndata: \(ChangesCommand.json(change, now: clock.now()))\n\n")
                 }
                 cursor = changes.last?.transition.cursor ?? cursor
                 if changes.count == maxLimit { continue }
@@ -97,10 +99,12 @@ enum ChangesDocuments {
         }, route: "")
     }
 
-    private static func read(after cursor: Int64, limit: Int, _ readers: ServerReaders) throws -> [IncidentChange] {
+    /// The changes after `cursor`; `checked`: first refuse a cursor past the log's last (a 400).
+    private static func read(after cursor: Int64, limit: Int, checked: Bool = false, _ readers: ServerReaders) throws -> [IncidentChange] {
         try readers.withReader { reader in
             guard let feed = reader as? any ChangeFeedReader else { throw Problem(501, "this store keeps no change feed") }
-            return try feed.changes(after: cursor, limit: limit)
+            if checked { try feed.checkCursor(cursor) }
+            return limit == 0 ? [] : try feed.changes(after: cursor, limit: limit)
         }
     }
 }

@@ -117,8 +117,8 @@ struct FeatureServer: Sendable {
         case .changes:
             // Before the shared format and caching: a stream is never cached, a page is.
             let parameters = try ChangesDocuments.parameters(request)
-            if ChangesDocuments.wantsStream(request) { return ChangesDocuments.stream(parameters, readers) }
-            return try cached(request, now: now) { try ChangesDocuments.page(parameters, base: base, readers) }
+            if ChangesDocuments.wantsStream(request) { return try ChangesDocuments.stream(parameters, clock: clock, readers) }
+            return try cached(request, now: now) { try ChangesDocuments.page(parameters, base: base, now: now, readers) }
         case .map:
             for (name, value) in request.query where name != "refresh" || !(1...3600).contains(Int(value ?? "") ?? 0) {
                 throw UsageError("parameter \(ServerFilters.shown(name)): the map takes only refresh=SECONDS (1…3600)")
