@@ -112,8 +112,9 @@ public struct SourceAsOf: Equatable, Sendable {
     public var source: String
     /// Its last run started at or before the moment, of any status; nil when none had.
     public var lastRun: IngestRun?
-    /// Its last run then that stored a response (succeeded, incomplete or stale): what was
-    /// listed at the moment is as of this poll.
+    /// Its poll that stored a response (succeeded, incomplete or stale) observed last at or
+    /// before the moment (``IngestRun/observedAt``: a replay's `--as-of`, which is also when its
+    /// rows count as listed): what was listed at the moment is as of this poll.
     public var lastPoll: IngestRun?
 
     public init(source: String, lastRun: IngestRun?, lastPoll: IngestRun?) {
@@ -125,23 +126,33 @@ public struct SourceAsOf: Equatable, Sendable {
     /// The statuses of a run that stored a response.
     public static let storedStatuses: [RunStatus] = [.succeeded, .incomplete, .stale]
 
-    /// Groups the runs a store found (each source's last run and last poll) by source name.
-    public static func grouping(_ runs: [IngestRun]) -> [SourceAsOf] {
+    /// Groups the runs a store found with ``lastRunIDs(at:)`` by source name: each source's last
+    /// run started at or before `instant`, and its poll observed last at or before it.
+    public static func grouping(_ runs: [IngestRun], at instant: UTCInstant) -> [SourceAsOf] {
         Dictionary(grouping: runs, by: \.source).map { source, runs in
             let byID = runs.sorted { ($0.id ?? 0) < ($1.id ?? 0) }
-            return SourceAsOf(source: source, lastRun: byID.last, lastPoll: byID.last { storedStatuses.contains($0.status) })
+            let polls = byID.filter { storedStatuses.contains($0.status) && $0.observedAt <= instant }
+            return SourceAsOf(source: source, lastRun: byID.last { $0.startedAt <= instant },
+                              lastPoll: polls.max { ($0.observedAt, $0.id ?? 0) < ($1.observedAt, $1.id ?? 0) })
         }.sorted { Array($0.source.utf8).lexicographicallyPrecedes(Array($1.source.utf8)) }
     }
 
-    /// The SQL that selects, per source, the id of its last run and of its last poll started
-    /// at or before the instant parameter `instant` (the same for both stores).
+    /// The SQL that selects, per source (of a CTE `sources`), the id of its last run (so that a
+    /// source not polled yet at the instant is named), of its last run started at or before the
+    /// instant parameter `instant`, and for each status that stores a response the id of its run
+    /// of that status observed last at or before it (each a seek of `ingest_runs_by_source` or
+    /// `ingest_runs_by_completion`; the same text for both stores).
     public static func lastRunIDs(at instant: String) -> String {
-        let polls = storedStatuses.map { "'\($0.rawValue)'" }.joined(separator: ", ")
-        return """
+        (["""
+            SELECT (SELECT max(r.id) FROM ingest_runs r WHERE r.source = s.source) FROM sources s
+            """, """
             SELECT (SELECT max(r.id) FROM ingest_runs r WHERE r.source = s.source AND r.started_at <= \(instant)) FROM sources s
-            UNION SELECT (SELECT max(r.id) FROM ingest_runs r WHERE r.source = s.source AND r.started_at <= \(instant)
-                AND r.status IN (\(polls))) FROM sources s
+            """] + storedStatuses.map { status in
             """
+            SELECT (SELECT r.id FROM ingest_runs r WHERE r.source = s.source AND r.status = '\(status.rawValue)' AND r.observed_at <= \(instant)
+                ORDER BY r.observed_at DESC, r.id DESC LIMIT 1) FROM sources s
+            """
+        }).joined(separator: "\nUNION ")
     }
 }
 

@@ -43,7 +43,7 @@ extension PostgresStore: ChangeFeedReader {
                 WITH sources AS (SELECT DISTINCT source FROM ingest_runs)
                 SELECT \(RunRows.columns) FROM ingest_runs WHERE id IN (\(SourceAsOf.lastRunIDs(at: ":at")))
                 """, named: ["at": .instant(instant)], context: "reading the runs of each source before \(instant.rfc3339)")
-            return SourceAsOf.grouping(try (0..<result.rowCount).map { try RunRows.decode(result, $0) })
+            return SourceAsOf.grouping(try (0..<result.rowCount).map { try RunRows.decode(result, $0) }, at: instant)
         }
     }
 

@@ -45,7 +45,7 @@ extension SQLiteStore: ChangeFeedReader {
                 WITH sources AS (SELECT DISTINCT source FROM ingest_runs)
                 SELECT \(RunRow.columns) FROM ingest_runs WHERE id IN (\(SourceAsOf.lastRunIDs(at: ":at")))
                 """, ["at": .text(instant.rfc3339)]) { runs.append(try RunRow.decode($0)) }
-            return SourceAsOf.grouping(runs)
+            return SourceAsOf.grouping(runs, at: instant)
         }
     }
 

@@ -73,6 +73,26 @@ struct HistoryCLITests {
         #expect(refused.status == 64)
     }
 
+    @Test("list --at after a replayed file: the as-of line is the replay's observation (--as-of), not when it was ingested; an empty answer names --at, not a filter")
+    func listAtReplay() async throws {
+        let path = try TestPaths.temporaryDirectory("list-at-replay").appendingPathComponent("incidents.sqlite").path
+        let ingested = try await run("incident-scheduler", ["ingest", "--source", "gits", "--file", TestPaths.fixture("gits/incidents_3.xml").path,
+                                                            "--as-of", "2023-03-21T06:00:00Z", "--complete", "--database", path])
+        #expect(ingested.status == 0, "\(ingested.stderr)")
+        let table = try await run("incidents", ["list", "--at", "2023-03-21T06:30:00Z", "--database", path], environment: ["COLUMNS": "200"])
+        #expect(table.status == 0, "\(table.stderr)")
+        let first = table.stdout.split(separator: "\n").first.map(String.init) ?? ""
+        #expect(first.hasPrefix("as of 2023-03-21 06:30: gits last polled 2023-03-21 06:00 (succeeded, replayed from a file at "), "\(table.stdout)")
+        #expect(table.stdout.split(separator: "\n").count == 1 + 1 + 3, "the line, the header and 3 rows (split leaves out the blank): \(table.stdout)")
+        let before = try await run("incidents", ["list", "--at", "2023-03-21T05:00:00Z", "--format", "json", "--database", path])
+        #expect(before.stdout == "[]\n" || before.stdout == "[\n]\n", "\(before.stdout)")
+        #expect(before.stderr.contains("as of 2023-03-21 05:00: gits not polled yet"), "\(before.stderr)")
+        #expect(before.stderr.contains("note: no incident was listed as active at 2023-03-21 05:00 by any source"), "\(before.stderr)")
+        let road = try await run("incidents", ["list", "--at", "2023-03-21T06:30:00Z", "--road", "없는도로", "--database", path])
+        #expect(road.stderr.contains("note: no incident listed as active at 2023-03-21 06:30 matches these filters"), "\(road.stderr)")
+        #expect(!road.stderr.contains("database holds no incidents"))
+    }
+
     @Test("timeline --per hour as a table, csv, json and a chart; --by source")
     func timeline() throws {
         let path = try TestPaths.temporaryDirectory("timeline").appendingPathComponent("incidents.sqlite").path

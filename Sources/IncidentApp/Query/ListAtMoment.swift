@@ -28,7 +28,8 @@ enum ListAtMoment {
         sources.map { entry in
             var line = "as of \(zone.shortTime(instant)): \(entry.source) "
             if let poll = entry.lastPoll {
-                line += "last polled \(zone.shortTime(poll.startedAt)) (\(poll.status.rawValue))"
+                line += "last polled \(zone.shortTime(poll.observedAt)) (\(poll.status.rawValue)"
+                    + (poll.origin == .live ? ")" : ", replayed from a file at \(zone.shortTime(poll.startedAt)))")
             } else {
                 line += "not polled yet"
             }

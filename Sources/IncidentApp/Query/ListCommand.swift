@@ -54,7 +54,7 @@ enum ListCommand {
                     try writer.write(row)
                 }
                 try writer.finish()
-                if shown == 0 { try explainEmpty(reader, arguments, query.zone, context) }
+                if shown == 0 { try explainEmpty(reader, arguments, query.zone, listedAt: query.query.listedAt, context) }
             }
         }
         if more > 0 { context.output("\(more) more; use --limit or a pipe (| less) to see them\n") }
@@ -62,9 +62,21 @@ enum ListCommand {
 
     /// Says on stderr which filter emptied a result and the filter it may have been confused
     /// with (``IncidentReads/emptyingFilters(_:parameters:context:)``): `--since` filters by
-    /// start, `--seen-since` by when a poll last saw the incident.
-    static func explainEmpty(_ reader: any IncidentReader, _ arguments: ParsedArguments, _ zone: DisplayZone, _ context: Context) throws {
+    /// start, `--seen-since` by when a poll last saw the incident. With `--at` (`listedAt`), says
+    /// whether anything at all was listed then, since the other filters' counts are of now.
+    static func explainEmpty(_ reader: any IncidentReader, _ arguments: ParsedArguments, _ zone: DisplayZone, listedAt: UTCInstant? = nil,
+                             _ context: Context) throws {
         let parameters = arguments.filterParameters
+        if let listedAt {
+            var any = IncidentQuery(now: listedAt)
+            any.listedAt = listedAt
+            any.limit = 1
+            var listed = false
+            try IncidentReads.list(reader, any) { _ in listed = true }
+            return StandardError.writeLine(listed
+                ? "note: no incident listed as active at \(zone.shortTime(listedAt)) matches these filters"
+                : "note: no incident was listed as active at \(zone.shortTime(listedAt)) by any source (see each source's last poll)")
+        }
         guard !parameters.isEmpty else { return StandardError.writeLine("note: the database holds no incidents yet") }
         let culprits = try IncidentReads.emptyingFilters(reader, parameters: parameters, context: zone.filterContext(now: context.clock.now()))
         guard !culprits.isEmpty else {
