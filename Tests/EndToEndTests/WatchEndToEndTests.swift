@@ -240,6 +240,31 @@ struct WatchEndToEndTests {
         }
     }
 
+    @Test("run --loop against a receiver that is down: each failed turn doubles the watch's rest (2 s, 4 s …), not one attempt a second")
+    func restAfterFailedTurns() async throws {
+        let server = try await LoopbackServer.start(routes: [
+            "/gits/getIncidentInfo": [ResponseSpec(bodyFile: TestPaths.fixture("gits/incidents_3.xml").path)], "/hook": [.status(500)],
+        ])
+        defer { server.stop() }
+        let ws = try Workspace()
+        let config = try ws.write("config.json", #"""
+            {"database": "\#(ws.database)",
+             "sources": [{"name": "gits", "provider": "gits", "keyEnv": "K", "baseURL": "\#(server.url("/gits/").absoluteString)", "interval": "1h"}],
+             "watches": [{"name": "suwon", "url": "\#(server.url("/hook").absoluteString)", "secretEnv": "HOOK_SECRET", "retry": {"maxRetries": 0}}]}
+            """#)
+        let process = try RunningProcess(Executables.url("incident-scheduler"), ["run", "--loop", "--config", config],
+                                         environment: ["K": "k", "HOOK_SECRET": Self.secret])
+        #expect(try await eventually(timeout: 60) { try await server.requests(path: "/hook").count >= 4 }, "four failed turns")
+        process.send(SIGTERM)
+        let result = await process.finished(timeout: 60)
+        let posts = try await server.requests(path: "/hook")
+        // The server's clock: each turn after a failed one waits at least the rest (2, 4, 8 s).
+        let gaps = zip(posts.dropFirst(), posts).map { $0.time - $1.time }
+        #expect(gaps.count >= 3 && gaps[0] >= 2 && gaps[1] >= 4 && gaps[2] >= 8, "\(gaps)")
+        #expect(Set(posts.compactMap { $0.headers["x-incidents-cursor"] }) == ["1"], "every turn starts again at the first transition")
+        #expect(result.stderr.contains("event=watch.resting watch=suwon cursor=1 failed_turns=2 next_turn_in_s=4"), "\(result.stderr)")
+    }
+
     @Test("PostgreSQL: real polls delivered from the change feed, the position in the database; an earlier version's watchState file is taken over, then renamed")
     func postgres() async throws {
         let server = try await LoopbackServer.start(routes: [

@@ -18,7 +18,8 @@ import Synchronization
 /// when its host stopped between the receiver's answer and that record (kill -9, a database
 /// unreachable for a whole claim): the repeat carries the same `X-Incidents-Cursor`. A failed
 /// delivery is retried with the watch's backoff; when its retries run out the watch stops for
-/// this turn at that transition (its failure recorded) and the next turn starts there again.
+/// this turn at that transition (its failure recorded) and a later turn starts there again,
+/// after a rest that doubles with each such turn (``restSeconds(afterFailedTurns:)``).
 final class WatchDelivery: Sendable {
     /// What delivering needs of the store.
     typealias Store = any IncidentReader & ChangeFeedReader & WatchPositions & StoreExecution
@@ -38,6 +39,17 @@ final class WatchDelivery: Sendable {
 
     /// Transitions read per query.
     static let page = 200
+    /// Per watch whose turns ended in a failed delivery: how many in a row, and the earliest
+    /// monotonic instant of its next turn (``restSeconds(afterFailedTurns:)``). In memory: a
+    /// new process tries at once.
+    private let resting = Mutex<[String: (turns: Int, until: ContinuousClock.Instant)]>([:])
+
+    /// How long a watch rests after `turns` turns in a row ended in a failed delivery (its
+    /// retries ran out each time): 2, 4, 8 … seconds, at most 5 minutes, so a receiver that is
+    /// down is not tried (and logged) every second of `run --loop`.
+    static func restSeconds(afterFailedTurns turns: Int) -> Double {
+        min(300, pow(2, Double(min(turns, 9))))
+    }
 
     /// - Throws: ``ConfigurationError`` when the store keeps no change feed or no watch positions.
     init(store: Stores.Writable, holder: LeaseHolder, clock: UTCClock, leaseSeconds: Int64, environment: [String: String],
@@ -142,6 +154,7 @@ final class WatchDelivery: Sendable {
         }
         for watch in watches where !Task.isCancelled {
             guard let position = positions[watch.name], position.cursor < last else { continue }
+            if let rest = resting.withLock({ $0[watch.name] }), ContinuousClock.now < rest.until { continue }
             await deliver(watch)
         }
     }
@@ -204,6 +217,7 @@ final class WatchDelivery: Sendable {
                     }
                     switch outcome {
                     case .delivered:
+                        _ = resting.withLock { $0.removeValue(forKey: name) }
                         // Not recorded (another host took the watch): it delivers this one again.
                         let recorded = try await advance(to: change.transition.cursor, delivered: true)
                         if !recorded { throw WatchStop() }
@@ -211,6 +225,13 @@ final class WatchDelivery: Sendable {
                     case .failed(let failure):
                         let at = clock.now()
                         try await store.perform { try store.recordWatchFailure(name, holder: holder, error: failure, at: at) }
+                        let turns = resting.withLock { resting in
+                            let turns = (resting[name]?.turns ?? 0) + 1
+                            resting[name] = (turns, ContinuousClock.now + .seconds(Self.restSeconds(afterFailedTurns: turns)))
+                            return turns
+                        }
+                        logger.log(.info, "watch.resting", ["watch": name, "cursor": change.transition.cursor, "failed_turns": turns,
+                                                            "next_turn_in_s": Self.restSeconds(afterFailedTurns: turns)])
                         throw WatchStop()
                     case .cancelled, .lost:
                         throw WatchStop()

@@ -65,7 +65,7 @@ enum WatchTargets {
             guard retry < watch.retryPolicy.maxRetries else {
                 logger.log(.error, "watch.delivery_failed", [
                     "watch": name, "cursor": cursor, "kind": kind, "attempt": retry + 1, "error": failure,
-                    "detail": "retries exhausted; the next turn starts again at this transition",
+                    "detail": "retries exhausted; a later turn starts again at this transition",
                 ])
                 return .failed(failure)
             }
