@@ -336,7 +336,7 @@ struct Configuration: Sendable {
                 throw ConfigurationError("\(place): \(what) name '\(name)' must be letters, digits, '-', '_' or '.'")
             }
             guard seen.insert(name).inserted else {
-                throw ConfigurationError("\(place): two \(what)s are named '\(name)'; names must be unique")
+                throw ConfigurationError("\(place): two \(what == "watch" ? "watches" : what + "s") are named '\(name)'; names must be unique")
             }
         }
     }

@@ -93,7 +93,8 @@ struct WatchDefinition: Sendable, Equatable {
         if let listed = try object.list("transitions") {
             kinds = try Set(listed.map { item in
                 guard case .text(let text) = item, let kind = TransitionKind(rawValue: text) else {
-                    throw object.problem("transitions", "expected a list of \(TransitionKind.allCases.map(\.rawValue).joined(separator: ", "))")
+                    let given = if case .text(let text) = item { "'\(text)' is not a transition; " } else { "" }
+                    throw object.problem("transitions", given + "expected a list of \(TransitionKind.allCases.map(\.rawValue).joined(separator: ", "))")
                 }
                 return kind
             })

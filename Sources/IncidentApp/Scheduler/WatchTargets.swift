@@ -106,6 +106,8 @@ enum WatchTargets {
             let (_, response) = try await session.data(for: request)
             let status = (response as? HTTPURLResponse)?.statusCode ?? 0
             return (200..<300).contains(status) ? .success(status) : .failure(Failure(text: "HTTP \(status)"))
+        } catch let error as URLError where error.code == .timedOut {
+            return .failure(Failure(text: "no answer within the watch's timeout (\(ValueParsers.durationText(Int64(watch.timeoutSeconds.rounded(.up)))))"))
         } catch {
             return .failure(Failure(text: Redaction.redact((error as NSError).localizedDescription)))
         }
