@@ -36,6 +36,8 @@ public struct HTTPServerSettings: Sendable {
 /// A finished request, for the access log and the request counters.
 public struct HTTPExchange: Sendable {
     public var method: String
+    /// The path as sent (percent-encoded, without the query): `/items/2%00x` is logged as such,
+    /// not as the decoded path libmicrohttpd's C string cut at the NUL.
     public var path: String
     public var client: String
     public var status: Int
@@ -222,7 +224,9 @@ enum Callbacks {
         guard let core = exchange.core else { return }
         if let stream = exchange.stream { _ = core.streams.withLock { $0.open.removeValue(forKey: ObjectIdentifier(stream)) } }
         core.completed(HTTPExchange(
-            method: exchange.request.method, path: exchange.request.path, client: exchange.request.client,
+            method: exchange.request.method,
+            path: exchange.target.isEmpty ? exchange.request.path : String(exchange.target.prefix { $0 != "?" }),
+            client: exchange.request.client,
             status: exchange.status, route: exchange.route, bytes: exchange.bytes,
             seconds: Date().timeIntervalSince(exchange.started),
             complete: termination == .REQUEST_TERMINATED_COMPLETED_OK))
