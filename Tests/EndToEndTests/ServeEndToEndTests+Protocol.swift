@@ -286,6 +286,8 @@ struct ServeProtocolEndToEndTests {
         let stream = try await Self.raw(server, "GET /changes HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\nAuthorization: Bearer \(token)\r\n\r\n", timeout: 2)
         let cacheControl = stream.split(separator: "\r\n").filter { $0.lowercased().hasPrefix("cache-control:") }
         #expect(cacheControl == ["Cache-Control: no-store"], "\(stream.prefix(400))")
+        let badFormat = try await Self.raw(server, "GET /changes?f=csv HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\nAuthorization: Bearer \(token)\r\nConnection: close\r\n\r\n")
+        #expect(Self.status(badFormat) == 400, "a stream's f is one of /changes' formats too")
         let api = try await server.get("/api", headers: ["Authorization": "Bearer " + token])
         let paths = try #require(try api.json()["paths"] as? [String: Any])
         func operation(_ path: String) -> [String: Any]? { (paths[path] as? [String: Any])?["get"] as? [String: Any] }

@@ -133,7 +133,8 @@ struct FeatureServer: Sendable {
         case .mapAsset:
             return try MapAssets.response(argument ?? "")
         case .changes where ChangesDocuments.wantsStream(request):
-            // Before the format and caching: a stream is never cached, a page is.
+            // Before negotiation and caching: a stream is never cached, a page is. An `f` is still one of the route's.
+            if request.query.contains(where: { $0.name == "f" }) { _ = try OGC.Format.negotiate(request, offered: route.formats) }
             return ChangesDocuments.stream(try ChangesDocuments.parameters(request, format: .json), readers)
         case .map:
             for (name, value) in request.query where name != "refresh" || !(1...3600).contains(Int(value ?? "") ?? 0) {
