@@ -12,6 +12,13 @@ public struct HTTPRequest: Sendable {
     public var headers: [String: String]
     /// The client's address (`127.0.0.1`), for the access log.
     public var client: String
+    /// The request target as sent (`/collections/incidents/items/2%00x?f=json`), not decoded.
+    public var target = ""
+    /// `HTTP/1.1` or `HTTP/1.0`.
+    public var version = "HTTP/1.1"
+    /// The address and port the request came in on, as a URL's authority (`127.0.0.1:8080`,
+    /// `[::1]:8080`): the host of an HTTP/1.0 request without `Host`.
+    public var local = ""
 
     public init(method: String, path: String, query: [(name: String, value: String?)] = [], headers: [String: String] = [:],
                 client: String = "") {
@@ -24,6 +31,25 @@ public struct HTTPRequest: Sendable {
 
     /// The value of header `name` (any case).
     public func header(_ name: String) -> String? { headers[name.lowercased()] }
+
+    /// Whether the path as sent holds a control character (U+0000–U+001F, U+007F), raw or
+    /// percent-encoded (`%00`, `%0A`): libmicrohttpd hands the decoded path over as a C string,
+    /// so `/items/2%00junk` would read as `/items/2`; such a path names no resource.
+    public var pathHasControlCharacters: Bool {
+        func control(_ byte: UInt8) -> Bool { byte < 0x20 || byte == 0x7F }
+        if path.utf8.contains(where: control) { return true }
+        let raw = Array(target.utf8.prefix { $0 != UInt8(ascii: "?") })
+        var index = 0
+        while index < raw.count {
+            if control(raw[index]) { return true }
+            if raw[index] == UInt8(ascii: "%"), index + 2 < raw.count,
+               let byte = UInt8(String(decoding: raw[(index + 1)...(index + 2)], as: UTF8.self), radix: 16), control(byte) {
+                return true
+            }
+            index += 1
+        }
+        return false
+    }
 }
 
 /// A response: status, headers and a body given whole or written as it is produced.

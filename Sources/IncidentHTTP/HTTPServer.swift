@@ -8,7 +8,8 @@ public struct HTTPServerSettings: Sendable {
     public var address: String
     /// 0: a port the system chooses (``HTTPServer/port`` tells which).
     public var port: UInt16
-    /// Connections open at once; libmicrohttpd refuses more (it closes them at once).
+    /// Connections open at once; a further one is closed as soon as it is accepted (the accept
+    /// policy refuses it), so its client learns at once instead of waiting in the listen backlog.
     public var connectionLimit = 1024
     /// Connections open at once from one client address (0: no limit of its own).
     public var perClientLimit = 0
@@ -18,6 +19,13 @@ public struct HTTPServerSettings: Sendable {
     /// Seconds a response may take from the request's arrival to its last byte; a longer one is
     /// cut off (the connection closed, so a client never takes a cut body for a whole one).
     public var requestTimeoutSeconds = 120
+    /// Bytes a connection may use for its request line, headers and query parameters
+    /// (libmicrohttpd's per-connection pool, MHD_OPTION_CONNECTION_MEMORY_LIMIT; about 56 bytes
+    /// per parameter besides its text): a request within it reaches the handler, which answers
+    /// whatever it holds. Beyond it libmicrohttpd answers by itself: 414 (a request line that
+    /// does not fit) or 431 (headers or parameters), with its own short HTML body. Only the
+    /// pages a request uses are resident.
+    public var memoryPerConnection = 256 * 1024
 
     public init(address: String, port: UInt16) {
         self.address = address
@@ -28,6 +36,8 @@ public struct HTTPServerSettings: Sendable {
 /// A finished request, for the access log and the request counters.
 public struct HTTPExchange: Sendable {
     public var method: String
+    /// The path as sent (percent-encoded, without the query): `/items/2%00x` is logged as such,
+    /// not as the decoded path libmicrohttpd's C string cut at the NUL.
     public var path: String
     public var client: String
     public var status: Int
@@ -71,6 +81,9 @@ public final class HTTPServer: @unchecked Sendable {  // `daemon` is set once in
     /// One request on its connection (libmicrohttpd's `con_cls`).
     final class Exchange: @unchecked Sendable {  // used on its connection's thread only
         let started = Date()
+        /// The request target as sent (``HTTPRequest/target``), from the URI log callback.
+        var target = ""
+        var headersRead = false
         var request = HTTPRequest(method: "", path: "")
         var status = 0
         var route = ""
@@ -81,6 +94,7 @@ public final class HTTPServer: @unchecked Sendable {  // `daemon` is set once in
 
     private let daemon: OpaquePointer
     private let core: Core
+    private let limit: UnsafeMutableRawPointer
     private let context: Unmanaged<Core>
     /// The port it listens on.
     public let port: UInt16
@@ -99,6 +113,11 @@ public final class HTTPServer: @unchecked Sendable {  // `daemon` is set once in
         let context = Unmanaged.passRetained(core)
         self.core = core
         self.context = context
+        guard let limit = cmhd_limit_create(UInt32(settings.connectionLimit)) else {
+            context.release()
+            throw HTTPServerError("out of memory")
+        }
+        self.limit = limit
         // No MHD_USE_ERROR_LOG: its lines are not logfmt; what a request did is in the access log.
         var flags = UInt32(MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_THREAD_PER_CONNECTION.rawValue)
         var started: OpaquePointer?
@@ -108,7 +127,7 @@ public final class HTTPServer: @unchecked Sendable {  // `daemon` is set once in
             v4.sin_port = settings.port.bigEndian
             started = withUnsafePointer(to: &v4) { pointer in
                 pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
-                    Self.start(flags, address, settings, context.toOpaque())
+                    Self.start(flags, address, settings, limit, context.toOpaque())
                 }
             }
         } else if inet_pton(AF_INET6, settings.address, &v6.sin6_addr) == 1 {
@@ -117,14 +136,16 @@ public final class HTTPServer: @unchecked Sendable {  // `daemon` is set once in
             v6.sin6_port = settings.port.bigEndian
             started = withUnsafePointer(to: &v6) { pointer in
                 pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
-                    Self.start(flags, address, settings, context.toOpaque())
+                    Self.start(flags, address, settings, limit, context.toOpaque())
                 }
             }
         } else {
+            free(limit)
             context.release()
             throw HTTPServerError("'\(settings.address)' is not an IPv4 or IPv6 address")
         }
         guard let started else {
+            free(limit)
             context.release()
             throw HTTPServerError("cannot listen on \(settings.address) port \(settings.port) (in use, or not an address of this host)")
         }
@@ -133,9 +154,9 @@ public final class HTTPServer: @unchecked Sendable {  // `daemon` is set once in
     }
 
     private static func start(_ flags: UInt32, _ address: UnsafePointer<sockaddr>, _ settings: HTTPServerSettings,
-                              _ context: UnsafeMutableRawPointer) -> OpaquePointer? {
-        cmhd_start(flags, address, UInt32(settings.connectionLimit), UInt32(settings.perClientLimit),
-                   UInt32(settings.idleTimeoutSeconds), Callbacks.access, context, Callbacks.completed)
+                              _ limit: UnsafeMutableRawPointer, _ context: UnsafeMutableRawPointer) -> OpaquePointer? {
+        cmhd_start(flags, address, limit, UInt32(settings.perClientLimit), UInt32(settings.idleTimeoutSeconds),
+                   settings.memoryPerConnection, Callbacks.access, context, Callbacks.completed, Callbacks.target)
     }
 
     /// Stops accepting, cuts off the bodies still being sent, and waits for the connection
@@ -147,6 +168,7 @@ public final class HTTPServer: @unchecked Sendable {  // `daemon` is set once in
         }
         open.forEach { $0.stop() }
         MHD_stop_daemon(daemon)
+        free(limit)
         context.release()
     }
 }
@@ -161,21 +183,30 @@ public struct HTTPServerError: Error, Sendable, CustomStringConvertible {
 /// libmicrohttpd's callbacks. They run on its connection threads: static members of a type,
 /// never main-actor isolated (a closure at the top level of `main.swift` would be, and traps).
 enum Callbacks {
-    static let access: MHD_AccessHandlerCallback = { context, connection, url, method, _, _, uploadSize, state in
+    /// The request target as sent, before libmicrohttpd percent-decodes the path in place (its
+    /// decoded path is a C string, which ends at a `%00`): the exchange starts here.
+    static let target: cmhd_uri_log = { _, uri, _ in
+        let exchange = HTTPServer.Exchange()
+        exchange.target = uri.map { String(cString: $0) } ?? ""
+        return Unmanaged.passRetained(exchange).toOpaque()
+    }
+
+    static let access: MHD_AccessHandlerCallback = { context, connection, url, method, version, _, uploadSize, state in
         guard let context, let connection, let state else { return MHD_Result.NO }
         let core = Unmanaged<HTTPServer.Core>.fromOpaque(context).takeUnretainedValue()
-        guard let pointer = state.pointee else {
-            // The first call comes with the headers: set up the exchange, answer on the next.
-            let exchange = HTTPServer.Exchange()
-            exchange.request = request(connection, url: url, method: method)
-            state.pointee = Unmanaged.passRetained(exchange).toOpaque()
+        if state.pointee == nil { state.pointee = Unmanaged.passRetained(HTTPServer.Exchange()).toOpaque() }
+        guard let pointer = state.pointee else { return MHD_Result.NO }
+        let exchange = Unmanaged<HTTPServer.Exchange>.fromOpaque(pointer).takeUnretainedValue()
+        guard exchange.headersRead else {
+            // The first call comes with the headers: set up the request, answer on the next.
+            exchange.request = request(connection, url: url, method: method, version: version, target: exchange.target)
+            exchange.headersRead = true
             return MHD_Result.YES
         }
         if let uploadSize, uploadSize.pointee > 0 {
             uploadSize.pointee = 0  // a request body is read and dropped: no route takes one
             return MHD_Result.YES
         }
-        let exchange = Unmanaged<HTTPServer.Exchange>.fromOpaque(pointer).takeUnretainedValue()
         if core.streams.withLock({ $0.stopping }) {
             return queue(HTTPResponse(status: 503, contentType: "text/plain", text: "stopping\n", route: "stopping"),
                          connection, exchange, core)
@@ -193,14 +224,19 @@ enum Callbacks {
         guard let core = exchange.core else { return }
         if let stream = exchange.stream { _ = core.streams.withLock { $0.open.removeValue(forKey: ObjectIdentifier(stream)) } }
         core.completed(HTTPExchange(
-            method: exchange.request.method, path: exchange.request.path, client: exchange.request.client,
+            method: exchange.request.method,
+            path: exchange.target.isEmpty ? exchange.request.path : String(exchange.target.prefix { $0 != "?" }),
+            client: exchange.request.client,
             status: exchange.status, route: exchange.route, bytes: exchange.bytes,
             seconds: Date().timeIntervalSince(exchange.started),
             complete: termination == .REQUEST_TERMINATED_COMPLETED_OK))
     }
 
-    private static func request(_ connection: OpaquePointer, url: UnsafePointer<CChar>?, method: UnsafePointer<CChar>?) -> HTTPRequest {
+    private static func request(_ connection: OpaquePointer, url: UnsafePointer<CChar>?, method: UnsafePointer<CChar>?,
+                                version: UnsafePointer<CChar>?, target: String) -> HTTPRequest {
         var request = HTTPRequest(method: method.map { String(cString: $0) } ?? "", path: url.map { String(cString: $0) } ?? "")
+        request.target = target
+        request.version = version.map { String(cString: $0) } ?? ""
         let box = Unmanaged.passRetained(ValuesBox())
         defer { box.release() }
         MHD_get_connection_values_n(connection, .GET_ARGUMENT_KIND, collect, box.toOpaque())
@@ -214,6 +250,9 @@ enum Callbacks {
         var address = [CChar](repeating: 0, count: 64)
         cmhd_client_address(connection, &address, socklen_t(address.count))
         request.client = String(decoding: address.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        address = [CChar](repeating: 0, count: 80)
+        cmhd_local_address(connection, &address, address.count)
+        request.local = String(decoding: address.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         return request
     }
 

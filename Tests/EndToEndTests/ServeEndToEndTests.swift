@@ -192,7 +192,7 @@ struct ServeEndToEndTests {
             "bbox=1,2,3", "bbox=a,b,c,d", "bbox=10,10,0,0", "bbox=0,0,1,1,2,2", "bbox=1,2,3,4&bbox=1,2,3,4", "bbox=nan,0,1,1",
             "bbox-crs=EPSG:4326&bbox=0,0,1,1", "datetime=yesterday", "datetime=2024-05-02T00:00:00Z/2024-05-01T00:00:00Z",
             "datetime=../..%2F..", "datetime=2024-13-01T00:00:00Z", "limit=0", "limit=-5", "limit=1e3", "limit=ten",
-            "limit=99999999999999999999", "limit=1&limit=2", "after=-1", "after=1'%20OR%20'1'='1", "before=0", "after=1&before=5",
+            "limit=1&limit=2", "after=-1", "after=1'%20OR%20'1'='1", "before=0", "after=1&before=5",
             "f=xml", "f=json&f=html", "road=", "road=\(long)", "road=a&road=b", "source=", "category=nonsense",
             "status=open", "search=%20", "search=%00", "near=91,0", "near=37,127&near=37,128", "radius=5km", "near=37,127&radius=-1km",
             "seen-since=never", "since=2024-05-01T00:00:00Z&since=2024-05-02T00:00:00Z", "active=false", "active=1&active=1",

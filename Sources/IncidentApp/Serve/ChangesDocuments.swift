@@ -23,11 +23,11 @@ enum ChangesDocuments {
         var ndjson = false
     }
 
-    /// `after` (a cursor, 0 or more), `limit` (1…``maxLimit``), `f` (json or ndjson); a stream's
-    /// `Last-Event-ID` header stands for `after`.
-    static func parameters(_ request: HTTPRequest) throws -> Parameters {
+    /// `after` (a cursor, 0 or more), `limit` (1 or more, cut to ``maxLimit``), and the
+    /// negotiated `format` (json or ndjson); a stream's `Last-Event-ID` header stands for `after`.
+    static func parameters(_ request: HTTPRequest, format: OGC.Format) throws -> Parameters {
         var parameters = Parameters()
-        let format = try StatusDocuments.eachParameter(request.query, known: ["after", "limit"], formats: ["json", "ndjson"]) { name, value in
+        try StatusDocuments.eachParameter(request.query, known: ["after", "limit"]) { name, value in
             let text = value ?? ""
             switch name {
             case "after":
@@ -36,13 +36,10 @@ enum ChangesDocuments {
                 }
                 parameters.after = cursor
             default:
-                guard text.utf8.count <= 4, text.utf8.allSatisfy({ (48...57).contains($0) }), let number = Int(text), number >= 1 else {
-                    throw UsageError("parameter limit: '\(ServerFilters.shown(text))' is not a whole number of at least 1")
-                }
-                parameters.limit = min(number, maxLimit)
+                parameters.limit = try ServerFilters.pageSize("limit", text, maximum: maxLimit)
             }
         }
-        parameters.ndjson = format == "ndjson"
+        parameters.ndjson = format == .ndjson
         // An EventSource reconnects to the URL it was given (with its `after`) and says in
         // Last-Event-ID what it received last: that wins, or the stream would repeat from `after`.
         if let last = request.header("Last-Event-ID") {
@@ -52,11 +49,10 @@ enum ChangesDocuments {
         return parameters
     }
 
-    /// Whether the client asked for a server-sent-event stream.
+    /// Whether the client asked for a server-sent-event stream: `Accept` names
+    /// `text/event-stream` itself (not through `*/*`) with a quality above 0.
     static func wantsStream(_ request: HTTPRequest) -> Bool {
-        (request.header("Accept") ?? "").split(separator: ",").contains {
-            $0.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased() == "text/event-stream"
-        }
+        OGC.MediaRange.parse(request.header("Accept") ?? "").contains { $0.type == "text" && $0.subtype == "event-stream" && $0.quality > 0 }
     }
 
     /// One page after `parameters.after`: `{"changes": [...], "cursor": LAST, "links": [next]}`,

@@ -38,10 +38,28 @@ struct FeatureServer: Sendable {
         case map = "/map", mapAsset = "/map/{asset}", runs = "/runs", status = "/status", stats = "/stats", metrics = "/metrics"
         case changes = "/changes"
         case unknown = "unknown"
+
+        /// The formats the route serves, the default first: `f` takes exactly these, `Accept`
+        /// chooses among them (``OGC/Format/negotiate(_:offered:)``), and `/api` lists them as
+        /// the route's `f` enum. Empty: the route takes no `f` (and serves one media type).
+        var formats: [OGC.Format] {
+            switch self {
+            case .landing, .conformance, .collections, .collection, .item: [.json, .html]
+            case .items: [.json, .html, .ndjson, .csv]
+            case .changes: [.json, .ndjson]
+            case .api, .runs, .status, .stats: [.json]
+            case .map, .mapAsset, .metrics, .unknown: []
+            }
+        }
     }
 
     /// The route of `path`, and the feature id or asset name it holds. Paths are matched whole,
     /// segment by segment: `..`, `//` or an encoded `/` never reach another route or a file.
+    /// A path holding a control character (a decoded `%00`) is no route.
+    static func route(_ request: HTTPRequest) -> (Route, String?) {
+        request.pathHasControlCharacters ? (.unknown, nil) : route(request.path)
+    }
+
     static func route(_ path: String) -> (Route, String?) {
         let segments = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst().map(String.init)
         switch segments {
@@ -67,7 +85,7 @@ struct FeatureServer: Sendable {
 
     /// Answers one request (on a connection thread of the HTTP server).
     func handle(_ request: HTTPRequest) -> HTTPResponse {
-        let (route, argument) = Self.route(request.path)
+        let (route, argument) = Self.route(request)
         var response: HTTPResponse
         do {
             response = try answer(request, route, argument)
@@ -80,7 +98,7 @@ struct FeatureServer: Sendable {
 
     /// A streamed body's producer failed before its first byte.
     func failure(_ error: any Error, _ request: HTTPRequest) -> HTTPResponse {
-        let route = Self.route(request.path).0
+        let route = Self.route(request).0
         return shared(problem(error, request, route: route), request)
     }
 
@@ -114,11 +132,10 @@ struct FeatureServer: Sendable {
             return HTTPResponse(status: 200, contentType: "text/plain; version=0.0.4; charset=utf-8", text: counters.render(), route: route.rawValue)
         case .mapAsset:
             return try MapAssets.response(argument ?? "")
-        case .changes:
-            // Before the shared format and caching: a stream is never cached, a page is.
-            let parameters = try ChangesDocuments.parameters(request)
-            if ChangesDocuments.wantsStream(request) { return try ChangesDocuments.stream(parameters, clock: clock, readers) }
-            return try cached(request, now: now) { try ChangesDocuments.page(parameters, base: base, now: now, readers) }
+        case .changes where ChangesDocuments.wantsStream(request):
+            // Before negotiation and caching: a stream is never cached, a page is. An `f` is still one of the route's.
+            if request.query.contains(where: { $0.name == "f" }) { _ = try OGC.Format.negotiate(request, offered: route.formats) }
+            return try ChangesDocuments.stream(try ChangesDocuments.parameters(request, format: .json), clock: clock, readers)
         case .map:
             for (name, value) in request.query where name != "refresh" || !(1...3600).contains(Int(value ?? "") ?? 0) {
                 throw UsageError("parameter \(ServerFilters.shown(name)): the map takes only refresh=SECONDS (1…3600)")
@@ -127,18 +144,26 @@ struct FeatureServer: Sendable {
         default:
             break
         }
-        let format = try OGC.Format(request)
+        let format = try OGC.Format.negotiate(request, offered: route.formats)
         switch route {
         case .landing:
+            try OGC.onlyFormat(request)
             return try cached(request, now: now) { OGC.landing(base, format) }
         case .conformance:
+            try OGC.onlyFormat(request)
             return try cached(request, now: now) { OGC.conformance(base, format) }
         case .api:
-            return try cached(request, now: now) { OGC.openAPI(base) }
+            try OGC.onlyFormat(request)
+            return try cached(request, now: now) { OGC.openAPI(base, token: settings.token != nil) }
         case .collections:
+            try OGC.onlyFormat(request)
             return try cached(request, now: now) { OGC.collections(base, format) }
         case .collection:
+            try OGC.onlyFormat(request)
             return try cached(request, now: now) { OGC.collection(base, format) }
+        case .changes:
+            let parameters = try ChangesDocuments.parameters(request, format: format)
+            return try cached(request, now: now) { try ChangesDocuments.page(parameters, base: base, now: now, readers) }
         case .items:
             let filters = try ServerFilters(request.query, now: now)
             return try cached(request, now: now) { ItemsPage(filters: filters, parameters: request.query, base: base, format: format, readers: readers).response() }
@@ -160,9 +185,9 @@ struct FeatureServer: Sendable {
             // Never a 304: a source turns stale with time alone, within the minute of a tag.
             return try StatusDocuments.status(request.query, readers, now: now, sources: sources)
         case .stats:
-            let filters = try ServerFilters(request.query, now: now, allowed: ["f"])
+            let filters = try ServerFilters(request.query, now: now, allowed: ["f", "bbox-crs"])
             return try cached(request, now: now) { try StatusDocuments.stats(filters.query, readers) }
-        case .unknown, .metrics, .map, .mapAsset, .changes:
+        case .unknown, .metrics, .map, .mapAsset:
             throw Problem(404, "no resource at \(ServerFilters.shown(request.path))")
         }
     }
@@ -176,9 +201,12 @@ struct FeatureServer: Sendable {
     }
 
     /// `--base-url`, else `http://` and the `Host` header (checked: a host name or address and
-    /// an optional port, so that a forged one cannot inject text into links).
+    /// an optional port, so that a forged one cannot inject text into links); an HTTP/1.0
+    /// request, which need not send `Host` (RFC 9112 §3.2 asks it of HTTP/1.1), without one gets
+    /// the address and port it came in on.
     func baseURL(_ request: HTTPRequest) throws -> String {
         if let base = settings.baseURL { return base }
+        if request.header("Host") == nil, request.version == "HTTP/1.0", !request.local.isEmpty { return "http://" + request.local }
         guard let host = request.header("Host"), !host.isEmpty, host.utf8.count <= 255,
               host.unicodeScalars.allSatisfy({ $0.isASCII && (CharacterSet.alphanumerics.contains($0) || ".-:[]".unicodeScalars.contains($0)) })
         else { throw Problem(400, "the Host header is missing or is not a host[:port]") }
@@ -196,6 +224,8 @@ struct FeatureServer: Sendable {
     /// RFC 9110 §13.2.2). The tag also holds the representation (path, parameters, format,
     /// coding) and the minute, as an incident's state is judged at the time of the request
     /// (a planned incident starts without a poll), so a cached page is at most a minute behind.
+    /// `If-Modified-Since` is compared with `Last-Modified` at HTTP dates' one-second
+    /// resolution: the server's own `Last-Modified` gets 304 until a poll lands (§13.1.3).
     private func cached(_ request: HTTPRequest, now: UTCInstant, _ body: () throws -> HTTPResponse) throws -> HTTPResponse {
         let lastRun = try readers.withReader { try $0.runs(source: nil, limit: 1, failuresFirst: false).first }
         var hasher = FNV1a()
@@ -210,7 +240,7 @@ struct FeatureServer: Sendable {
         if let match = request.header("If-None-Match") {
             notModified = match == "*" || match.split(separator: ",").contains { $0.trimmingCharacters(in: .whitespaces).replacingOccurrences(of: "W/", with: "") == tag }
         } else if let since = request.header("If-Modified-Since").flatMap(HTTPDate.parse), let last = lastRun?.finishedAt {
-            notModified = last <= since && now.secondsSince1970 / 60 == since.secondsSince1970 / 60
+            notModified = last.secondsSince1970 <= since.secondsSince1970
         } else {
             notModified = false
         }
@@ -223,7 +253,9 @@ struct FeatureServer: Sendable {
     /// CORS, caching policy, gzip and `HEAD` for every response.
     private func shared(_ response: HTTPResponse, _ request: HTTPRequest) -> HTTPResponse {
         var response = response
-        response.headers.append(("Cache-Control", settings.token == nil ? "no-cache" : "private, no-cache"))
+        if response.header("Cache-Control") == nil {  // an event stream says no-store itself
+            response.headers.append(("Cache-Control", settings.token == nil ? "no-cache" : "private, no-cache"))
+        }
         var vary = ["Accept", "Accept-Encoding"]
         if let origin = request.header("Origin"), settings.corsOrigins.contains("*") || settings.corsOrigins.contains(origin) {
             response.headers.append(("Access-Control-Allow-Origin", settings.corsOrigins.contains("*") ? "*" : origin))

@@ -21,7 +21,7 @@ enum OGC {
         "http://www.opengis.net/spec/ogcapi-features-1/1.0/conf/oas30",
     ]
 
-    /// The representations: `f=` (or the `Accept` header).
+    /// The representations: `f=` or the `Accept` header (``negotiate(_:offered:)``).
     enum Format: String, CaseIterable, Sendable {
         case json, html, ndjson, csv
 
@@ -35,39 +35,88 @@ enum OGC {
             }
         }
 
-        /// `f` when given (`geojson` is `json`), else the first type of `Accept` that is one
-        /// (`text/html` from a browser, `application/geo+json` from GDAL), else JSON.
-        /// - Throws: ``UsageError`` for an `f` that is not a format.
-        init(_ request: HTTPRequest) throws {
+        /// The media types that select the format in `Accept` (RFC 9110 §12.5.1).
+        var mediaTypes: [String] {
+            switch self {
+            case .json: ["application/json", "application/geo+json", "application/vnd.oai.openapi+json", "application/problem+json"]
+            case .html: ["text/html", "application/xhtml+xml"]
+            case .ndjson: ["application/x-ndjson", "application/ndjson"]
+            case .csv: ["text/csv"]
+            }
+        }
+
+        /// The format of a response among `offered` (a route's own, ``FeatureServer/Route/formats``;
+        /// the first is the default): `f` when given (`geojson` is `json`), else content
+        /// negotiation on `Accept` (RFC 9110 §12.5.1: each format takes the quality of the most
+        /// specific range that matches one of its media types, `type/subtype` before `type/*`
+        /// before `*/*`; `q=0` means not acceptable; the highest quality wins, ties going to the
+        /// earlier format), else the default.
+        /// - Throws: ``UsageError`` (400) for an `f` this route does not serve; a 406 ``Problem``
+        ///   when `Accept` accepts none of them.
+        static func negotiate(_ request: HTTPRequest, offered: [Format]) throws -> Format {
             if let f = request.query.first(where: { $0.name == "f" }) {
                 let value = f.value ?? ""
-                guard let format = value == "geojson" ? .json : Format(rawValue: value) else {
-                    throw UsageError("parameter f: '\(ServerFilters.shown(value))' is not one of json, html, ndjson, csv")
+                guard let format = value == "geojson" ? .json : Format(rawValue: value), offered.contains(format) else {
+                    throw UsageError("parameter f: '\(ServerFilters.shown(value))' is not " + (offered.count == 1 ? "json, the only format here"
+                        : "one of the formats here: " + offered.map(\.rawValue).joined(separator: ", ")))
                 }
-                self = format
-                return
+                return format
             }
-            for element in (request.header("Accept") ?? "").lowercased().split(separator: ",") {
-                let type = element.split(separator: ";").first?.trimmingCharacters(in: .whitespaces) ?? ""
-                switch type {
-                case "application/geo+json", "application/json", "application/problem+json": self = .json; return
-                case "text/html", "application/xhtml+xml": self = .html; return
-                case "application/x-ndjson", "application/ndjson": self = .ndjson; return
-                case "text/csv": self = .csv; return
-                default: continue
-                }
+            guard let accept = request.header("Accept"), !accept.trimmingCharacters(in: .whitespaces).isEmpty else { return offered[0] }
+            let ranges = MediaRange.parse(accept)
+            var best: (format: Format, quality: Double)?
+            for format in offered {
+                let quality = format.mediaTypes.map { MediaRange.quality(of: $0, in: ranges) }.max() ?? 0
+                if quality > 0, quality > best?.quality ?? 0 { best = (format, quality) }
             }
-            self = .json
+            guard let best else {
+                throw Problem(406, "Accept: \(ServerFilters.shown(accept)) accepts none of the formats here: "
+                              + offered.flatMap { $0.mediaTypes.prefix(1) }.joined(separator: ", ") + " (or ask with f=)")
+            }
+            return best.format
         }
     }
 
-    /// Refuses every parameter but `f`, and an `f` other than json or html.
-    static func onlyFormat(_ request: HTTPRequest) throws {
-        for (name, value) in request.query {
-            guard name == "f" else { throw UsageError("unknown parameter \(ServerFilters.shown(name)) (this resource takes only f)") }
-            guard ["json", "html", "geojson"].contains(value ?? "") else {
-                throw UsageError("parameter f: '\(ServerFilters.shown(value ?? ""))' is not json or html here")
+    /// One element of an `Accept` header: `type/subtype` (either may be `*`) and its quality.
+    struct MediaRange {
+        var type: Substring
+        var subtype: Substring
+        var quality: Double
+
+        /// The ranges of `header` (lowercased); an element that is not `type/subtype` is skipped,
+        /// a `q` that is not a number from 0 to 1 counts as 1.
+        static func parse(_ header: String) -> [MediaRange] {
+            header.lowercased().split(separator: ",").compactMap { element in
+                let parts = element.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }
+                let name = (parts.first ?? "").split(separator: "/", omittingEmptySubsequences: false)
+                guard name.count == 2, !name[0].isEmpty, !name[1].isEmpty else { return nil }
+                let q = parts.dropFirst().first { $0.hasPrefix("q=") }.flatMap { Double($0.dropFirst(2)) }
+                return MediaRange(type: Substring(name[0]), subtype: Substring(name[1]), quality: q.map { (0...1).contains($0) ? $0 : 1 } ?? 1)
             }
+        }
+
+        /// The quality `ranges` give `mediaType`: that of the most specific range that matches
+        /// it, 0 when none does.
+        static func quality(of mediaType: String, in ranges: [MediaRange]) -> Double {
+            let name = mediaType.split(separator: "/")
+            var found: (specificity: Int, quality: Double)?
+            for range in ranges {
+                let specificity = range.type == name[0] && range.subtype == name[1] ? 2
+                    : range.type == name[0] && range.subtype == "*" ? 1 : range.type == "*" && range.subtype == "*" ? 0 : -1
+                if specificity >= 0, specificity > found?.specificity ?? -1 { found = (specificity, range.quality) }
+            }
+            return found?.quality ?? 0
+        }
+    }
+
+    /// Refuses every parameter but `f` (whose value ``Format/negotiate(_:offered:)`` checks) and
+    /// a repeated `f`.
+    static func onlyFormat(_ request: HTTPRequest) throws {
+        var seen = false
+        for (name, _) in request.query {
+            guard name == "f" else { throw UsageError("unknown parameter \(ServerFilters.shown(name)) (this resource takes only f)") }
+            guard !seen else { throw UsageError("parameter f: given more than once") }
+            seen = true
         }
     }
 

@@ -16,7 +16,7 @@ enum ServeCommand {
             return text.hasSuffix("/") ? String(text.dropLast()) : text
         }
     static let maxConnections = ValueOption<Int>(
-        "max-connections", placeholder: "count", help: "Connections open at once; more are refused.", default: "1024",
+        "max-connections", placeholder: "count", help: "Connections open at once; a further one is closed as soon as it is accepted.", default: "1024",
         what: "a whole number from 1 to 10000") { Int($0).flatMap { (1...10_000).contains($0) ? $0 : nil } }
     static let requestTimeout = ValueOption<Int64>(
         "request-timeout", placeholder: "duration", help: "Longest time from a request to its response's last byte.",
@@ -62,28 +62,36 @@ enum ServeCommand {
 
     static func run(_ arguments: ParsedArguments, _ context: Context) async throws {
         let logger = try arguments.logger(context)
+        // Every option is read before the database is opened: a usage error exits 64 with its own message.
         let (address, port) = try arguments.value(listen) ?? ("127.0.0.1", 8080)
         let token = try bearerToken(arguments, context)
         let settings = FeatureServer.Settings(
             baseURL: try arguments.value(baseURL), corsOrigins: try arguments.values(corsOrigin), token: token)
+        let readerCount = try arguments.value(readers) ?? 8
+        var http = HTTPServerSettings(address: address, port: port)
+        http.connectionLimit = try arguments.value(maxConnections) ?? 1024
+        http.requestTimeoutSeconds = Int(try arguments.value(requestTimeout) ?? 120)
+        http.idleTimeoutSeconds = Int(try arguments.value(idleTimeout) ?? 30)
         let path = try context.databasePath(arguments)
         let stores: ServerReaders
         do {
-            stores = try ServerReaders(database: path, count: try arguments.value(readers) ?? 8, clock: context.clock)
+            stores = try ServerReaders(database: path, count: readerCount, clock: context.clock)
         } catch let error as StoreMissing {
             throw error
         } catch {
             throw DatabaseFailure(database: path, cause: error)
         }
-        // `/status` reads the configuration for each request, as `incident-scheduler status` does for each run.
+        // `/status` reads the configuration for each request, as `incident-scheduler status` does for each
+        // run, and refuses one that names another database, as the command line does at the start.
         let configurationFile = try context.configurationFile(arguments), environment = context.environment
         let server = FeatureServer(readers: stores, settings: settings, clock: context.clock, logger: logger) {
-            try SchedulerTool.loadConfiguration(file: configurationFile, environment: environment, requireKeys: false).sources
+            let configuration = try SchedulerTool.loadConfiguration(file: configurationFile, environment: environment, requireKeys: false)
+            if let configured = configuration.database, !configured.isEmpty, !Stores.sameDatabase(configured, path) {
+                throw ConfigurationError("the configuration \(configurationFile ?? "") names the database \(Stores.displayName(configured)), "
+                    + "not the served \(Stores.displayName(path))")
+            }
+            return configuration.sources
         }
-        var http = HTTPServerSettings(address: address, port: port)
-        http.connectionLimit = try arguments.value(maxConnections) ?? 1024
-        http.requestTimeoutSeconds = Int(try arguments.value(requestTimeout) ?? 120)
-        http.idleTimeoutSeconds = Int(try arguments.value(idleTimeout) ?? 30)
         let running: HTTPServer
         do {
             running = try HTTPServer(http, handler: server.handle, failure: server.failure, completed: server.log)

@@ -66,8 +66,8 @@ struct ServerFilters {
         } catch let error as QueryParameterError {
             throw UsageError("parameter \(Self.shown(error.parameter)): \(error.reason)")
         }
-        if query.boundingBox != nil, let crs = own["bbox-crs"], crs != Self.crs84 {
-            throw UsageError("parameter bbox-crs: only \(Self.crs84) is supported")
+        if let crs = own["bbox-crs"], crs != Self.crs84 {
+            throw UsageError("parameter bbox-crs: '\(Self.shown(crs))' is not \(Self.crs84), the only CRS here")
         }
         if let text = own["datetime"] {
             // An instant means what `list --at` means (docs/analyst.md, "Serve it"); an interval, in force during it.
@@ -80,7 +80,7 @@ struct ServerFilters {
                 query.inForce = interval
             }
         }
-        limit = min(try own["limit"].map { try Self.whole("limit", $0, atLeast: 1) } ?? Self.defaultLimit, Self.maxLimit)
+        limit = try own["limit"].map { try Self.pageSize("limit", $0, maximum: Self.maxLimit) } ?? Self.defaultLimit
         after = try own["after"].map { try Self.whole("after", $0, atLeast: 0) }.map(Int64.init)
         before = try own["before"].map { try Self.whole("before", $0, atLeast: 1) }.map(Int64.init)
         if after != nil && before != nil { throw UsageError("parameters after and before: give one or the other") }
@@ -89,8 +89,19 @@ struct ServerFilters {
     /// WGS84 longitude/latitude, the only CRS of the collection.
     static let crs84 = "http://www.opengis.net/def/crs/OGC/1.3/CRS84"
 
+    /// A page size: digits only (no sign, no spaces, no exponent), at least 1; a larger one
+    /// than `maximum`, however long, is cut to it rather than refused (OGC API – Features
+    /// /rec/core/fc-limit-max; `/changes` and `/runs` alike).
+    static func pageSize(_ name: String, _ text: String, maximum: Int) throws -> Int {
+        guard !text.isEmpty, text.utf8.allSatisfy({ (48...57).contains($0) }), text.utf8.contains(where: { $0 != 48 }) else {
+            throw UsageError("parameter \(name): '\(shown(text))' is not a whole number of at least 1")
+        }
+        let digits = text.drop { $0 == "0" }
+        return digits.utf8.count > 18 ? maximum : min(Int(digits) ?? maximum, maximum)
+    }
+
     /// A whole number of at least `minimum`: digits only (no sign, no spaces, no exponent);
-    /// one too large for 64 bits is refused, a large page size is cut later.
+    /// one too large for 64 bits is refused.
     private static func whole(_ name: String, _ text: String, atLeast minimum: Int) throws -> Int {
         guard !text.isEmpty, text.utf8.count <= 18, text.utf8.allSatisfy({ (48...57).contains($0) }), let value = Int(text), value >= minimum else {
             throw UsageError("parameter \(name): '\(shown(text))' is not a whole number of at least \(minimum)")

@@ -10,32 +10,28 @@ enum StatusDocuments {
         HTTPResponse(status: 200, contentType: "application/json", text: text, route: "")
     }
 
-    /// Gives `handle` each parameter named in `known`, each at most once; `f` may only be one of
-    /// `formats` (the first is the default).
-    /// - Returns: the format asked for by `f`, or the default.
-    /// - Throws: ``UsageError`` for a repeated or unknown parameter, another `f`, or what `handle` throws.
-    @discardableResult
-    static func eachParameter(_ parameters: [(name: String, value: String?)], known: [String], formats: [String] = ["json"],
-                              _ handle: (String, String?) throws -> Void) throws -> String {
+    /// Gives `handle` each parameter named in `known`, each at most once, and allows `f` once
+    /// (its value is the route's format, checked by ``OGC/Format/negotiate(_:offered:)``).
+    /// - Throws: ``UsageError`` for a repeated or unknown parameter, or what `handle` throws.
+    static func eachParameter(_ parameters: [(name: String, value: String?)], known: [String],
+                              _ handle: (String, String?) throws -> Void) throws {
         var seen: Set<String> = []
-        var format = formats[0]
         for (name, value) in parameters {
             guard seen.insert(name).inserted else { throw UsageError("parameter \(ServerFilters.shown(name)): given more than once") }
             if name == "f" {
-                guard let value, formats.contains(value) else {
-                    throw UsageError("parameter f: " + (formats.count == 1 ? "only \(format) here" : formats.joined(separator: " or ")))
-                }
-                format = value
+                continue
             } else if known.contains(name) {
                 try handle(name, value)
             } else {
                 throw UsageError("unknown parameter \(ServerFilters.shown(name)) (parameters: \((known + ["f"]).joined(separator: ", ")))")
             }
         }
-        return format
     }
 
-    /// `source` and `limit` (1…1000, default 20) as `incidents runs` takes them.
+    /// The largest `limit` of `/runs`.
+    static let maxRuns = 1000
+
+    /// `source` and `limit` (1 or more, cut to ``maxRuns``; default 20) as `incidents runs` takes them.
     static func runs(_ parameters: [(name: String, value: String?)], _ readers: ServerReaders) throws -> HTTPResponse {
         var source: String?, limit = 20
         try eachParameter(parameters, known: ["source", "limit"]) { name, value in
@@ -44,10 +40,7 @@ enum StatusDocuments {
                 guard let text = value?.nonEmptyTrimmed?.nfc else { throw UsageError("parameter source: a source name is needed") }
                 source = text
             case "limit":
-                guard let text = value, text.utf8.count <= 4, let number = Int(text), (1...1000).contains(number) else {
-                    throw UsageError("parameter limit: '\(ServerFilters.shown(value ?? ""))' is not a whole number from 1 to 1000")
-                }
-                limit = number
+                limit = try ServerFilters.pageSize("limit", value ?? "", maximum: maxRuns)
             default: break
             }
         }
