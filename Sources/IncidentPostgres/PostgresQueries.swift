@@ -307,32 +307,80 @@ extension PostgresStore: IncidentReader {
                     try countRows(filter, now: now, into: &stats, &groups, connection: connection)
                     return
                 }
-                let counts = try connection.query("SELECT source, dimension, key, incidents FROM incident_counts", context: "counting incidents")
-                var (listed, withEnd) = (0, 0)
-                for row in 0..<counts.rowCount {
-                    let (source, dimension, key, count) = (counts.string(row, 0) ?? "", counts.string(row, 1) ?? "", counts.string(row, 2) ?? "",
-                                                           counts.int(row, 3) ?? 0)
-                    switch dimension {
-                    case "listed":
-                        listed += count
-                        if key == "with_end" { withEnd += count }
-                    case "category":
-                        stats.total += count
-                        groups["source", default: [:]][source, default: 0] += count
-                        groups["category", default: [:]][key, default: 0] += count
-                    default: groups[dimension, default: [:]][key, default: 0] += count
-                    }
-                }
-                let status = try connection.query(Self.listedStatusCounts, named: ["now": .instant(query.now)], context: "counting incidents")
-                stats.cleared = stats.total - listed
-                (stats.suspended, stats.planned) = (status.int(0, 1) ?? 0, status.int(0, 2) ?? 0)
-                let ended = withEnd - (status.int(0, 0) ?? 0)
-                stats.active = listed - ended - stats.suspended - stats.planned
+                let counted = try Self.counted(now: query.now, connection: connection)
+                groups = counted.groups
+                stats.total = counted.statuses.values.reduce(0, +)
+                (stats.active, stats.planned, stats.suspended, stats.cleared) = (counted.statuses[.active, default: 0],
+                    counted.statuses[.planned, default: 0], counted.statuses[.suspended, default: 0], counted.statuses[.cleared, default: 0])
             }
         }
         stats.group(sources: groups["source", default: [:]], categories: groups["category", default: [:]], roads: groups["road", default: [:]],
                     startMinutes: groups["start_minute", default: [:]], utcOffsetSeconds: utcOffsetSeconds)
         return stats
+    }
+
+    /// `incident_counts` summed over the sources (`source`, `category`, `road`, `start_minute`,
+    /// keys as stored), and every incident's status at `now` (``listedStatusCounts``), in the
+    /// caller's snapshot.
+    static func counted(now: UTCInstant, connection: Connection) throws
+        -> (groups: [String: [String: Int]], statuses: [IncidentStatus: Int]) {
+        let counts = try connection.query("SELECT source, dimension, key, incidents FROM incident_counts", context: "counting incidents")
+        var groups: [String: [String: Int]] = [:]
+        var (total, listed, withEnd) = (0, 0, 0)
+        for row in 0..<counts.rowCount {
+            let (source, dimension, key, count) = (counts.string(row, 0) ?? "", counts.string(row, 1) ?? "", counts.string(row, 2) ?? "",
+                                                   counts.int(row, 3) ?? 0)
+            switch dimension {
+            case "listed":
+                listed += count
+                if key == "with_end" { withEnd += count }
+            case "category":
+                total += count
+                groups["source", default: [:]][source, default: 0] += count
+                groups["category", default: [:]][key, default: 0] += count
+            default: groups[dimension, default: [:]][key, default: 0] += count
+            }
+        }
+        let status = try connection.query(listedStatusCounts, named: ["now": .instant(now)], context: "counting incidents")
+        let (endingLater, suspended, planned) = (status.int(0, 0) ?? 0, status.int(0, 1) ?? 0, status.int(0, 2) ?? 0)
+        let ended = withEnd - endingLater
+        let statuses: [IncidentStatus: Int] = [.cleared: total - listed, .ended: ended, .suspended: suspended, .planned: planned,
+                                               .active: listed - ended - suspended - planned]
+        return (groups, statuses)
+    }
+
+    /// `stats --by FIELD`: without filters and time buckets, for the fields `incident_counts`
+    /// holds (source, category, road, hour of start, status), from the counts
+    /// (``counted(now:connection:)``). Otherwise every matching incident is read (IncidentCore's
+    /// generic grouping, ``GroupCounter``): a count by key holds no other column, no date and
+    /// no filter. Keys and order as ``GroupCounter/count(_:matching:by:per:utcOffset:)``.
+    public func groupCounts(matching query: IncidentQuery, by field: IncidentGrouping, per bucket: TimeBucket?,
+                            utcOffsetSeconds: Int) throws -> [GroupCount] {
+        let dimension: String? = switch field {
+        case .source, .category, .road: field.rawValue
+        case .hour: "start_minute"
+        case .status: "status"
+        case .providerCategory, .restriction, .day: nil
+        }
+        guard bucket == nil, let dimension, try Filter(query).clause.isEmpty else {
+            return try GroupCounter.count(self, matching: query, by: field, per: bucket) { _ in utcOffsetSeconds }
+        }
+        let counted = try withConnection { connection in
+            try connection.transaction("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", context: "counting incidents") {
+                try Self.counted(now: query.now, connection: connection)
+            }
+        }
+        var groups: [String: Int] = [:]
+        if field == .status {
+            for (status, count) in counted.statuses { groups[status.rawValue] = count }
+        } else {
+            for (key, count) in counted.groups[dimension, default: [:]] {
+                // As GroupCounter.value: '-' for no road or start.
+                let shown = field == .hour ? IncidentStatistics.hour(ofMinute: key, utcOffsetSeconds: utcOffsetSeconds) : key.isEmpty ? "-" : key
+                groups[shown, default: 0] += count
+            }
+        }
+        return GroupCounter.sorted(groups.filter { $0.value > 0 }.map { GroupCount(key: $0.key, count: $0.value) }, by: field)
     }
 
     /// Of the incidents no complete poll cleared (``Filter/status(now:)`` at `:now`): how many

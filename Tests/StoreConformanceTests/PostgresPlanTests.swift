@@ -170,7 +170,7 @@ struct PostgresPlanTests {
         }
     }
 
-    @Test("stats without filters: the counts of 0012 and the listed incidents that are not active, never every incident")
+    @Test("stats (and --by status) without filters: the counts of 0012 and the listed incidents that are not active, never every incident")
     func statsStatements() throws {
         try Self.withHistory { store in
             try Self.polls(store)
@@ -189,7 +189,12 @@ struct PostgresPlanTests {
                 try PostgresCounts.recount(connection: connection)
             }
             var stats = IncidentStatistics()
-            let observed = try Self.observing(store) { stats = try store.statistics(matching: IncidentQuery(now: t2), utcOffsetSeconds: 32_400) }
+            var statuses: [GroupCount] = []
+            let observed = try Self.observing(store) {
+                stats = try store.statistics(matching: IncidentQuery(now: t2), utcOffsetSeconds: 32_400)
+                statuses = try store.groupCounts(matching: IncidentQuery(now: t2), by: .status, per: nil, utcOffsetSeconds: 0)
+            }
+            #expect(statuses.map { "\($0.key) \($0.count)" } == ["cleared \(Self.historySize + 3)", "planned 2", "active 1", "ended 1", "suspended 1"])
             #expect(observed.failures == [])
             let expected: [Int] = [Self.historySize + 8, 1, 1, 2, Self.historySize + 3]
             #expect([stats.total, stats.active, stats.suspended, stats.planned, stats.cleared] == expected)

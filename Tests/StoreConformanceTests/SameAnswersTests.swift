@@ -130,6 +130,19 @@ struct SameAnswersTests {
                         }
                     }
                 }
+                // stats --by: PostgreSQL from its counts without filters and buckets, else from the rows.
+                for query in [IncidentQuery(now: t1), IncidentQuery(now: t0.adding(seconds: -100_000)), IncidentQuery(now: t1, sources: ["gits"])] {
+                    for field in IncidentGrouping.allCases {
+                        for bucket in [nil, TimeBucket.day] {
+                            for offset in [0, 32_400, -18_000, 19_800] {
+                                let expected = try sqlite.groupCounts(matching: query, by: field, per: bucket, utcOffsetSeconds: offset)
+                                #expect(try postgres.groupCounts(matching: query, by: field, per: bucket, utcOffsetSeconds: offset) == expected,
+                                        "\(field) per \(bucket?.rawValue ?? "-") offset \(offset)")
+                                #expect(expected.count > 1 || field == .source && !query.sources.isEmpty, "\(field)")
+                            }
+                        }
+                    }
+                }
                 for id in [1, 7, 14, 100, 399, 400, 401] as [Int64] {
                     #expect(try postgres.history(ofIncident: id) == (try sqlite.history(ofIncident: id)), "history \(id)")
                 }
