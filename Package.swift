@@ -70,6 +70,7 @@ let package = Package(
                 .embedInCode("0009_history_independent_runs.sql"),
                 .embedInCode("0010_watch_positions.sql"),
                 .embedInCode("0011_listed_intervals.sql"),
+                .embedInCode("0012_incident_counts.sql"),
             ]
         ),
         // SQLite: connection/statement wrappers, migrator, the incident repository.

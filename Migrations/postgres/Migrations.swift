@@ -19,5 +19,6 @@ public enum BundledPostgresMigrations {
          String(decoding: PackageResources._009_history_independent_runs_sql, as: UTF8.self)),
         ("0010_watch_positions.sql", String(decoding: PackageResources._010_watch_positions_sql, as: UTF8.self)),
         ("0011_listed_intervals.sql", String(decoding: PackageResources._011_listed_intervals_sql, as: UTF8.self)),
+        ("0012_incident_counts.sql", String(decoding: PackageResources._012_incident_counts_sql, as: UTF8.self)),
     ]
 }

@@ -113,6 +113,7 @@ extension PostgresStore {
                     SELECT setval(pg_get_serial_sequence('rejected_records', 'id'), coalesce((SELECT max(id) FROM rejected_records), 0) + 1, false);
                     """, context: "moving the id sequences past the copied ids")
                 try PollTransitionLog.rebuild(connection: connection)
+                try PostgresCounts.recount(connection: connection)
                 let expected = try source.exportCounts()
                 let copied = try Self.counts(connection)
                 guard copied == expected, streamed == expected else { throw StoreCopyError.countMismatch(source: expected, copied: copied) }

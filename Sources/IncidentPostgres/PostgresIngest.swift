@@ -24,6 +24,7 @@ extension PostgresStore: IngestStore {
                 var ending = PollOutcome(verdict: verdict, counts: outcome.counts, rejectedWithoutID: outcome.rejectedWithoutID,
                                          older: outcome.older, poll: poll, publication: publication)
                 run.counts.cleared = try ending.clear(staging, poll: poll)
+                try staging.applyCountChanges()
                 try PollTransitionLog.collect(poll: poll, runID: runID, fields: columns.fields, connection: connection)
                 if let newest = publication.newestApplied(after: poll) {
                     try connection.query("""
@@ -138,6 +139,8 @@ final class PollStaging: PollSink, UnlistedIncidents {
                 ord bigint NOT NULL, rejected boolean NOT NULL, external_id text COLLATE "C", \(columns.definitions),
                 content_hash bigint, base_hash bigint, position text, reason text, excerpt text) ON COMMIT DROP;
             CREATE TEMP TABLE poll_plan (ord bigint NOT NULL, id bigint, action text NOT NULL) ON COMMIT DROP;
+            CREATE TEMP TABLE poll_count_changes (source text COLLATE "C", dimension text COLLATE "C", key text COLLATE "C",
+                                                  incidents bigint) ON COMMIT DROP;
             """, context: "preparing the poll of \(poll.source)")
         try PollTransitionLog.prepare(connection: connection)
     }
@@ -224,6 +227,22 @@ final class PollStaging: PollSink, UnlistedIncidents {
             SELECT (SELECT count(*) FROM poll_rows WHERE NOT rejected) - (SELECT count(*) FROM poll_plan)
             """, context: context).int(0, 0) ?? 0
         if repeats > 0 { try setTwinsAside() }
+        // The counts (PostgresCounts): the keys of what this poll inserts, changes or reopens,
+        // as staged, for the keys of the changed ones as stored; applied with the clears.
+        try connection.query("""
+            INSERT INTO poll_count_changes
+            SELECT source, dimension, key, sum(incidents) FROM (
+            \(PostgresCounts.keys(of: """
+                (SELECT e.source, e.category, e.road, e.started_at, e.ended_at, e.cleared_at FROM incidents e JOIN poll_plan p ON p.id = e.id
+                 WHERE p.action IN ('update', 'reopen', 'fill')) x
+                """, sign: -1))
+            UNION ALL
+            \(PostgresCounts.keys(of: """
+                (SELECT :source::text AS source, s.category, s.road, s.started_at, s.ended_at, NULL::timestamptz AS cleared_at
+                 FROM poll_plan p JOIN poll_rows s ON s.ord = p.ord WHERE p.action IN ('insert', 'update', 'reopen', 'fill')) x
+                """))
+            ) AS changes GROUP BY 1, 2, 3
+            """, named: values, context: context)
         try connection.query("""
             INSERT INTO incident_revisions (incident_id, revision, \(columns.list()), content_hash, cleared_at, superseded_at)
             SELECT e.id, e.revision, \(columns.list("e.")), e.content_hash, e.cleared_at, :observed_at
@@ -316,10 +335,23 @@ final class PollStaging: PollSink, UnlistedIncidents {
     /// never clears what a newer poll listed).
     func clearUnlisted(at instant: UTCInstant) throws -> Int {
         try PollTransitionLog.clearing(at: instant, source: poll.source, runID: runID, connection: connection)
+        // The `listed` keys of the same rows (the poll's lock keeps them the same) (PostgresCounts).
+        try connection.query("""
+            INSERT INTO poll_count_changes
+            SELECT * FROM (\(PostgresCounts.keys(of: "(SELECT * FROM incidents WHERE \(Self.unlisted)) x", sign: -1))) k
+            WHERE dimension = 'listed'
+            """, named: unlistedArguments(at: instant), context: "counting the incidents \(poll.source) no longer lists")
         return try connection.query("""
             UPDATE incidents SET cleared_at = :at WHERE \(Self.unlisted)
             """, named: unlistedArguments(at: instant),
             context: "clearing the incidents \(poll.source) no longer lists").affectedRows
+    }
+
+    /// Applies this poll's changes of `incident_counts` (``PostgresCounts``), once its clears are
+    /// done: in one statement, which locks only this source's keys.
+    func applyCountChanges() throws {
+        try PostgresCounts.apply("SELECT * FROM poll_count_changes", connection: connection,
+                                 context: "counting the incidents of \(poll.source)")
     }
 
     /// The active incidents of `:source` that the run `:run_id` did not list and no poll saw at or after `:at`.

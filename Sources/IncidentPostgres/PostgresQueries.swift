@@ -13,20 +13,7 @@ extension PostgresStore: IncidentReader {
     /// exact distance found: no row read later can come nearer. Issue 23: carrying every row
     /// of the box to the client cost 105 ms for 8,461 rows at 1,000,000 incidents.
     public func forEachIncident(matching query: IncidentQuery, _ row: (StoredIncident) throws -> Void) throws {
-        var filter = try Filter(query)
-        var selected = "\(StoredIncidentDecoder.lifecycleColumns), \(columns.list())"
-        var order = Self.orderClause(query.order)
-        var nearestFirst: (box: BoundingBox, limit: Int)?
-        if let center = query.near, query.order == .distance {
-            let planar = "\(Filter.extent) <-> point(\(filter.bind("near_lon", .real(center.longitude))), \(filter.bind("near_lat", .real(center.latitude))))"
-            selected += ", \(planar) AS planar_distance"
-            // The distance alone: with `, id` after it the index cannot give the order and
-            // every row of the box is sorted before the first is sent (96 ms instead of 4).
-            order = "planar_distance"
-            if let limit = query.limit, limit > 0 { nearestFirst = (BoundingBox.around(center, meters: query.radiusMeters), limit) }
-        }
-        var sql = "SELECT \(selected) FROM incidents\(filter.clause) ORDER BY " + order
-        if let limit = query.limit, query.near == nil { sql += " LIMIT " + filter.bind("limit", .integer(Int64(limit))) }
+        let (sql, arguments, nearestFirst) = try listing(query)
         let near = query.near.map { center in (center, query.radiusMeters) }
         var nearest: [(distance: Double, stored: StoredIncident)] = []
         var emitted = 0
@@ -35,7 +22,7 @@ extension PostgresStore: IncidentReader {
             try withConnection { connection in
                 var decoder: StoredIncidentDecoder?
                 var planarColumn: Int32?
-                try connection.forEachRow(sql, named: filter.arguments, context: "listing incidents") { result, index in
+                try connection.forEachRow(sql, named: arguments, context: "listing incidents") { result, index in
                     let decode = try decoder ?? StoredIncidentDecoder(result, columns: columns)
                     decoder = decode
                     // Once `limit` rows are within the radius (kept sorted), the limit-th is the bar.
@@ -63,6 +50,41 @@ extension PostgresStore: IncidentReader {
         } catch is Enough {}
         nearest.sort(by: Self.nearer)
         for entry in nearest.prefix(query.limit ?? Int.max) { try row(entry.stored) }
+    }
+
+    /// The SQL of a listing (``forEachIncident(matching:_:)``), its arguments, and for `--near`
+    /// nearest first with a limit, the circle's box and the limit (where reading may stop).
+    func listing(_ query: IncidentQuery) throws -> (sql: String, arguments: [String: PostgresValue], nearestFirst: (box: BoundingBox, limit: Int)?) {
+        var filter = try Filter(query)
+        let selected = "\(StoredIncidentDecoder.lifecycleColumns), \(columns.list())"
+        let order = Self.orderClause(query.order)
+        var nearestFirst: (box: BoundingBox, limit: Int)?
+        var sql = "SELECT \(selected) FROM incidents\(filter.clause) ORDER BY " + order
+        if let center = query.near, query.order == .distance {
+            let planar = "\(Filter.extent) <-> point(\(filter.bind("near_lon", .real(center.longitude))), \(filter.bind("near_lat", .real(center.latitude))))"
+            // The ids nearest first from the covering GiST index alone (0012), each row then
+            // by its id as the client reads: as one query, the planner (estimating 62 rows
+            // of the 8,440 in the circle's box at 1,000,000 incidents) read every row of the
+            // box from the heap and sorted them (86-140 ms, issue 23). By the distance alone:
+            // with `, id` after it the index cannot give the order.
+            sql = """
+                SELECT i.*, c.planar_distance
+                FROM (SELECT id, \(planar) AS planar_distance FROM incidents\(filter.clause) ORDER BY planar_distance) AS c
+                CROSS JOIN LATERAL (SELECT \(selected) FROM incidents WHERE id = c.id) AS i ORDER BY c.planar_distance
+                """
+            if let limit = query.limit, limit > 0 { nearestFirst = (BoundingBox.around(center, meters: query.radiusMeters), limit) }
+        } else if let limit = query.limit, query.near == nil {
+            let bound = filter.bind("limit", .integer(Int64(limit)))
+            if query.boundingBox != nil {
+                // The first ids in order from the covering GiST index (0012) alone, then their
+                // rows: read with the rest, every row of the box came from the heap before
+                // the sort (8,234 heap pages for 100 rows, 188-233 ms at 1,000,000, issue 23).
+                sql = "SELECT \(selected) FROM incidents WHERE id IN (SELECT id FROM incidents\(filter.clause) ORDER BY \(order) LIMIT \(bound)) ORDER BY \(order)"
+            } else {
+                sql += " LIMIT " + bound
+            }
+        }
+        return (sql, filter.arguments, nearestFirst)
     }
 
     /// Nearest first, ties by id.
@@ -145,6 +167,17 @@ extension PostgresStore: IncidentReader {
                         // either case (SQLite's LIKE). ILIKE, which the trigram indexes answer,
                         // finds a superset; the ASCII-only fold keeps exactly SQLite's matches.
                         let pattern = "%" + Self.escapeLike(term) + "%"
+                        guard term.unicodeScalars.contains(where: { ("a"..."z").contains($0) || ("A"..."Z").contains($0) }) else {
+                            // Without ASCII letters, SQLite's LIKE compares exactly, as PostgreSQL's LIKE
+                            // does (trigram-indexed too). In the exact form the planner estimates each
+                            // term from the columns' statistics; through translate() it guessed 1 row
+                            // for '안양성남 후속 정체', read 100,000 candidates of the first term
+                            // by the trigram index and sorted them (209-239 ms at 1,000,000 rows), where
+                            // reading in start order finds the first 20 in 1,400 rows (issue 23).
+                            let exact = bind("term\(index)", .text(pattern))
+                            conditions.append("(description LIKE \(exact) OR location LIKE \(exact))")
+                            continue
+                        }
                         let exact = bind("term\(index)", .text(Self.asciiLowercased(pattern)))
                         let fold = "'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz'"
                         var condition = "(translate(description, \(fold)) LIKE \(exact) OR translate(location, \(fold)) LIKE \(exact))"
@@ -182,7 +215,7 @@ extension PostgresStore: IncidentReader {
                 + "WHEN started_at > \(now) OR (started_at IS NULL AND validity = 'planned') THEN 'planned' ELSE 'active' END"
         }
 
-        /// The expression of the GiST index `incidents_by_extent` (migration 0003).
+        /// The expression of the GiST index `incidents_by_extent` (migration 0003; covering since 0012).
         static let extent = "box(point(coalesce(min_longitude, longitude), coalesce(min_latitude, latitude)), "
             + "point(coalesce(max_longitude, longitude), coalesce(max_latitude, latitude)))"
 
@@ -255,37 +288,130 @@ extension PostgresStore: IncidentReader {
         }
     }
 
-    /// Counts by source, category, road (the 20 most frequent) and hour of start, in one scan:
-    /// the matching rows counted by all five keys at once (a hash aggregate, a few thousand
-    /// groups), then summed here by each. Groups are ordered as SQLite orders them: largest
-    /// count first, then the key's UTF-8 bytes (hours by key).
-    ///
-    /// Issue 23 (`stats` 972 ms at 1,000,000 incidents; 14.8 s here at load 20): as `GROUPING
-    /// SETS` the planner read the table in the order of its unique index to group by source
-    /// (random heap reads), sorted for the hours on disk and spent 1.2 s compiling it (JIT).
-    /// Now one sequential scan (in parallel where workers are free), the hour by arithmetic
-    /// instead of `to_char`, no JIT, and room for the hash table (`work_mem`): 3.1 s at the
-    /// same load, the cost of reading the table once (`count(*)` took 3.3 s then).
+    /// Counts by source, category, road (the 20 most frequent) and hour of start, read in one
+    /// snapshot. Without filters, from `incident_counts` (PostgreSQL 0012, kept by every
+    /// writer: ``PostgresCounts``) and, for the listed incidents' status at `now`, counts of the
+    /// few that are not active through partial indexes (``listedStatusCounts``): no pass over
+    /// the table (issue 23: 1.8-2.5 s at 1,000,000 incidents, at load 14-35). With filters the
+    /// counts cannot answer (a count by key holds no other column), so the matching rows are
+    /// counted in one scan by all keys at once (a hash aggregate, a few thousand groups).
+    /// Keys, groups and their order are SQLite's (``IncidentStatistics/group(sources:categories:roads:startMinutes:utcOffsetSeconds:)``).
     public func statistics(matching query: IncidentQuery, utcOffsetSeconds: Int) throws -> IncidentStatistics {
         var filter = try Filter(query)
         let now = filter.bind("now", .instant(query.now))
-        let offset = filter.bind("utc_offset", .integer(Int64(utcOffsetSeconds)))
-        let sql = """
-            SELECT source, category, coalesce(road, '-'), hour, status, count(*)
-            FROM (SELECT source, category, road,
-                         mod(mod(floor((extract(epoch FROM started_at) + \(offset)) / 3600)::bigint, 24) + 24, 24) AS hour,
+        var stats = IncidentStatistics()
+        var groups: [String: [String: Int]] = [:]
+        try withConnection { connection in
+            try connection.transaction("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", context: "counting incidents") {
+                guard filter.clause.isEmpty else {
+                    try countRows(filter, now: now, into: &stats, &groups, connection: connection)
+                    return
+                }
+                let counted = try Self.counted(now: query.now, connection: connection)
+                groups = counted.groups
+                stats.total = counted.statuses.values.reduce(0, +)
+                (stats.active, stats.planned, stats.suspended, stats.cleared) = (counted.statuses[.active, default: 0],
+                    counted.statuses[.planned, default: 0], counted.statuses[.suspended, default: 0], counted.statuses[.cleared, default: 0])
+            }
+        }
+        stats.group(sources: groups["source", default: [:]], categories: groups["category", default: [:]], roads: groups["road", default: [:]],
+                    startMinutes: groups["start_minute", default: [:]], utcOffsetSeconds: utcOffsetSeconds)
+        return stats
+    }
+
+    /// `incident_counts` summed over the sources (`source`, `category`, `road`, `start_minute`,
+    /// keys as stored), and every incident's status at `now` (``listedStatusCounts``), in the
+    /// caller's snapshot.
+    static func counted(now: UTCInstant, connection: Connection) throws
+        -> (groups: [String: [String: Int]], statuses: [IncidentStatus: Int]) {
+        let counts = try connection.query("SELECT source, dimension, key, incidents FROM incident_counts", context: "counting incidents")
+        var groups: [String: [String: Int]] = [:]
+        var (total, listed, withEnd) = (0, 0, 0)
+        for row in 0..<counts.rowCount {
+            let (source, dimension, key, count) = (counts.string(row, 0) ?? "", counts.string(row, 1) ?? "", counts.string(row, 2) ?? "",
+                                                   counts.int(row, 3) ?? 0)
+            switch dimension {
+            case "listed":
+                listed += count
+                if key == "with_end" { withEnd += count }
+            case "category":
+                total += count
+                groups["source", default: [:]][source, default: 0] += count
+                groups["category", default: [:]][key, default: 0] += count
+            default: groups[dimension, default: [:]][key, default: 0] += count
+            }
+        }
+        let status = try connection.query(listedStatusCounts, named: ["now": .instant(now)], context: "counting incidents")
+        let (endingLater, suspended, planned) = (status.int(0, 0) ?? 0, status.int(0, 1) ?? 0, status.int(0, 2) ?? 0)
+        let ended = withEnd - endingLater
+        let statuses: [IncidentStatus: Int] = [.cleared: total - listed, .ended: ended, .suspended: suspended, .planned: planned,
+                                               .active: listed - ended - suspended - planned]
+        return (groups, statuses)
+    }
+
+    /// `stats --by FIELD`: without filters and time buckets, for the fields `incident_counts`
+    /// holds (source, category, road, hour of start, status), from the counts
+    /// (``counted(now:connection:)``). Otherwise every matching incident is read (IncidentCore's
+    /// generic grouping, ``GroupCounter``): a count by key holds no other column, no date and
+    /// no filter. Keys and order as ``GroupCounter/count(_:matching:by:per:utcOffset:)``.
+    public func groupCounts(matching query: IncidentQuery, by field: IncidentGrouping, per bucket: TimeBucket?,
+                            utcOffsetSeconds: Int) throws -> [GroupCount] {
+        let dimension: String? = switch field {
+        case .source, .category, .road: field.rawValue
+        case .hour: "start_minute"
+        case .status: "status"
+        case .providerCategory, .restriction, .day: nil
+        }
+        guard bucket == nil, let dimension, try Filter(query).clause.isEmpty else {
+            return try GroupCounter.count(self, matching: query, by: field, per: bucket) { _ in utcOffsetSeconds }
+        }
+        let counted = try withConnection { connection in
+            try connection.transaction("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", context: "counting incidents") {
+                try Self.counted(now: query.now, connection: connection)
+            }
+        }
+        var groups: [String: Int] = [:]
+        if field == .status {
+            for (status, count) in counted.statuses { groups[status.rawValue] = count }
+        } else {
+            for (key, count) in counted.groups[dimension, default: [:]] {
+                // As GroupCounter.value: '-' for no road or start.
+                let shown = field == .hour ? IncidentStatistics.hour(ofMinute: key, utcOffsetSeconds: utcOffsetSeconds) : key.isEmpty ? "-" : key
+                groups[shown, default: 0] += count
+            }
+        }
+        return GroupCounter.sorted(groups.filter { $0.value > 0 }.map { GroupCount(key: $0.key, count: $0.value) }, by: field)
+    }
+
+    /// Of the incidents no complete poll cleared (``Filter/status(now:)`` at `:now`): how many
+    /// end after `now` (the ended ones are the others of the `listed` key `with_end`), are
+    /// suspended, are planned. Each through a partial index of the listed incidents (0001's
+    /// `incidents_active_by_start` for a future start, 0012's for the end and the validity), so
+    /// each reads only the incidents it counts, never the active or the ended ones (a source
+    /// may list ended incidents for long: 30 % of the bench's 1,000,000).
+    static let listedStatusCounts = """
+        SELECT (SELECT count(*) FROM incidents WHERE cleared_at IS NULL AND ended_at > :now),
+            (SELECT count(*) FROM incidents WHERE cleared_at IS NULL AND validity = 'suspended' AND (ended_at IS NULL OR ended_at > :now)),
+            (SELECT count(*) FROM incidents WHERE cleared_at IS NULL AND started_at > :now
+                AND validity IS DISTINCT FROM 'suspended' AND (ended_at IS NULL OR ended_at > :now))
+            + (SELECT count(*) FROM incidents WHERE cleared_at IS NULL AND validity = 'planned' AND started_at IS NULL
+                AND (ended_at IS NULL OR ended_at > :now))
+        """
+
+    /// `statistics` with filters: the matching rows counted by source, category, road, UTC
+    /// minute of the day of the start and status at once (issue 23: one sequential scan, in
+    /// parallel where workers are free, the minute by arithmetic instead of `to_char`, no JIT
+    /// (1.2 s of compiling at 1,000,000 rows), room for the hash table (`work_mem`)).
+    private func countRows(_ filter: Filter, now: String, into stats: inout IncidentStatistics, _ groups: inout [String: [String: Int]],
+                           connection: Connection) throws {
+        try connection.execute("SET LOCAL jit = off; SET LOCAL work_mem = '32MB'", context: "counting incidents")
+        let result = try connection.query("""
+            SELECT source, category, coalesce(road, ''), minute, status, count(*)
+            FROM (SELECT source, category, road, mod(mod(floor(extract(epoch FROM started_at) / 60)::bigint, 1440) + 1440, 1440) AS minute,
                          \(Filter.status(now: now)) AS status
                   FROM incidents\(filter.clause)) AS matching
             GROUP BY 1, 2, 3, 4, 5
-            """
-        let result = try withConnection { connection in
-            try connection.transaction(context: "counting incidents") {
-                try connection.execute("SET LOCAL jit = off; SET LOCAL work_mem = '32MB'", context: "counting incidents")
-                return try connection.query(sql, named: filter.arguments, context: "counting incidents")
-            }
-        }
-        var stats = IncidentStatistics()
-        var (sources, categories, roads, hours) = ([String: Int](), [String: Int](), [String: Int](), [String: Int]())
+            """, named: filter.arguments, context: "counting incidents")
         for row in 0..<result.rowCount {
             let count = result.int(row, 5) ?? 0
             stats.total += count
@@ -296,22 +422,13 @@ extension PostgresStore: IncidentReader {
             case "suspended": stats.suspended += count
             default: break
             }
-            sources[result.string(row, 0) ?? "-", default: 0] += count
-            categories[result.string(row, 1) ?? "-", default: 0] += count
-            roads[result.string(row, 2) ?? "-", default: 0] += count
-            let hour = result.int(row, 3).map { $0 < 10 ? "0\($0)" : "\($0)" } ?? "-"
-            hours[hour, default: 0] += count
+            groups["source", default: [:]][result.string(row, 0) ?? "", default: 0] += count
+            groups["category", default: [:]][result.string(row, 1) ?? "", default: 0] += count
+            groups["road", default: [:]][result.string(row, 2) ?? "", default: 0] += count
+            func twoDigits(_ n: Int) -> String { n < 10 ? "0\(n)" : "\(n)" }
+            let minute = result.int(row, 3).map { twoDigits($0 / 60) + ":" + twoDigits($0 % 60) } ?? ""
+            groups["start_minute", default: [:]][minute, default: 0] += count
         }
-        func byCount(_ pairs: [(String, Int)]) -> [(String, Int)] {
-            pairs.sorted { $0.1 != $1.1 ? $0.1 > $1.1 : $0.0.utf8.lexicographicallyPrecedes($1.0.utf8) }
-        }
-        stats.bySource = byCount(sources.map { ($0.key, $0.value) })
-        stats.byCategory = byCount(categories.map { ($0.key, $0.value) })
-        let byRoad = byCount(roads.map { ($0.key, $0.value) })
-        stats.byRoad = Array(byRoad.prefix(20))
-        stats.distinctRoads = byRoad.count
-        stats.byHour = hours.map { ($0.key, $0.value) }.sorted { $0.0.utf8.lexicographicallyPrecedes($1.0.utf8) }
-        return stats
     }
 
     public func runs(source: String?, limit: Int, failuresFirst: Bool) throws -> [IngestRun] {

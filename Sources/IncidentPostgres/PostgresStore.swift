@@ -123,6 +123,7 @@ extension PostgresStore: StoreAdministration {
         /// `deletes` (each reading `batch`, counted into its key path) in one transaction, until a
         /// batch's last delete removes fewer rows than a batch.
         func inBatches(_ batch: String, _ selection: String, context: String,
+                       before: (_ connection: Connection) throws -> Void = { _ in },
                        _ deletes: [(WritableKeyPath<PruneCounts, Int>, String, String)]) throws {
             while true {
                 let removed = try withConnection { connection in
@@ -132,6 +133,7 @@ extension PostgresStore: StoreAdministration {
                         // Its true size (at most a batch) for the planner, which otherwise guesses
                         // thousands and may join it to incidents by reading the primary key whole.
                         try connection.execute("ANALYZE \(batch)", context: context)
+                        try before(connection)
                         return try deletes.map { _, statement, context in try connection.query(statement, context: context).affectedRows }
                     }
                 }
@@ -139,7 +141,10 @@ extension PostgresStore: StoreAdministration {
                 if (removed.last ?? 0) < batchSize { return }
             }
         }
-        try inBatches("prune_batch", Self.prunedIncidents, context: "pruning incidents", [
+        try inBatches("prune_batch", Self.prunedIncidents, context: "pruning incidents", before: { connection in
+            try PostgresCounts.apply(PostgresCounts.keys(of: "incidents x JOIN prune_batch USING (id)", sign: -1),
+                                     connection: connection, context: "uncounting the pruned incidents")
+        }, [
             (\.revisions, "DELETE FROM incident_revisions WHERE incident_id IN (SELECT id FROM prune_batch)", "pruning revisions"),
             (\.transitions, "DELETE FROM incident_transitions WHERE incident_id IN (SELECT id FROM prune_batch)", "pruning transitions"),
             (\.incidents, "DELETE FROM incidents WHERE id IN (SELECT id FROM prune_batch)", "pruning incidents"),

@@ -101,19 +101,9 @@ extension SQLiteStore: IncidentReader {
                         }
                     }
                 }
-                func named(_ dimension: String) -> [(String, Int)] {
-                    groups[dimension, default: [:]].filter { $0.value > 0 }.map { ($0.key.isEmpty ? "-" : $0.key, $0.value) }
-                }
-                stats.bySource = Self.largestFirst(named("source"))
-                stats.byCategory = Self.largestFirst(named("category"))
-                let roads = Self.largestFirst(named("road"))
-                stats.byRoad = Array(roads.prefix(20))
-                stats.distinctRoads = roads.count
-                var hours: [String: Int] = [:]
-                for (minute, count) in groups["start_minute", default: [:]] where count > 0 {
-                    hours[Self.hour(ofMinute: minute, utcOffsetSeconds: utcOffsetSeconds), default: 0] += count
-                }
-                stats.byHour = hours.map { ($0.key, $0.value) }.sorted { Self.binaryOrder($0.0, $1.0) }
+                stats.group(sources: groups["source", default: [:]], categories: groups["category", default: [:]],
+                            roads: groups["road", default: [:]], startMinutes: groups["start_minute", default: [:]],
+                            utcOffsetSeconds: utcOffsetSeconds)
                 return stats
             }
         }
@@ -136,26 +126,6 @@ extension SQLiteStore: IncidentReader {
             FROM (SELECT *, \(Selection.status) AS status FROM \(selection.from)\(selection.whereClause))
             GROUP BY \(keys.indices.map { String($0 + 1) }.joined(separator: ", "))
             """
-    }
-
-    /// Largest count first, then by key in SQLite's BINARY order (UTF-8 bytes).
-    static func largestFirst(_ pairs: [(String, Int)]) -> [(String, Int)] {
-        pairs.sorted { $0.1 != $1.1 ? $0.1 > $1.1 : binaryOrder($0.0, $1.0) }
-    }
-
-    static func binaryOrder(_ a: String, _ b: String) -> Bool {
-        a.utf8.lexicographicallyPrecedes(b.utf8)
-    }
-
-    /// The hour (`00`…`23`) at `utcOffsetSeconds` east of UTC of a UTC minute of the day
-    /// (`HH:MM`, a key of `start_minute`); `-` for an unknown start. Offsets are applied at
-    /// minute resolution: every time zone in use today is a whole number of minutes from UTC.
-    static func hour(ofMinute key: String, utcOffsetSeconds: Int) -> String {
-        let parts = key.split(separator: ":")
-        guard parts.count == 2, let hours = Int(parts[0]), let minutes = Int(parts[1]) else { return "-" }
-        let local = ((hours * 3600 + minutes * 60 + utcOffsetSeconds) % 86_400 + 86_400) % 86_400
-        let hour = local / 3600
-        return hour < 10 ? "0\(hour)" : "\(hour)"
     }
 
     public func runs(source: String?, limit: Int, failuresFirst: Bool) throws -> [IngestRun] {

@@ -96,8 +96,9 @@ struct PostgresPlanTests {
                     SELECT id, 1, category, description, content_hash + 1, first_seen_at FROM incidents;
                     INSERT INTO rejected_records (run_id, source, external_id, position, reason, rejected_at)
                     SELECT id, source, 'R' || id, 'item 1', 'bad coordinate', started_at FROM ingest_runs;
-                    ANALYZE;
                     """, context: "making the history")
+                try PostgresCounts.recount(connection: connection)
+                try connection.execute("ANALYZE", context: "making the history")
             }
             try body(store)
         }
@@ -166,6 +167,112 @@ struct PostgresPlanTests {
             }
             #expect(observed.failures == [])
             #expect(observed.statements.contains { $0.contains("FROM ingest_runs") })
+        }
+    }
+
+    @Test("stats (and --by status) without filters: the counts of 0012 and the listed incidents that are not active, never every incident")
+    func statsStatements() throws {
+        try Self.withHistory { store in
+            try Self.polls(store)
+            try store.withConnection { connection in
+                // Listed incidents of every status at t2: ended, suspended, planned by a future start and without one.
+                try connection.execute("""
+                    UPDATE incidents SET ended_at = '2023-03-21T05:30:00Z' WHERE external_id = 'E0';
+                    UPDATE incidents SET validity = 'suspended' WHERE external_id = 'E1';
+                    INSERT INTO incidents (source, external_id, category, started_at, validity, content_hash, first_seen_at, last_seen_at,
+                                           first_seen_run_id, last_seen_run_id)
+                    VALUES ('gits', 'P1', 'roadwork', '2023-03-22T00:00:00Z', NULL, 1, now(), now(), 1, 1),
+                           ('gits', 'P2', 'roadwork', NULL, 'planned', 1, now(), now(), 1, 1),
+                           ('gits', 'A1', 'roadwork', NULL, NULL, 1, now(), now(), 1, 1);
+                    ANALYZE incidents;
+                    """, context: "a test")
+                try PostgresCounts.recount(connection: connection)
+            }
+            var stats = IncidentStatistics()
+            var statuses: [GroupCount] = []
+            let observed = try Self.observing(store) {
+                stats = try store.statistics(matching: IncidentQuery(now: t2), utcOffsetSeconds: 32_400)
+                statuses = try store.groupCounts(matching: IncidentQuery(now: t2), by: .status, per: nil, utcOffsetSeconds: 0)
+            }
+            #expect(statuses.map { "\($0.key) \($0.count)" } == ["cleared \(Self.historySize + 3)", "planned 2", "active 1", "ended 1", "suspended 1"])
+            #expect(observed.failures == [])
+            let expected: [Int] = [Self.historySize + 8, 1, 1, 2, Self.historySize + 3]
+            #expect([stats.total, stats.active, stats.suspended, stats.planned, stats.cleared] == expected)
+            #expect(stats.distinctRoads == 502 && stats.byHour.count == 25 && stats.byHour.first?.0 == "-", "\(stats)")
+            #expect(observed.statements.contains { $0.contains("FROM incident_counts") })
+        }
+    }
+
+    /// The rows a plan (EXPLAIN (ANALYZE, FORMAT JSON)) reads from the table `incidents` itself:
+    /// an index-only scan's heap fetches, any other scan's rows read (as ``historyScans(_:tables:)``).
+    static func tableReads(_ json: String) throws -> Int {
+        let top = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [[String: Any]])
+        func number(_ node: [String: Any], _ key: String) -> Double { (node[key] as? NSNumber)?.doubleValue ?? 0 }
+        func visit(_ node: [String: Any]) -> Double {
+            var read = 0.0
+            if node["Relation Name"] as? String == "incidents" {
+                read = node["Node Type"] as? String == "Index Only Scan" ? number(node, "Heap Fetches")
+                    : (number(node, "Actual Rows") + number(node, "Rows Removed by Filter") + number(node, "Rows Removed by Index Recheck"))
+                        * max(1, number(node, "Actual Loops"))
+            }
+            return read + (node["Plans"] as? [[String: Any]] ?? []).map(visit).reduce(0, +)
+        }
+        return Int(top.compactMap { $0["Plan"] as? [String: Any] }.map(visit).reduce(0, +))
+    }
+
+    @Test("list --bbox, --near and --search with a limit read from the table only about the rows they list (issue 23)")
+    func listingStatements() throws {
+        try Self.withHistory { store in
+            // Every incident in the search's words; the visibility map set, as autovacuum does.
+            try store.withConnection { connection in
+                try connection.execute("UPDATE incidents SET description = '[사고] 안양성남 지난 사고 ' || id", context: "a test")
+                try connection.execute("VACUUM ANALYZE incidents", context: "a test")
+            }
+            var bbox = IncidentQuery(now: t2, limit: 20)
+            bbox.boundingBox = BoundingBox(minLongitude: 127.0, minLatitude: 37.0, maxLongitude: 127.1, maxLatitude: 37.1)
+            var near = IncidentQuery(now: t2, order: .distance, limit: 20)
+            (near.near, near.radiusMeters) = (Coordinate(latitude: 37.05, longitude: 127.05), 5_000)
+            var search = IncidentQuery(now: t2, limit: 20)
+            search.search = "안양성남 지난 사고"
+            for (label, query) in [("bbox", bbox), ("near", near), ("search", search)] {
+                var (sql, arguments, _) = try store.listing(query)
+                // Nearest first, the client stops reading after about the limit: 40 rows here.
+                if query.near != nil { sql += " LIMIT 40" }
+                let plan = try store.withConnection { connection in
+                    try connection.query("EXPLAIN (ANALYZE, FORMAT JSON) " + sql, named: arguments, context: "a test").string(0, 0) ?? ""
+                }
+                #expect(try Self.tableReads(plan) <= 60, "\(label): \(plan)")
+                #expect(try list(store, query).count == 20, "\(label)")
+            }
+        }
+    }
+
+    @Test("PostgreSQL 0012 on a database of the previous version: the counts of every incident, by source")
+    func migration0012() throws {
+        try TestServer.withDatabase { name in
+            let location = try TestServer.location(database: name)
+            let bundled = try PostgresMigrator.bundled()
+            let previous = PostgresMigrator(migrations: bundled.migrations.filter { $0.name != "0012_incident_counts.sql" })
+            // As the previous version's polls left them (this version's polls write the counts).
+            try PostgresStore(location, clock: .fixed(t0), migrator: previous).withConnection { connection in
+                try connection.execute("""
+                    INSERT INTO incidents (source, external_id, category, road, started_at, ended_at, content_hash, first_seen_at, last_seen_at,
+                                           first_seen_run_id, last_seen_run_id, cleared_at)
+                    VALUES ('gits', 'E0', 'accident', '경부고속도로', '2023-03-21T05:13:00Z', NULL, 1, now(), now(), 1, 1, NULL),
+                           ('gits', 'E1', 'accident', NULL, '2023-03-21T05:13:59Z', '2023-03-21T05:50:00Z', 1, now(), now(), 1, 1, NULL),
+                           ('gits', 'E2', 'roadwork', '경부고속도로', NULL, NULL, 1, now(), now(), 1, 1, now()),
+                           ('its', 'X0', 'accident', '경부고속도로', '2023-03-21T05:13:00Z', NULL, 1, now(), now(), 1, 1, NULL);
+                    """, context: "a database of the previous version")
+            }
+            let store = try PostgresStore(location, clock: .fixed(t2))
+            #expect(try store.migrationStates().first { $0.name == "0012_incident_counts.sql" }?.appliedAt == t2)
+            #expect(try store.column("SELECT source || ' ' || dimension || ' ' || key || ' ' || incidents FROM incident_counts ORDER BY 1")
+                    == ["gits category accident 2", "gits category roadwork 1", "gits listed  1", "gits listed with_end 1",
+                        "gits road  1", "gits road 경부고속도로 2", "gits start_minute  1", "gits start_minute 05:13 2",
+                        "its category accident 1", "its listed  1", "its road 경부고속도로 1", "its start_minute 05:13 1"])
+            let stats = try store.statistics(matching: IncidentQuery(now: t2), utcOffsetSeconds: 0)
+            let expected: [Int] = [4, 2, 1]  // E1 ended
+            #expect([stats.total, stats.active, stats.cleared] == expected && stats.byHour.map(\.0) == ["-", "05"])
         }
     }
 
