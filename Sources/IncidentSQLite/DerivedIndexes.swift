@@ -97,8 +97,8 @@ enum DerivedIndexes {
     /// description or location (their old text out, then their new text in, each in rowid order:
     /// two FTS5 flushes per poll, not two per change), the R*Tree for a box that moved, and the
     /// counts for a new key (old keys out, new keys in, one statement each). A new end time
-    /// or description moves nothing else (the counts of a poll in which all 100,000 descriptions
-    /// changed were 7 % of its SQL time, and the same again).
+    /// moves none of them, a new description only the search index (the counts of a poll in
+    /// which all 100,000 descriptions changed were 7 % of its SQL time, for the same counts).
     static func finishChanges(in db: Database) throws {
         try db.execute(createChanged)
         let retexted = changed(in: ["@description", "@location"])
