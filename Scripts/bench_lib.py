@@ -35,11 +35,12 @@ CONTENDERS = [
     ("ceiling", "ceiling: C, libxml2 SAX + sqlite"),
     ("ingest", "product: ingest --file, fresh DB"),
     ("reingest", "product: re-ingest, all unchanged"),
+    ("changed", "product: ingest, every record changed"),
     ("http", "product: run --once, loopback HTTP"),
     ("python", "peer: Python ElementTree"),
     ("xmlparser", "peer: Swift Foundation XMLParser"),
 ]
-PRODUCT = {"ingest", "reingest", "http"}
+PRODUCT = {"ingest", "reingest", "changed", "http"}
 LABEL = dict(CONTENDERS)
 SHORT = {"ceiling": "ceiling", "ingest": "file ingest", "python": "Python peer", "xmlparser": "XMLParser peer"}
 TARGET_SIZE = 300000
@@ -216,15 +217,19 @@ def print_targets(cells):
         r = a.wall / b.wall
         check(name, limit_text, "%.2f s / %.2f s = %.2f x" % (a.wall, b.wall, r), r <= limit)
 
-    wall_ratio("fresh ingest wall vs ceiling", "ingest", "ceiling", 1.5)
+    # Issue 23: the ceiling builds what the product stores as fast as C and SQLite can (its B-tree
+    # indexes after the load, a 24 MiB page cache: Scripts/bench_ceiling.sql).
+    wall_ratio("fresh ingest wall vs ceiling", "ingest", "ceiling", 1.3)
     # The peers store their own table only: none of the indexes, R*Tree, full-text index and
     # counts (issue 13) that the product and the ceiling maintain.
     wall_ratio("fresh ingest wall vs Python peer", "ingest", "python", 0.4)
     wall_ratio("fresh ingest wall vs XMLParser peer", "ingest", "xmlparser", 0.4)
-    wall_ratio("re-ingest wall vs fresh ingest", "reingest", "ingest", 1.0)
+    wall_ratio("re-ingest wall vs fresh ingest", "reingest", "ingest", 0.5)
+    wall_ratio("every record changed, wall vs fresh ingest", "changed", "ingest", 2.0)
     # Issue 23: the body is read while it downloads, so a poll costs what reading the file does.
     wall_ratio("loopback HTTP wall vs file ingest", "http", "ingest", 1.1)
-    for key, mode in (("ingest", "fresh ingest"), ("reingest", "re-ingest"), ("http", "loopback HTTP")):
+    for key, mode in (("ingest", "fresh ingest"), ("reingest", "re-ingest"), ("changed", "every record changed"),
+                      ("http", "loopback HTTP")):
         if not wanted(key):
             continue
         cell = get(key)
@@ -528,17 +533,26 @@ PRAGMA wal_checkpoint(TRUNCATE);
 """
 
 
+def write_changed_feed(feed, out, every):
+    """Writes feed (a GITS response) to out with every `every`-th record's description changed."""
+    text = open(feed, encoding="utf-8").read()
+    items = text.split("<itemList>")
+    for i in range(1, len(items), every):
+        items[i] = items[i].replace("</inciDesc>", " (변경)</inciDesc>", 1)
+    with open(out, "w", encoding="utf-8") as f:
+        f.write("<itemList>".join(items))
+
+
+def cmd_changed_feed(args):
+    write_changed_feed(args.feed, args.out, 1)
+
+
 def growth_feeds(args):
     """The polled feed in two versions that differ in every GROWTH_CHANGED_EVERY-th record's description."""
     first = os.path.join(args.work, "poll-a.xml")
     subprocess.run([sys.executable, args.gen, str(GROWTH_POLL), first], check=True)
-    text = open(first, encoding="utf-8").read()
-    items = text.split("<itemList>")
-    for i in range(1, len(items), GROWTH_CHANGED_EVERY):
-        items[i] = items[i].replace("</inciDesc>", " (변경)</inciDesc>", 1)
     second = os.path.join(args.work, "poll-b.xml")
-    with open(second, "w", encoding="utf-8") as f:
-        f.write("<itemList>".join(items))
+    write_changed_feed(first, second, GROWTH_CHANGED_EVERY)
     return [first, second]
 
 
@@ -829,6 +843,10 @@ def main():
     p.add_argument("sql")
     p.add_argument("out")
     p.set_defaults(func=cmd_ceiling_source)
+    p = sub.add_parser("changed-feed", help="FEED with every record's description changed, to OUT")
+    p.add_argument("feed")
+    p.add_argument("out")
+    p.set_defaults(func=cmd_changed_feed)
     p = sub.add_parser("queries")
     p.add_argument("--incidents", required=True)
     p.add_argument("--sqlite3", default="sqlite3")

@@ -49,6 +49,40 @@ struct IngestTests {
         }
     }
 
+    @Test("a change writes each field that changed, an indexed one alone or all at once, and the row is found by it",
+          arguments: StoreKind.allCases)
+    func changedIndexedFields(kind: StoreKind) throws {
+        try withStore(kind) { store in
+            var current = incident("A")
+            current.roadRef = "고속국도1호선"  // from nil it would be filled in place (a migration's field)
+            _ = try counts(store, [current], at: t0)
+            // Each field an index holds (PollWriter.indexedColumns), then all of them and the text.
+            let changes: [(String, (inout Incident) -> Void)] = [
+                ("category", { $0.category = .roadwork }),
+                ("road", { $0.road = "영동고속도로" }),
+                ("road_ref", { $0.roadRef = "고속국도50호선" }),
+                ("started_at", { $0.startedAt = UTCInstant(rfc3339: "2023-03-21T06:00:00Z") }),
+                ("ended_at", { $0.endedAt = UTCInstant(rfc3339: "2023-03-21T07:00:00Z") }),
+                ("validity", { $0.validity = .suspended }),
+                ("all", {
+                    $0.category = .closure; $0.road = "서해안고속도로"; $0.roadRef = nil; $0.validity = nil
+                    $0.startedAt = UTCInstant(rfc3339: "2023-03-22T01:00:00Z"); $0.endedAt = nil; $0.description = "[도로폐쇄] 전면 통제"
+                }),
+            ]
+            for (revision, (name, change)) in changes.enumerated() {
+                change(&current)
+                let at = t0.adding(seconds: Int64(60 * (revision + 1)))
+                #expect(try counts(store, [current], at: at) == IngestCounts(fetched: 1, updated: 1), "\(name)")
+                let row = try #require(try allRows(store).first)
+                #expect(row.incident == current, "\(name)")
+                #expect(row.revision == revision + 2, "\(name)")
+                var byRoad = IncidentQuery(now: t2)
+                byRoad.roadContains = current.road
+                #expect(try list(store, byRoad).map(\.incident.externalID) == ["A"], "\(name)")
+            }
+        }
+    }
+
     @Test("a row stored before migrations added fields (road_ref, geometry, validity) takes them in place: no revision, counted unchanged (issue 20)",
           arguments: StoreKind.allCases)
     func addedFieldsFilled(kind: StoreKind) throws {
