@@ -29,8 +29,9 @@ extension ListingRow {
 /// A store that can hand the rows of a listing in place (``ListingRow``).
 public protocol ListingRowReader: IncidentReader {
     /// Calls `row` for each row ``IncidentReader/forEachIncident(matching:_:)`` would give for
-    /// `query` (the same statement: same rows, same order), as the statement holds it. The
-    /// row's selected columns are the lifecycle columns and every column of ``IncidentField/content``.
+    /// `query` (the same statement: same rows, same order), as the statement holds it: the
+    /// same ``ListingRow`` each time, at the next row. Its selected columns are the lifecycle
+    /// columns and every column of ``IncidentField/content``.
     /// - Throws: as ``IncidentReader/forEachIncident(matching:_:)``.
     func forEachListingRow(matching query: IncidentQuery, _ row: (any ListingRow) throws -> Void) throws
 }

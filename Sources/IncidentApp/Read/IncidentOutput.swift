@@ -241,11 +241,18 @@ extension StoredTextWriter {
 
 /// The stored-text columns of the current row of a listing, read in place
 /// (``ListingRow``): for each column of ``IncidentOutput/listColumns(withDistance:)``, by
-/// position, its bytes when ``IncidentOutput/Column/isStoredText``.
-struct StoredTexts {
+/// position, its bytes when ``IncidentOutput/Column/isStoredText``. One per listing (its
+/// statement holds each row in turn): a class, so that passing it on per row copies no
+/// existential and no array.
+final class StoredTexts {
     let row: any ListingRow
     /// The row's column of each list column that is stored text; -1 for the others.
     let columns: [Int32]
+
+    init(row: any ListingRow, columns: [Int32]) {
+        self.row = row
+        self.columns = columns
+    }
 
     /// Resolves the columns of `listColumns` in `row`'s statement (once per listing).
     /// - Throws: ``QueryError`` when the store's row lacks a column (a programming error).

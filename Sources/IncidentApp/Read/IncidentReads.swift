@@ -23,16 +23,17 @@ enum IncidentReads {
     /// - Throws: as ``list(_:_:_:)``.
     static func listRows(_ reader: any ListingRowReader, _ query: IncidentQuery,
                          _ row: (ListedIncident, StoredTexts) throws -> Void) throws {
-        var resolved: (decoder: StoredRowDecoder, texts: [Int32])?
+        var resolved: (decoder: StoredRowDecoder, texts: StoredTexts)?
         try reader.forEachListingRow(matching: query) { listing in
             if resolved == nil {
                 resolved = (try StoredRowDecoder { name in
                     guard let index = listing.columnIndex(name) else { throw QueryError("the store's rows have no column \(name)") }
                     return index
-                }, try StoredTexts.columns(of: IncidentOutput.listColumns(withDistance: query.near != nil), in: listing))
+                }, StoredTexts(row: listing, columns: try StoredTexts.columns(of: IncidentOutput.listColumns(withDistance: query.near != nil),
+                                                                              in: listing)))
             }
             let (decoder, texts) = resolved!
-            try row(ListedIncident(decoder.stored(listing, plainTexts: false), query: query), StoredTexts(row: listing, columns: texts))
+            try row(ListedIncident(decoder.stored(listing, plainTexts: false), query: query), texts)
         }
     }
 

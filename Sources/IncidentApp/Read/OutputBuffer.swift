@@ -17,7 +17,9 @@ protocol ByteSink {
 /// The context's stdout.
 struct StandardOutputSink: ByteSink {
     let context: Context
-    func write(_ chunk: [UInt8]) { context.output(String(decoding: chunk, as: UTF8.self)) }
+    func write(_ chunk: [UInt8]) {
+        if let bytes = context.outputBytes { bytes(chunk) } else { context.output(String(decoding: chunk, as: UTF8.self)) }
+    }
 }
 
 /// A sink that keeps every byte in memory (tests, and answers small enough to hold).
