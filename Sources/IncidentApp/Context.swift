@@ -8,6 +8,10 @@ public struct Context: Sendable {
     public var clock: UTCClock
     /// Writes data (the command's result) to stdout.
     public var output: @Sendable (String) -> Void
+    /// Writes UTF-8 bytes to the same stdout as ``output``, without making a String of them
+    /// (an export of every row writes hundreds of MB); nil in tests that capture ``output``,
+    /// where ``StandardOutputSink`` hands the bytes to it as text.
+    var outputBytes: (@Sendable ([UInt8]) -> Void)?
     /// This machine's name (gethostname(2)), recorded with each run; nil in tests.
     var host: String?
     /// stderr is the systemd journal: log lines carry `<N>` priority prefixes (``JournalStream``).
@@ -36,6 +40,7 @@ public struct Context: Sendable {
         var context = Context(environment: ProcessInfo.processInfo.environment, clock: .system, output: { text in
             FileHandle.standardOutput.write(Data(text.utf8))
         })
+        context.outputBytes = { bytes in FileHandle.standardOutput.write(Data(bytes)) }
         context.stderrIsJournal = JournalStream.isStandardError(context.environment)
         context.outputIsTerminal = isatty(STDOUT_FILENO) == 1
         Stores.registerSecrets(environment: context.environment)

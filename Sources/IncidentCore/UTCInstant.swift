@@ -40,6 +40,13 @@ public struct UTCInstant: Hashable, Comparable, Sendable, CustomStringConvertibl
         self = parsed
     }
 
+    /// Parses RFC 3339 text given as its UTF-8 bytes (a stored column read in place), as
+    /// ``init(rfc3339:)`` does.
+    public init?(rfc3339 bytes: UnsafeBufferPointer<UInt8>) {
+        guard let parsed = Self.parseRFC3339(bytes) else { return nil }
+        self = parsed
+    }
+
     private static func parseRFC3339(_ b: UnsafeBufferPointer<UInt8>) -> UTCInstant? {
         guard b.count >= 20,
               let year = Self.digits(b, 0, 4), b[4] == UInt8(ascii: "-"),

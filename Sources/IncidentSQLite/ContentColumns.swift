@@ -70,20 +70,7 @@ struct ContentColumns: Sendable {
         let columns: [[Int32]]
 
         func values(_ statement: Statement) -> [IncidentValue] {
-            zip(fields, columns).map { field, columns in
-                switch field.storage {
-                case .text:
-                    return statement.string(at: columns[0]).map(IncidentValue.text) ?? .null
-                case .instant:
-                    return statement.instant(at: columns[0]).map(IncidentValue.instant) ?? .null
-                case .coordinate:
-                    guard let latitude = statement.double(at: columns[0]), let longitude = statement.double(at: columns[1]),
-                          let coordinate = Coordinate(latitude: latitude, longitude: longitude) else { return .null }
-                    return .coordinate(coordinate)
-                case .geometry:
-                    return statement.string(at: columns[0]).flatMap(Geometry.init(geoJSON:)).map(IncidentValue.geometry) ?? .null
-                }
-            }
+            zip(fields, columns).map { field, columns in field.value(in: statement, columns: columns) }
         }
     }
 

@@ -1,20 +1,33 @@
 import Foundation
 import IncidentCore
 
-extension SQLiteStore: IncidentReader {
+extension SQLiteStore: IncidentReader, ListingRowReader {
     /// The lifecycle columns selected with the content columns.
     static let lifecycleColumns = "id, source, external_id, revision, first_seen_at, last_seen_at, cleared_at"
 
     /// Reads in one snapshot (a read transaction): the road names and search estimates that
     /// shape the statement are those of the rows it reads.
     public func forEachIncident(matching query: IncidentQuery, _ row: (StoredIncident) throws -> Void) throws {
+        var decode: StoredRow?
+        try eachListed(query) { statement in
+            if decode == nil { decode = try StoredRow(statement, columns: columns) }
+            try row(decode!.stored(statement))
+        }
+    }
+
+    /// The rows of ``forEachIncident(matching:_:)`` as its statement holds them.
+    public func forEachListingRow(matching query: IncidentQuery, _ row: (any ListingRow) throws -> Void) throws {
+        try eachListed(query, row)
+    }
+
+    /// Steps the statement of a listing in one snapshot, calling `row` at each row.
+    private func eachListed(_ query: IncidentQuery, _ row: (Statement) throws -> Void) throws {
         try withDatabase { db in
             try db.readTransaction {
                 let (sql, arguments, _) = try listing(query, db: db)
                 let statement = try db.prepare(sql)
                 try statement.bind(arguments)
-                let decode = try StoredRow(statement, columns: columns)
-                while try statement.step() { try row(decode.stored(statement)) }
+                while try statement.step() { try row(statement) }
             }
         }
     }
@@ -194,27 +207,16 @@ extension SQLiteStore: IncidentReader {
 }
 
 /// Decodes incidents from a statement that selected the lifecycle and content columns,
-/// with the column indexes resolved once.
+/// with the column indexes resolved once (``StoredRowDecoder``).
 struct StoredRow {
-    let decoder: ContentColumns.Decoder
-    let id, source, externalID, revision, firstSeenAt, lastSeenAt, clearedAt: Int32
+    let decoder: StoredRowDecoder
 
     init(_ statement: Statement, columns: ContentColumns) throws {
-        decoder = try columns.decoder(for: statement)
-        (id, source, externalID, revision) = (try statement.column("id"), try statement.column("source"),
-                                              try statement.column("external_id"), try statement.column("revision"))
-        (firstSeenAt, lastSeenAt, clearedAt) = (try statement.column("first_seen_at"), try statement.column("last_seen_at"),
-                                                try statement.column("cleared_at"))
+        decoder = try StoredRowDecoder(fields: columns.fields, column: statement.column)
     }
 
     func stored(_ s: Statement) -> StoredIncident {
-        StoredIncident(
-            id: s.int64(at: id) ?? 0,
-            incident: Incident(source: s.string(at: source) ?? "", externalID: s.string(at: externalID) ?? "",
-                               values: decoder.values(s), fields: decoder.fields),
-            firstSeenAt: s.instant(at: firstSeenAt) ?? UTCInstant(secondsSince1970: 0),
-            lastSeenAt: s.instant(at: lastSeenAt) ?? UTCInstant(secondsSince1970: 0),
-            clearedAt: s.instant(at: clearedAt), revision: s.int(at: revision) ?? 1)
+        decoder.stored(s)
     }
 }
 

@@ -8,7 +8,7 @@ internal import CSQLite3
 /// arity check (``bind(_:)``, as GRDB's `StatementArguments`: every parameter bound, no
 /// unknown name), or one by one through a ``Parameter`` resolved once (hot paths).
 /// Result columns are read by name through ``column(_:)``.
-public final class Statement {
+public final class Statement: ListingRow {
     let handle: OpaquePointer
     unowned let database: Database
     /// The SQL text, for error messages.
@@ -185,14 +185,15 @@ public final class Statement {
         sqlite3_column_type(handle, column) == SQLITE_NULL
     }
 
-    public func string(at column: Int32) -> String? {
+    /// The column's bytes as `sqlite3_column_text` gives them (``ListingRow``; `string(at:)`
+    /// and `instant(at:)` read through it).
+    public func text(at column: Int32) -> UnsafeBufferPointer<UInt8>? {
         guard let text = sqlite3_column_text(handle, column) else { return nil }
-        let count = Int(sqlite3_column_bytes(handle, column))
-        return String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self)
+        return UnsafeBufferPointer(start: text, count: Int(sqlite3_column_bytes(handle, column)))
     }
 
-    public func instant(at column: Int32) -> UTCInstant? {
-        string(at: column).flatMap { UTCInstant(rfc3339: $0) }
+    public func columnIndex(_ name: String) -> Int32? {
+        columnIndexes[name]
     }
 
     public func int64(at column: Int32) -> Int64? {

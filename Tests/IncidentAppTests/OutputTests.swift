@@ -2,6 +2,7 @@ import Foundation
 @testable import IncidentApp
 import IncidentCore
 import IncidentJSON
+import IncidentSQLite
 import TestSupport
 import Testing
 
@@ -157,5 +158,109 @@ struct OutputTests {
 
             """)
         for line in chart.split(separator: "\n") { #expect(TextTable.displayWidth(String(line)) <= 20) }
+    }
+}
+
+/// The fast path of exports (issue 23): rows read in place from the SQLite statement, stored
+/// texts written as their bytes, against the path that decodes every incident.
+@Suite("Exports from rows read in place")
+struct StoredTextExportTests {
+    static let t0 = UTCInstant(rfc3339: "2024-01-01T00:00:00Z")!
+
+    /// Incidents with every column set in some and absent in others: Hangul, quotes, commas,
+    /// CR and LF, JSON escapes, a formula start, empty text, a line geometry, each status.
+    static let incidents: [Incident] = {
+        var all: [Incident] = []
+        var full = Incident(source: "gits", externalID: "A,1", category: .accident, providerCategory: "사고 \"추돌\"",
+                            description: "say \"hi\", 경부\r\nnext line", road: "경부고속도로", roadRef: "고속국도1호선",
+                            location: "(서울방향) 수원IC → 신갈JC", direction: "서울방향", restriction: "1차로, 2차로",
+                            coordinate: Coordinate(latitude: 37.2636, longitude: 127.0286), linkID: "1234567",
+                            startedAt: t0.adding(seconds: -3600), confirmedAt: t0.adding(seconds: -1800),
+                            expectedEndAt: t0.adding(seconds: 7200), endedAt: nil)
+        full.validity = nil
+        all.append(full)
+        all.append(Incident(source: "gits", externalID: "B", category: .other))  // every content field absent
+        var zone = Incident(source: "wzdx", externalID: "W\"1", category: .roadwork, description: "=1+1 back\\slash\ttab\u{01}",
+                            road: "", startedAt: t0.adding(seconds: 86_400))
+        zone.setGeometry(.lineString([Coordinate(latitude: 37.20, longitude: 127.00)!, Coordinate(latitude: 37.30, longitude: 127.10)!]))
+        all.append(zone)
+        var suspended = Incident(source: "datex2", externalID: "S", category: .closure, description: "@planned",
+                                 coordinate: Coordinate(latitude: -33.9, longitude: -73.95), startedAt: t0.adding(seconds: -60))
+        suspended.validity = .suspended
+        all.append(suspended)
+        all.append(Incident(source: "its", externalID: "E", category: .weather, description: "-ended", road: "강변북로",
+                            coordinate: Coordinate(latitude: 37.5, longitude: 127.0), startedAt: t0.adding(seconds: -7200),
+                            endedAt: t0.adding(seconds: -60)))
+        return all
+    }()
+
+    /// A database of ``incidents`` (the last one cleared by a second complete poll of its
+    /// source), then values only other writers leave: a category this version does not know, an
+    /// RFC 3339 time with an offset, a coordinate with one NULL degree, GeoJSON spaced otherwise.
+    static func database() throws -> SQLiteStore {
+        let path = try TestPaths.temporaryDirectory("stored-texts").appendingPathComponent("db.sqlite").path
+        let store = try SQLiteStore(path: path, clock: .fixed(t0))
+        for source in ["gits", "wzdx", "datex2", "its"] {
+            _ = try store.ingest(PollContext(source: source, startedAt: t0)) { sink in
+                for incident in incidents where incident.source == source { try sink.upsert(incident) }
+                return .complete
+            }
+        }
+        _ = try store.ingest(PollContext(source: "its", startedAt: t0.adding(seconds: 60))) { sink in
+            try sink.upsert(Incident(source: "its", externalID: "F", category: .congestion))
+            return .complete
+        }
+        let db = try Database(path: path)
+        try db.execute("""
+            UPDATE incidents SET category = 'no-such-category', started_at = '2024-01-01T09:00:00+09:00' WHERE external_id = 'B';
+            UPDATE incidents SET latitude = NULL WHERE external_id = 'S';
+            UPDATE incidents SET geometry = '{ "type" : "LineString", "coordinates" : [ [127.0, 37.2], [127.1, 37.3] ] }' WHERE source = 'wzdx';
+            """)
+        return store
+    }
+
+    /// `format`'s output of `query` through the decoded path (`fast` false) or the fast one.
+    static func export(_ store: SQLiteStore, _ format: IncidentOutput.Format, _ query: IncidentQuery, fast: Bool) throws -> [UInt8] {
+        let sink = GrowingBuffer()
+        let settings = IncidentOutput.Settings(width: 120, zone: DisplayZone(identifier: "Asia/Seoul")!, withDistance: query.near != nil)
+        var writer = try #require(IncidentOutput.writer(format, to: OutputBuffer(sink), settings) as? any StoredTextWriter)
+        if fast {
+            try IncidentReads.listRows(store, query) { try writer.write($0, texts: $1) }
+        } else {
+            try IncidentReads.list(store, query) { try writer.write($0) }
+        }
+        try writer.finish()
+        return sink.bytes
+    }
+
+    @Test("csv, csv-excel, json, ndjson and geojson from rows read in place are byte for byte the decoded path's",
+          arguments: [IncidentOutput.Format.csv, .csvExcel, .json, .ndjson, .geojson])
+    func sameBytes(format: IncidentOutput.Format) throws {
+        let store = try Self.database()
+        var near = IncidentQuery(now: Self.t0)
+        near.near = Coordinate(latitude: 37.0, longitude: 127.0)
+        near.radiusMeters = 20_000_000
+        near.order = .distance
+        for query in [IncidentQuery(now: Self.t0), near] {
+            let decoded = try Self.export(store, format, query, fast: false)
+            #expect(try Self.export(store, format, query, fast: true) == decoded)
+            #expect(String(decoding: decoded, as: UTF8.self).contains("경부고속도로"))
+        }
+    }
+
+    @Test("the fast path's csv: quoting, absent values, normalized category, time and coordinates as the decoded path writes them")
+    func csvValues() throws {
+        let text = String(decoding: try Self.export(Self.database(), .csv, IncidentQuery(now: Self.t0, order: .source), fast: true), as: UTF8.self)
+        let lines = text.components(separatedBy: "\r\n")
+        #expect(lines[0] == "id,source,external_id,category,provider_category,description,road,location,direction,restriction,"
+                + "latitude,longitude,link_id,started_at,confirmed_at,expected_end_at,ended_at,road_ref,geometry,validity,"
+                + "first_seen_at,last_seen_at,cleared_at,revision,status")
+        #expect(text.contains("1,gits,\"A,1\",accident,\"사고 \"\"추돌\"\"\",\"say \"\"hi\"\", 경부\r\nnext line\",경부고속도로,"
+                              + "(서울방향) 수원IC → 신갈JC,서울방향,\"1차로, 2차로\",37.2636,127.0286,1234567,2023-12-31T23:00:00Z,"
+                              + "2023-12-31T23:30:00Z,2024-01-01T02:00:00Z,,고속국도1호선,,,2024-01-01T00:00:00Z,2024-01-01T00:00:00Z,,1,active\r\n"))
+        #expect(text.contains("\r\n2,gits,B,other,,,,,,,,,,2024-01-01T00:00:00Z,,,,,,,2024-01-01T00:00:00Z,2024-01-01T00:00:00Z,,1,active\r\n"))
+        #expect(text.contains("\r\n4,datex2,S,closure,,@planned,,,,,,,,2023-12-31T23:59:00Z,,,,,,suspended,"))
+        #expect(text.contains(",its,E,weather,,-ended,강변북로,,,,37.5,127.0,,2023-12-31T22:00:00Z,,,2023-12-31T23:59:00Z,,,,"
+                              + "2024-01-01T00:00:00Z,2024-01-01T00:00:00Z,2024-01-01T00:01:00Z,1,cleared\r\n"))
     }
 }

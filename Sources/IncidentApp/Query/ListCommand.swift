@@ -48,12 +48,21 @@ enum ListCommand {
                 if let instant = query.query.listedAt {
                     try ListAtMoment.show(reader, at: instant, zone: query.zone, onStdout: format == .table, context)
                 }
-                try IncidentReads.list(reader, query.query) { row in
-                    if let page, shown == page { return more += 1 }
-                    shown += 1
-                    try writer.write(row)
+                if var fast = writer as? any StoredTextWriter, let rows = reader as? any ListingRowReader {
+                    // Exports from a store that reads rows in place: no String per stored text (issue 23).
+                    try IncidentReads.listRows(rows, query.query) { row, texts in
+                        shown += 1
+                        try fast.write(row, texts: texts)
+                    }
+                    try fast.finish()
+                } else {
+                    try IncidentReads.list(reader, query.query) { row in
+                        if let page, shown == page { return more += 1 }
+                        shown += 1
+                        try writer.write(row)
+                    }
+                    try writer.finish()
                 }
-                try writer.finish()
                 if shown == 0 { try explainEmpty(reader, arguments, query.zone, listedAt: query.query.listedAt, context) }
             }
         }

@@ -108,6 +108,10 @@ enum IncidentOutput {
     /// One output field: its name (snake_case, the database column's) and how a row gives it.
     struct Column<Row>: Sendable {
         let name: String
+        /// Whether the value is the store's text column `name` as it is stored (`.text`, absent
+        /// when NULL): the identity and the fields of ``IncidentField/textPath``. The fast path
+        /// of exports (``StoredTexts``) writes these columns' stored bytes, not `value`.
+        var isStoredText = false
         let value: @Sendable (Row) -> FieldValue
     }
 
@@ -116,14 +120,14 @@ enum IncidentOutput {
     /// the store adds. Built once; each row is read through these.
     static let storedColumns: [Column<StoredIncident>] = {
         var columns: [Column<StoredIncident>] = [
-            Column(name: "id") { .integer($0.id) }, Column(name: "source") { .text($0.incident.source) },
-            Column(name: "external_id") { .text($0.incident.externalID) },
+            Column(name: "id") { .integer($0.id) }, Column(name: "source", isStoredText: true) { .text($0.incident.source) },
+            Column(name: "external_id", isStoredText: true) { .text($0.incident.externalID) },
         ]
         for field in IncidentField.content {
             // A geometry is one output field; its bounding-box columns are the store's.
             let names = field.storage == .geometry ? [field.columns[0]] : field.columns
             for (index, name) in names.enumerated() {
-                columns.append(Column(name: name) { stored in
+                columns.append(Column(name: name, isStoredText: field.textPath != nil) { stored in
                     switch field.value(stored.incident) {
                     case .null:
                         switch field.storage {
@@ -149,7 +153,9 @@ enum IncidentOutput {
     /// The columns of `list`: ``storedColumns``, then `status` and, with `withDistance`,
     /// `distance_m` (whole meters).
     static func listColumns(withDistance: Bool) -> [Column<ListedIncident>] {
-        var columns = storedColumns.map { column in Column<ListedIncident>(name: column.name) { column.value($0.stored) } }
+        var columns = storedColumns.map { column in
+            Column<ListedIncident>(name: column.name, isStoredText: column.isStoredText) { column.value($0.stored) }
+        }
         columns.append(Column(name: "status") { .text($0.status.rawValue) })
         if withDistance {
             columns.append(Column(name: "distance_m") { row in row.distanceMeters.map { .integer(Int64($0.rounded())) } ?? .number(nil) })
@@ -178,6 +184,21 @@ enum IncidentOutput {
 
     /// Writes `"key": value` of a JSON object on one line, after `, ` unless `first`.
     static func writeMember(_ key: String, _ value: FieldValue, first: Bool, to out: inout OutputBuffer) throws {
+        try writeKey(key, first: first, to: &out)
+        try value.writeJSON(to: &out)
+    }
+
+    /// Writes list column `column` (at `position` of the list's columns) of `row` as a member:
+    /// from `texts` when it is stored text and they are given (the fast path), else its value.
+    static func writeMember(_ column: Column<ListedIncident>, _ position: Int, of row: ListedIncident, _ texts: StoredTexts?,
+                            first: Bool, to out: inout OutputBuffer) throws {
+        guard let texts, column.isStoredText else { return try writeMember(column.name, column.value(row), first: first, to: &out) }
+        try writeKey(column.name, first: first, to: &out)
+        if let text = texts.text(position) { try out.writeJSONString(utf8: text) } else { try out.write("null") }
+    }
+
+    /// Writes `"key": ` after `, ` unless `first`.
+    private static func writeKey(_ key: String, first: Bool, to out: inout OutputBuffer) throws {
         if !first {
             out.write(ascii: ",")
             out.write(ascii: " ")
@@ -187,7 +208,6 @@ enum IncidentOutput {
         out.write(ascii: "\"")
         out.write(ascii: ":")
         out.write(ascii: " ")
-        try value.writeJSON(to: &out)
     }
 
     /// `350 m`, `1.2 km`, `123 km`.
@@ -205,9 +225,54 @@ protocol IncidentWriter {
     mutating func finish() throws
 }
 
+/// A writer that also takes the fast path of exports (``IncidentReads/listRows(_:_:_:)``):
+/// a row whose stored-text columns (``IncidentOutput/Column/isStoredText``) are absent from
+/// `row` and given as the store's bytes in `texts`. Its output is byte for byte that of
+/// ``IncidentWriter/write(_:)`` of the whole incident.
+protocol StoredTextWriter: IncidentWriter {
+    mutating func write(_ row: ListedIncident, texts: StoredTexts?) throws
+}
+
+extension StoredTextWriter {
+    mutating func write(_ row: ListedIncident) throws {
+        try write(row, texts: nil)
+    }
+}
+
+/// The stored-text columns of the current row of a listing, read in place
+/// (``ListingRow``): for each column of ``IncidentOutput/listColumns(withDistance:)``, by
+/// position, its bytes when ``IncidentOutput/Column/isStoredText``. One per listing (its
+/// statement holds each row in turn): a class, so that passing it on per row copies no
+/// existential and no array.
+final class StoredTexts {
+    let row: any ListingRow
+    /// The row's column of each list column that is stored text; -1 for the others.
+    let columns: [Int32]
+
+    init(row: any ListingRow, columns: [Int32]) {
+        self.row = row
+        self.columns = columns
+    }
+
+    /// Resolves the columns of `listColumns` in `row`'s statement (once per listing).
+    /// - Throws: ``QueryError`` when the store's row lacks a column (a programming error).
+    static func columns(of listColumns: [IncidentOutput.Column<ListedIncident>], in row: any ListingRow) throws -> [Int32] {
+        try listColumns.map { column in
+            guard column.isStoredText else { return -1 }
+            guard let index = row.columnIndex(column.name) else { throw QueryError("the store's rows have no column \(column.name)") }
+            return index
+        }
+    }
+
+    /// The bytes of list column `position`, nil when NULL.
+    func text(_ position: Int) -> UnsafeBufferPointer<UInt8>? {
+        row.text(at: columns[position])
+    }
+}
+
 /// `json`: an array with one object per line, written as rows come; `ndjson`: one object per
 /// line (RFC 8259 objects; newline-delimited JSON).
-struct JSONWriter: IncidentWriter {
+struct JSONWriter: StoredTextWriter {
     private var out: OutputBuffer
     let lines: Bool
     let columns: [IncidentOutput.Column<ListedIncident>]
@@ -219,11 +284,11 @@ struct JSONWriter: IncidentWriter {
         columns = IncidentOutput.listColumns(withDistance: withDistance)
     }
 
-    mutating func write(_ row: ListedIncident) throws {
+    mutating func write(_ row: ListedIncident, texts: StoredTexts?) throws {
         if !lines { try out.write(count == 0 ? "[\n  " : ",\n  ") }
         out.write(ascii: "{")
         for (index, column) in columns.enumerated() {
-            try IncidentOutput.writeMember(column.name, column.value(row), first: index == 0, to: &out)
+            try IncidentOutput.writeMember(column, index, of: row, texts, first: index == 0, to: &out)
         }
         out.write(ascii: "}")
         if lines { out.write(ascii: "\n") }
@@ -243,7 +308,7 @@ struct JSONWriter: IncidentWriter {
 /// with `'` (OWASP "CSV Injection": a spreadsheet would run it as a formula; numbers and times
 /// written by this program are left as they are); and after each UTC time column, the same
 /// time as local wall-clock time in `--tz` (`started_at (+09:00)`: `2024-01-01 08:10:00`).
-struct CSVWriter: IncidentWriter {
+struct CSVWriter: StoredTextWriter {
     private var out: OutputBuffer
     let columns: [IncidentOutput.Column<ListedIncident>]
     /// Non-nil for `csv-excel`: the zone of the local-time columns.
@@ -274,14 +339,18 @@ struct CSVWriter: IncidentWriter {
         try out.write("\r\n")
     }
 
-    mutating func write(_ row: ListedIncident) throws {
+    mutating func write(_ row: ListedIncident, texts: StoredTexts?) throws {
         if !started { try header() }
         for (index, column) in columns.enumerated() {
             if index > 0 { out.write(ascii: ",") }
+            if let texts, column.isStoredText {
+                if let text = texts.text(index) { try writeText(text) }
+                continue
+            }
             switch column.value(row) {
             case .text(let text?):
-                let guarded = spreadsheetZone != nil && text.utf8.first.map(Self.formulaStarts.contains) == true
-                try out.writeCSVField(guarded ? "'" + text : text)
+                var text = text
+                try text.withUTF8 { try writeText($0) }
             case .instant(let instant):
                 if let instant { out.writeRFC3339(instant) }
                 if let zone = spreadsheetZone {
@@ -296,6 +365,12 @@ struct CSVWriter: IncidentWriter {
         try out.write("\n")
     }
 
+    /// Writes feed text as a field, guarded for a spreadsheet (`'` first) when it starts like a formula.
+    private mutating func writeText(_ utf8: UnsafeBufferPointer<UInt8>) throws {
+        let guarded = spreadsheetZone != nil && utf8.first.map(Self.formulaStarts.contains) == true
+        try out.writeCSVField(utf8: utf8, prefix: guarded ? UInt8(ascii: "'") : nil)
+    }
+
     mutating func finish() throws {
         if !started { try header() }
         try out.flush()
@@ -307,16 +382,17 @@ struct CSVWriter: IncidentWriter {
 /// Point at its position in `[longitude, latitude]` order, WGS84; an incident without a
 /// position gets a null geometry, as §3.2 allows. The properties are the fields of `json`
 /// without the coordinates.
-struct GeoJSONWriter: IncidentWriter {
+struct GeoJSONWriter: StoredTextWriter {
     private var out: OutputBuffer
-    let properties: [IncidentOutput.Column<ListedIncident>]
+    /// The properties, each with its position among the list's columns (``StoredTexts``).
+    let properties: [(position: Int, column: IncidentOutput.Column<ListedIncident>)]
     private var count = 0
 
     init(_ out: OutputBuffer, withDistance: Bool) {
         self.out = out
-        properties = IncidentOutput.listColumns(withDistance: withDistance).filter {
-            !["latitude", "longitude", "geometry"].contains($0.name)
-        }
+        properties = IncidentOutput.listColumns(withDistance: withDistance).enumerated().filter {
+            !["latitude", "longitude", "geometry"].contains($0.element.name)
+        }.map { ($0.offset, $0.element) }
     }
 
     /// The RFC 7946 geometry object of an incident, or `null`.
@@ -325,12 +401,12 @@ struct GeoJSONWriter: IncidentWriter {
         return incident.coordinate.map { "{\"type\": \"Point\", \"coordinates\": [\($0.longitude), \($0.latitude)]}" } ?? "null"
     }
 
-    mutating func write(_ row: ListedIncident) throws {
+    mutating func write(_ row: ListedIncident, texts: StoredTexts?) throws {
         if count == 0 { try out.write("{\"type\": \"FeatureCollection\", \"features\": [\n") }
         try out.write((count == 0 ? "  " : ",\n  ") + "{\"type\": \"Feature\", \"id\": \(row.stored.id), \"geometry\": "
                       + Self.geometry(row.stored.incident) + ", \"properties\": {")
-        for (index, column) in properties.enumerated() {
-            try IncidentOutput.writeMember(column.name, column.value(row), first: index == 0, to: &out)
+        for (index, (position, column)) in properties.enumerated() {
+            try IncidentOutput.writeMember(column, position, of: row, texts, first: index == 0, to: &out)
         }
         try out.write("}}")
         count += 1

@@ -15,6 +15,28 @@ enum IncidentReads {
         try QueryIncidents(reader: reader).forEach(query) { try row(ListedIncident($0, query: query)) }
     }
 
+    /// `list` on the fast path of exports: the rows of ``list(_:_:_:)``, each with its
+    /// stored-text columns left out of the incident and given in place as the store holds them
+    /// (``StoredTexts``; a ``StoredTextWriter`` writes them), so that no String is built for
+    /// them. The rest of the incident (times, coordinates, category, status, distance) is
+    /// decoded as ``list(_:_:_:)`` decodes it.
+    /// - Throws: as ``list(_:_:_:)``.
+    static func listRows(_ reader: any ListingRowReader, _ query: IncidentQuery,
+                         _ row: (ListedIncident, StoredTexts) throws -> Void) throws {
+        var resolved: (decoder: StoredRowDecoder, texts: StoredTexts)?
+        try reader.forEachListingRow(matching: query) { listing in
+            if resolved == nil {
+                resolved = (try StoredRowDecoder { name in
+                    guard let index = listing.columnIndex(name) else { throw QueryError("the store's rows have no column \(name)") }
+                    return index
+                }, StoredTexts(row: listing, columns: try StoredTexts.columns(of: IncidentOutput.listColumns(withDistance: query.near != nil),
+                                                                              in: listing)))
+            }
+            let (decoder, texts) = resolved!
+            try row(ListedIncident(decoder.stored(listing, plainTexts: false), query: query), texts)
+        }
+    }
+
     /// `show`: one incident with its versions and what changed between them; nil when no
     /// incident has that id.
     static func show(_ reader: any IncidentReader, id: Int64, now: UTCInstant) throws -> IncidentDetail? {

@@ -17,7 +17,9 @@ protocol ByteSink {
 /// The context's stdout.
 struct StandardOutputSink: ByteSink {
     let context: Context
-    func write(_ chunk: [UInt8]) { context.output(String(decoding: chunk, as: UTF8.self)) }
+    func write(_ chunk: [UInt8]) {
+        if let bytes = context.outputBytes { bytes(chunk) } else { context.output(String(decoding: chunk, as: UTF8.self)) }
+    }
 }
 
 /// A sink that keeps every byte in memory (tests, and answers small enough to hold).
@@ -84,31 +86,41 @@ struct OutputBuffer {
     /// escaped. Most feed text needs no escape and is copied as it is.
     mutating func writeJSONString(_ text: String) throws {
         var text = text
-        let plain = text.withUTF8 { utf8 in
-            guard !utf8.contains(where: JSONString.mayEscape(utf8:)) else { return false }
-            bytes.append(0x22)
-            bytes.append(contentsOf: utf8)
-            bytes.append(0x22)
-            return true
+        try text.withUTF8 { try writeJSONString(utf8: $0) }
+    }
+
+    /// Appends UTF-8 text (a stored column read in place) as a JSON string, as ``writeJSONString(_:)``.
+    mutating func writeJSONString(utf8: UnsafeBufferPointer<UInt8>) throws {
+        guard !utf8.contains(where: JSONString.mayEscape(utf8:)) else {
+            return try write(JSONString.quoted(String(decoding: utf8, as: UTF8.self)))
         }
-        try write(plain ? "" : JSONString.quoted(text))
+        bytes.append(0x22)
+        bytes.append(contentsOf: utf8)
+        bytes.append(0x22)
+        if bytes.count >= Self.chunkBytes { try flush() }
     }
 
     /// Appends `text` as one CSV field (RFC 4180): as it is, or quoted with its quotes doubled
     /// when it holds a comma, a quote, CR or LF.
     mutating func writeCSVField(_ text: String) throws {
         var text = text
-        text.withUTF8 { utf8 in
-            if utf8.contains(where: { $0 == 0x2C || $0 == 0x22 || $0 == 0x0D || $0 == 0x0A }) {
-                bytes.append(0x22)
-                for byte in utf8 {
-                    if byte == 0x22 { bytes.append(0x22) }
-                    bytes.append(byte)
-                }
-                bytes.append(0x22)
-            } else {
-                bytes.append(contentsOf: utf8)
+        try text.withUTF8 { try writeCSVField(utf8: $0) }
+    }
+
+    /// Appends UTF-8 text as one CSV field, as ``writeCSVField(_:)``, after `prefix` (inside the
+    /// quotes when the field is quoted).
+    mutating func writeCSVField(utf8: UnsafeBufferPointer<UInt8>, prefix: UInt8? = nil) throws {
+        let quoted = utf8.contains(where: { $0 == 0x2C || $0 == 0x22 || $0 == 0x0D || $0 == 0x0A })
+        if quoted { bytes.append(0x22) }
+        if let prefix { bytes.append(prefix) }
+        if quoted {
+            for byte in utf8 {
+                if byte == 0x22 { bytes.append(0x22) }
+                bytes.append(byte)
             }
+            bytes.append(0x22)
+        } else {
+            bytes.append(contentsOf: utf8)
         }
         if bytes.count >= Self.chunkBytes { try flush() }
     }

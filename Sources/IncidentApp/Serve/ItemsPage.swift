@@ -154,7 +154,7 @@ struct ItemsPage {
             return HTTPResponse(status: 200, contentType: "text/html; charset=utf-8", text: text, route: "")
         }
         try? out.write("{\"type\": \"Feature\", \"id\": \(stored.id), \"geometry\": \(GeoJSONWriter.geometry(stored.incident)), \"properties\": {")
-        for (index, column) in GeoJSONWriter(out, withDistance: false).properties.enumerated() {
+        for (index, (_, column)) in GeoJSONWriter(out, withDistance: false).properties.enumerated() {
             try? IncidentOutput.writeMember(column.name, column.value(row), first: index == 0, to: &out)
         }
         try? out.write("}, \"links\": \(OGC.links(links))}\n")
