@@ -85,7 +85,7 @@ enum PollTransitionLog {
                 """, named: history, context: context)
             try connection.query("""
                 UPDATE incidents SET cleared_at = CAST(:clearing AS timestamptz)
-                WHERE id IN (SELECT incident_id FROM poll_transitions WHERE phase = 4 AND kind = 'cleared')
+                WHERE id IN (SELECT incident_id FROM poll_transitions WHERE phase = 3)
                   AND NOT EXISTS (SELECT 1 FROM incident_transitions t WHERE t.incident_id = incidents.id
                       AND t.kind IN ('appeared', 'reopened') AND t.at > :at)
                 """, named: history, context: context)

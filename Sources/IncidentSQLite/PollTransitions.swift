@@ -131,7 +131,7 @@ enum PollTransitions {
             """, ["at": at, "clearing": clearing])
         try db.run("""
             UPDATE incidents SET cleared_at = :clearing
-            WHERE id IN (SELECT incident_id FROM temp.poll_transitions WHERE phase = 4 AND kind = 'cleared')
+            WHERE id IN (SELECT incident_id FROM temp.poll_transitions WHERE phase = 3)
               AND NOT EXISTS (SELECT 1 FROM incident_transitions t WHERE t.incident_id = incidents.id
                   AND t.kind IN ('appeared', 'reopened') AND t.at > :at)
             """, ["at": at, "clearing": clearing])
