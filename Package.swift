@@ -97,7 +97,7 @@ let package = Package(
         .testTarget(name: "IncidentFeedsTests", dependencies: ["IncidentFeeds", "IncidentCore", "IncidentXML", "IncidentJSON", "IncidentNetworking", "TestSupport"]),
         .testTarget(name: "IncidentAppTests", dependencies: ["IncidentApp", "IncidentCore", "IncidentFeeds", "IncidentJSON", "IncidentNetworking", "IncidentSQLite", "TestSupport"]),
         // The store ports' tests, one body per test run against SQLite and PostgreSQL.
-        .testTarget(name: "StoreConformanceTests", dependencies: ["IncidentSQLite", "IncidentPostgres", "IncidentCore", "TestSupport"]),
+        .testTarget(name: "StoreConformanceTests", dependencies: ["IncidentSQLite", "IncidentPostgres", "IncidentCore", "IncidentFeeds", "TestSupport"]),
         .testTarget(name: "EndToEndTests", dependencies: ["TestSupport", "IncidentSQLite", "IncidentCore"]),
 
         // `incidents serve`: libmicrohttpd (imported by IncidentHTTP only) and the HTTP server on it.

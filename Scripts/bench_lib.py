@@ -705,6 +705,14 @@ HISTORY_MOMENTS = 20
 HISTORY_AT_LIMIT_MS = 150.0
 HISTORY_MAP_INCIDENTS = 10000
 HISTORY_MAP_LIMIT_BYTES = 2_000_000
+HISTORY_TIMELINE_LIMIT_MS = 500.0
+HISTORY_LOG_SHARE_LIMIT = 0.10      # a poll's statements of the transition log, as a share of the poll
+HISTORY_POLL_RECORDS = 10000        # the polled feed of the log-share figure
+HISTORY_DELIVERY_LIMIT_S = 1.0      # commit to webhook, p95
+HISTORY_DELIVERY_POLLS = 20
+BENCH_KEY = "history-bench-key-22"  # the loopback feed's key (any value; the logs redact it)
+# The statements of the transition log (PollTransitions): the poll's collection, the log, the listed intervals.
+LOG_TABLES = ("poll_transitions", "incident_transitions", "incident_listed_open", "incident_listed_intervals", "interval_ends")
 
 
 def history_sql(n, now, rebuild):
@@ -831,10 +839,19 @@ def cmd_history(args):
     if size is not None:
         print("  map --timeline --limit %d: %s bytes (%.2f MB), %.1f s, peak RSS %.1f MiB"
               % (limit, format(size, ","), size / 1e6, wall, rss / 1024))
+    timeline = history_timeline(args, db, counts[2], counts[3], failures)
+    share = history_log_share(args, db, failures)
+    delivery = history_delivery(args, db, failures)
     print()
     at = walls["list --at T --limit 100"]
     p95 = percentile(at, 0.95) * 1000 if at else None
     print("targets:")
+    print("  %s  timeline --per hour over %d days, p95 whole-process  <= %.0f ms  %s" % (
+        verdict(timeline, HISTORY_TIMELINE_LIMIT_MS), HISTORY_SPAN_DAYS, HISTORY_TIMELINE_LIMIT_MS, figure(timeline, "%.1f ms")))
+    print("  %s  a poll's transition-log statements, share of the poll (worst of its two polls)  <= %.0f %%  %s" % (
+        verdict(share, HISTORY_LOG_SHARE_LIMIT * 100), HISTORY_LOG_SHARE_LIMIT * 100, figure(share, "%.1f %%")))
+    print("  %s  change delivery, commit to webhook, p95  <= %.1f s  %s" % (
+        verdict(delivery, HISTORY_DELIVERY_LIMIT_S), HISTORY_DELIVERY_LIMIT_S, figure(delivery, "%.3f s")))
     print("  %s  list --at T --limit 100, p95 whole-process  <= %.0f ms  %s" % (
         "PASS" if p95 is not None and p95 <= HISTORY_AT_LIMIT_MS else "MISS", HISTORY_AT_LIMIT_MS,
         "%.1f ms" % p95 if p95 is not None else "no figure"))
@@ -845,6 +862,254 @@ def cmd_history(args):
     for failure in failures:
         print("FAILED: " + failure)
     return 1 if failures else 0
+
+
+def verdict(value, limit):
+    return "PASS" if value is not None and value <= limit else "MISS"
+
+
+def figure(value, fmt):
+    return fmt % value if value is not None else "no figure"
+
+
+def history_timeline(args, db, first, last, failures):
+    """p95 whole-process ms of `incidents timeline --per hour` over the whole history (30 days), or None."""
+    out = os.path.join(args.work, "timeline.csv")
+    walls = []
+    for _ in range(args.rounds):
+        wall, _, _, status, err = timed([args.incidents, "timeline", "--per", "hour", "--since", first, "--until", last,
+                                         "--format", "csv", "--database", db], None, out)
+        rows = sum(1 for _ in open(out, encoding="utf-8")) - 1
+        if status != 0 or rows < HISTORY_SPAN_DAYS * 24:
+            failures.append("timeline --per hour: exit %d, %d rows: %s" % (status, rows, err[0]))
+        else:
+            walls.append(wall)
+    if not walls:
+        return None
+    print("  timeline --per hour --since %s --until %s (%d hours), %d rounds, whole-process wall ms: p50 %.1f   p95 %.1f   max %.1f"
+          % (first, last, rows, len(walls), percentile(walls, 0.5) * 1000, percentile(walls, 0.95) * 1000, max(walls) * 1000))
+    return percentile(walls, 0.95) * 1000
+
+
+def gits_items(n, seed, work):
+    """The itemList elements of a synthetic GITS feed of n records (../shared/bench/gen_gits_feed.py)."""
+    path = os.path.join(work, "items-%d-%d.xml" % (n, seed))
+    gen = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "bench", "gen_gits_feed.py")
+    subprocess.run([sys.executable, gen, str(n), path, "--seed", str(seed)], check=True)
+    text = open(path, encoding="utf-8").read()
+    return ["<itemList>" + part.split("</itemList>")[0] + "</itemList>" for part in text.split("<itemList>")[1:]]
+
+
+def gits_document(items):
+    return ('<?xml version="1.0" encoding="UTF-8" standalone="yes"?><ServiceResult><comMsgHeader/><msgHeader><headerCd>0</headerCd>'
+            '<headerMsg>정상적으로 처리되었습니다.</headerMsg><itemCount>%d</itemCount></msgHeader><msgBody>%s</msgBody></ServiceResult>'
+            % (len(items), "".join(items)))
+
+
+def revised(item):
+    return item.replace("통제,", "통제 (갱신),", 1)
+
+
+class Loopback:
+    """Scripts/loopback_server.py serving `routes` ({path: [spec, ...]}, each request the next spec, the last repeating)."""
+
+    def __init__(self, routes, work):
+        path = os.path.join(work, "routes-%d.json" % len(os.listdir(work)))
+        with open(path, "w") as f:
+            json.dump(routes, f)
+        script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "loopback_server.py")
+        self.process = subprocess.Popen([sys.executable, "-I", script, "--port", "0", "--bind", "127.0.0.1", "--routes", path,
+                                         "--exit-on-stdin-eof"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                        stderr=subprocess.DEVNULL, text=True)
+        self.port = int(self.process.stdout.readline().split()[1])
+
+    def url(self, path):
+        return "http://127.0.0.1:%d%s" % (self.port, path)
+
+    def requests(self, path):
+        import urllib.request
+        with urllib.request.urlopen(self.url("/__requests")) as response:
+            return [r for r in json.load(response) if r.get("path") == path]
+
+    def stop(self):
+        self.process.stdin.close()
+        self.process.terminate()
+        self.process.wait()
+
+
+def poll_config(work, name, base_url, interval=None, watch_url=None):
+    source = {"name": "live", "provider": "gits", "keyEnv": "GITS_SERVICE_KEY", "baseURL": base_url, "retry": {"maxRetries": 0}}
+    if interval:
+        source["interval"] = interval
+    config = {"sources": [source]}
+    if watch_url:
+        config["watches"] = [{"name": "bench", "url": watch_url, "secretEnv": "BENCH_HOOK_SECRET", "timeout": "10s"}]
+    path = os.path.join(work, name)
+    with open(path, "w") as f:
+        json.dump(config, f)
+    return path
+
+
+def copy_database(db, work):
+    copy = os.path.join(work, "poll.sqlite")
+    for suffix in ("", "-wal", "-shm"):
+        if os.path.exists(copy + suffix):
+            os.remove(copy + suffix)
+        if os.path.exists(db + suffix):
+            subprocess.run(["cp", "--reflink=auto", db + suffix, copy + suffix], check=True)
+    return copy
+
+
+def trace_times(path):
+    """(µs of the transition log's statements, µs of every statement) in an INCIDENTS_SQL_TRACE file. Statements a
+    virtual table runs on its shadow tables ('main'.'…_node', FTS5's data) are in their statement's time already."""
+    log = every = 0
+    text = open(path, encoding="utf-8", errors="replace").read()
+    heads = list(re.finditer(r"^-- (\d+) us\n", text, re.M))
+    for head, after in zip(heads, heads[1:] + [None]):
+        sql = text[head.end():after.start() if after else len(text)]
+        if "'main'." in sql or '"main".' in sql:
+            continue
+        micros = int(head.group(1))
+        every += micros
+        if any(table in sql for table in LOG_TABLES):
+            log += micros
+    return log, every
+
+
+def history_log_share(args, db, failures):
+    """A live poll (run --once over loopback HTTP) of HISTORY_POLL_RECORDS records into a copy of the history database,
+    then a second poll of the same feed with 5 % dropped (cleared), 5 % revised and 5 % new: the time its transition-log
+    statements took (INCIDENTS_SQL_TRACE, SQLite's own statement times) over the poll's whole-process wall (a run
+    without the trace), per round on a fresh copy. Returns the worst of the two polls' median shares, in %."""
+    n = HISTORY_POLL_RECORDS
+    items = gits_items(n + n // 20, 7, args.work)
+    first = items[:n]
+    second = [revised(item) if i % 20 == 7 else item for i, item in enumerate(first) if i % 20 != 3] + items[n:]
+    feeds = []
+    for name, chosen in (("first", first), ("second", second)):
+        path = os.path.join(args.work, "poll-%s.xml" % name)
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(gits_document(chosen))
+        feeds.append((name, path))
+    server = Loopback({"/%s/getIncidentInfo" % name: [{"status": 200, "bodyFile": path, "headers": {"Content-Type": "text/xml"}}]
+                       for name, path in feeds}, args.work)
+    env = dict(os.environ, GITS_SERVICE_KEY=BENCH_KEY)
+    shares = {name: [] for name, _ in feeds}
+    walls = {name: [] for name, _ in feeds}
+    try:
+        for _ in range(args.rounds):
+            for traced in (False, True):
+                copy = copy_database(db, args.work)
+                for name, _ in feeds:
+                    config = poll_config(args.work, "poll-%s.json" % name, server.url("/%s/" % name))
+                    trace = os.path.join(args.work, "trace-%s.sql" % name)
+                    if os.path.exists(trace):
+                        os.remove(trace)
+                    run_env = dict(env, INCIDENTS_SQL_TRACE=trace) if traced else env
+                    wall, _, _, status, err = timed([args.scheduler, "run", "--once", "--config", config, "--database", copy],
+                                                    None, os.path.join(args.work, "poll.out"), env=run_env)
+                    if status != 0:
+                        failures.append("poll %s%s: exit %d: %s" % (name, " (traced)" if traced else "", status, err[0]))
+                    elif not traced:
+                        walls[name].append(wall)
+                    elif walls[name]:
+                        log, _ = trace_times(trace)
+                        shares[name].append((log / 1e6, walls[name][-1]))
+    finally:
+        server.stop()
+    worst = None
+    for name, _ in feeds:
+        pairs = shares[name]
+        if not pairs:
+            continue
+        share = statistics.median(log / wall for log, wall in pairs) * 100
+        print("  poll %-6s (%s records, run --once over loopback into the history): wall p50 %.0f ms, its transition-log "
+              "statements p50 %.1f ms = %.1f %% of the poll" % (name, format(n if name == "first" else len(second), ","),
+              statistics.median(w for _, w in pairs) * 1000, statistics.median(l for l, _ in pairs) * 1000, share))
+        worst = share if worst is None else max(worst, share)
+    return worst
+
+
+def history_delivery(args, db, failures):
+    """Change delivery from commit to webhook: `run --loop` polls a 400-incident source every 2 s into a copy of the
+    history database, its answer changing at each poll (some incidents come and go, some are revised), with a watch
+    POSTing every transition to a receiver here. A reader polls the log every 5 ms for each cursor's commit (when it
+    first became visible); each POST's arrival minus that is one delivery's delay. Returns the p95 in seconds."""
+    import http.server
+    import sqlite3
+    import threading
+    arrivals = {}
+
+    class Receiver(http.server.BaseHTTPRequestHandler):
+        def do_POST(self):
+            now = time.time()
+            self.rfile.read(int(self.headers.get("Content-Length", 0)))
+            cursor = int(self.headers.get("X-Incidents-Cursor", "0"))
+            arrivals.setdefault(cursor, now)
+            self.send_response(200)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    receiver = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Receiver)
+    threading.Thread(target=receiver.serve_forever, daemon=True).start()
+    pool = gits_items(400, 11, args.work)
+    rnd = random.Random(22)
+    present, documents = set(range(300)), []
+    for _ in range(HISTORY_DELIVERY_POLLS + 5):
+        for i in rnd.sample(range(400), 6):
+            present ^= {i}
+        pool = [revised(item) if rnd.random() < 0.01 else item for item in pool]
+        documents.append({"status": 200, "body": gits_document([pool[i] for i in sorted(present)]),
+                          "headers": {"Content-Type": "text/xml"}})
+    server = Loopback({"/live/getIncidentInfo": documents}, args.work)
+    copy = copy_database(db, args.work)
+    visible, stop = {}, threading.Event()
+
+    def watch_commits():
+        connection = sqlite3.connect("file:%s?mode=ro" % copy, uri=True)
+        last = connection.execute("SELECT max(id) FROM incident_transitions").fetchone()[0] or 0
+        while not stop.is_set():
+            newest = connection.execute("SELECT max(id) FROM incident_transitions").fetchone()[0] or 0
+            now = time.time()
+            for cursor in range(last + 1, newest + 1):
+                visible[cursor] = now
+            last = newest
+            time.sleep(0.005)
+
+    watcher = threading.Thread(target=watch_commits, daemon=True)
+    watcher.start()
+    config = poll_config(args.work, "delivery.json", server.url("/live/"), interval="2s",
+                         watch_url="http://127.0.0.1:%d/hook" % receiver.server_address[1])
+    scheduler = subprocess.Popen([args.scheduler, "run", "--loop", "--config", config, "--database", copy],
+                                 stdout=subprocess.DEVNULL, stderr=open(os.path.join(args.work, "delivery.err"), "w"),
+                                 env=dict(os.environ, GITS_SERVICE_KEY=BENCH_KEY, BENCH_HOOK_SECRET="bench-hook-secret-22"))
+    deadline = time.time() + HISTORY_DELIVERY_POLLS * 2 * 3 + 60
+    polls = 0
+    try:
+        while time.time() < deadline and polls < HISTORY_DELIVERY_POLLS:
+            time.sleep(0.5)
+            polls = len(server.requests("/live/getIncidentInfo"))
+        time.sleep(3)  # the last poll's deliveries
+    finally:
+        scheduler.terminate()
+        scheduler.wait()
+        stop.set()
+        watcher.join()
+        server.stop()
+        receiver.shutdown()
+    delays = [arrivals[c] - visible[c] for c in sorted(arrivals) if c in visible]
+    if not delays:
+        failures.append("delivery: no transition delivered (see %s)" % os.path.join(args.work, "delivery.err"))
+        return None
+    undelivered = sum(1 for c in visible if c not in arrivals)
+    print("  delivery: %d transitions of %d polls POSTed (%d committed not delivered when stopped), commit to arrival: "
+          "p50 %.3f s   p95 %.3f s   max %.3f s" % (len(delays), polls, undelivered,
+                                                     percentile(delays, 0.5), percentile(delays, 0.95), max(delays)))
+    return percentile(delays, 0.95)
 
 
 def main():

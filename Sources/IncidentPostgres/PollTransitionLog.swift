@@ -55,7 +55,13 @@ enum PollTransitionLog {
                 """, named: values, context: context)
         } else {
             // History at its own time (see PollTransitions): the log's state of each listed
-            // incident at the poll's time.
+            // incident at the poll's time, and the clears of the source's first complete live
+            // poll after it.
+            let clearing = try connection.query("""
+                SELECT min(observed_at) FROM ingest_runs
+                WHERE source = :source AND status = 'succeeded' AND origin = 'live' AND id <> :run_id AND observed_at > :at
+                """, named: values, context: context).instant(0, 0)
+            let history = values.merging(["clearing": .optional(clearing)]) { $1 }
             try connection.query("""
                 INSERT INTO poll_transitions (phase, ord, incident_id, external_id, kind, at)
                 SELECT 3, id, id, external_id, CASE WHEN state IS NULL THEN 'appeared' ELSE 'reopened' END, :at FROM (
@@ -68,8 +74,28 @@ enum PollTransitionLog {
                     FROM incidents i
                     WHERE i.source = :source AND i.last_seen_run_id = :run_id
                       AND i.id NOT IN (SELECT incident_id FROM poll_transitions WHERE phase = 2)) listed
-                WHERE state IS NULL OR (state = 'cleared' AND later)
-                """, named: values, context: context)
+                WHERE state IS NULL OR (state = 'cleared' AND (later OR CAST(:clearing AS timestamptz) IS NOT NULL))
+                """, named: history, context: context)
+            guard clearing != nil else { return }
+            try connection.query("""
+                INSERT INTO poll_transitions (phase, ord, incident_id, external_id, kind, at)
+                SELECT 4, p.incident_id, p.incident_id, p.external_id, 'cleared', CAST(:clearing AS timestamptz) FROM poll_transitions p
+                WHERE p.phase = 3 AND NOT EXISTS (SELECT 1 FROM incident_transitions t WHERE t.incident_id = p.incident_id
+                    AND t.kind IN ('appeared', 'reopened') AND t.at > :at AND t.at <= :clearing)
+                """, named: history, context: context)
+            let clearedByHistory = """
+                id IN (SELECT incident_id FROM poll_transitions WHERE phase = 3)
+                  AND NOT EXISTS (SELECT 1 FROM incident_transitions t WHERE t.incident_id = incidents.id
+                      AND t.kind IN ('appeared', 'reopened') AND t.at > :at)
+                """
+            // The poll's count changes are applied by now: these clears move their `listed` keys
+            // themselves (PostgresCounts; only this source's keys, as the poll's own).
+            try PostgresCounts.apply("""
+                SELECT * FROM (\(PostgresCounts.keys(of: "(SELECT * FROM incidents WHERE cleared_at IS NULL AND \(clearedByHistory)) x", sign: -1))) k
+                WHERE dimension = 'listed'
+                """, history, connection: connection, context: context)
+            try connection.query("UPDATE incidents SET cleared_at = CAST(:clearing AS timestamptz) WHERE \(clearedByHistory)",
+                                 named: history, context: context)
         }
     }
 

@@ -100,8 +100,17 @@ enum PollTransitions {
         try db.run("DELETE FROM temp.poll_transitions")
     }
 
-    /// A replay's or a stale document's appearances and reopenings at its own time (see the type).
+    /// A replay's or a stale document's appearances and reopenings at its own time (see the type),
+    /// and the clears that end them: an incident it lists that the log does not show active then
+    /// was listed from that time until the source's first complete live poll after it
+    /// (``firstClearingPoll(after:)``), unless a listing at or before that poll continues it. An
+    /// incident only this document lists is cleared as of that poll (the present it has is that
+    /// poll's); one cleared before and listed again later keeps its present.
     private static func appendHistory(poll: PollContext, runID: Int64, db: Database) throws {
+        let at = SQLiteValue.text(poll.observedAt.rfc3339)
+        let arguments: [String: SQLiteValue] = ["at": at, "source": .text(poll.source), "run": .integer(runID)]
+        var clearing: SQLiteValue = .null
+        try db.query(firstClearingPoll(after: ":at"), arguments) { row in clearing = row.string(at: 0).map(SQLiteValue.text) ?? .null }
         try db.run("""
             INSERT INTO temp.poll_transitions (phase, ord, incident_id, external_id, kind, at)
             SELECT 3, id, id, external_id, CASE WHEN state IS NULL THEN 'appeared' ELSE 'reopened' END, :at FROM (
@@ -109,9 +118,34 @@ enum PollTransitions {
                 FROM incidents i
                 WHERE i.source = :source AND i.last_seen_run_id = :run
                   AND i.id NOT IN (SELECT incident_id FROM temp.poll_transitions WHERE phase = 2))
-            WHERE state IS NULL OR (state = 'cleared' AND later)
+            WHERE state IS NULL OR (state = 'cleared' AND (later OR :clearing IS NOT NULL))
             ORDER BY id
-            """, ["at": .text(poll.observedAt.rfc3339), "source": .text(poll.source), "run": .integer(runID)])
+            """, arguments.merging(["clearing": clearing]) { $1 })
+        guard case .text = clearing else { return }
+        try db.run("""
+            INSERT INTO temp.poll_transitions (phase, ord, incident_id, external_id, kind, at)
+            SELECT 4, p.incident_id, p.incident_id, p.external_id, 'cleared', :clearing FROM temp.poll_transitions p
+            WHERE p.phase = 3 AND NOT EXISTS (SELECT 1 FROM incident_transitions t WHERE t.incident_id = p.incident_id
+                AND t.kind IN ('appeared', 'reopened') AND t.at > :at AND t.at <= :clearing)
+            ORDER BY p.incident_id
+            """, ["at": at, "clearing": clearing])
+        try db.run("""
+            UPDATE incidents SET cleared_at = :clearing
+            WHERE id IN (SELECT incident_id FROM temp.poll_transitions WHERE phase = 3)
+              AND NOT EXISTS (SELECT 1 FROM incident_transitions t WHERE t.incident_id = incidents.id
+                  AND t.kind IN ('appeared', 'reopened') AND t.at > :at)
+            """, ["at": at, "clearing": clearing])
+    }
+
+    /// When the source's first complete live poll after `instant` (a parameter) was fetched, the
+    /// poll `:run` aside: the first that would have cleared what a document of that time listed
+    /// and it did not. NULL when none came after it (such history is left open only when the
+    /// incident is listed later; a stale document never reopens the present).
+    static func firstClearingPoll(after instant: String) -> String {
+        """
+        SELECT min(observed_at) FROM ingest_runs
+        WHERE source = :source AND status = 'succeeded' AND origin = 'live' AND id <> :run AND observed_at > \(instant)
+        """
     }
 
     /// The last lifecycle entry (appeared, reopened, cleared) of incident `i` at or before

@@ -1,3 +1,4 @@
+import Foundation
 import IncidentCore
 import TestSupport
 import Testing
@@ -55,28 +56,40 @@ struct ListAtTests {
         }
     }
 
-    @Test("for 300 moments over 80 polls (incomplete and failing ones among them), list --at equals the set the responses give",
+    @Test("30 days of polls derived from recorded GITS and WZDx responses (incomplete, failing, stale snapshots among them): at 1,000 random moments list --at equals the set the responses give",
           arguments: StoreKind.allCases)
-    func randomMoments(kind: StoreKind) throws {
-        let responses = Self.responses(seed: 22)
-        try withStore(kind) { store in
-            try Self.store(responses, in: store)
-            var random = SplitMix64(seed: 7)
-            let span = Int64(80 * 600)
-            var moments = (0..<280).map { _ in t0.adding(seconds: Int64.random(in: -600...span, using: &random)) }
-            moments += responses.prefix(20).map(\.at)
-            var differences = 0
-            for moment in moments {
-                var query = IncidentQuery(now: t0, order: .source)
-                query.listedAt = moment
-                let listed = Set(try list(store, query).map(\.incident.externalID))
-                if listed != Self.expected(responses, at: moment) { differences += 1 }
+    func monthOfPolls(kind: StoreKind) throws {
+        // A new month every run; LIST_AT_SEED=N repeats the one a failure names.
+        let seed = ProcessInfo.processInfo.environment["LIST_AT_SEED"].flatMap { UInt64($0) } ?? UInt64.random(in: 0...UInt64.max)
+        let month = try MonthOfPolls(seed: seed)
+        let listings = month.listings
+        let endings = Dictionary(grouping: month.responses, by: \.ending).mapValues(\.count)
+        try withStore(kind, clock: .fixed(MonthOfPolls.end)) { store in
+            try month.store(in: store, directory: try TestPaths.temporaryDirectory("month"))
+            var random = SplitMix64(seed: seed)
+            // Uniform moments, and a fifth exactly at a response's own time (where an interval opens or ends).
+            let moments = (0..<1000).map { index -> UTCInstant in
+                if index % 5 == 0 { return month.responses[Int.random(in: 0..<month.responses.count, using: &random)].fetchedAt }
+                return MonthOfPolls.start.adding(seconds: Int64.random(in: -3600...(30 * 86_400 + 3600), using: &random))
             }
-            #expect(moments.count == 300)
-            // Not a vacuous comparison: the sets vary, and incidents now cleared were listed then.
-            #expect(Set(moments.map { Self.expected(responses, at: $0) }).count > 50)
-            #expect(moments.contains { !Self.expected(responses, at: $0).isSubset(of: Self.expected(responses, at: t0.adding(seconds: span))) })
-            #expect(differences == 0)
+            var differences: [String] = []
+            for moment in moments {
+                var query = IncidentQuery(now: MonthOfPolls.end, order: .source)
+                query.listedAt = moment
+                let listed = Set(try list(store, query).map { "\($0.incident.source)/\($0.incident.externalID)" })
+                let expected = MonthOfPolls.expected(listings, endedAt: month.endedAt, at: moment)
+                if listed != expected {
+                    differences.append("\(moment.rfc3339): listed but not expected \(listed.subtracting(expected).sorted()), expected but not listed \(expected.subtracting(listed).sorted())")
+                }
+            }
+            #expect(differences.isEmpty, "seed \(seed) (LIST_AT_SEED=\(seed) repeats it): \(differences.count) of 1,000 moments differ; first: \(differences.prefix(5).joined(separator: "; "))")
+            // Not a vacuous comparison: every kind of response occurs, the sets vary, incidents
+            // now cleared were listed then, and the providers' ends cut some.
+            #expect(endings[.failed, default: 0] > 10 && endings[.incomplete, default: 0] > 10 && endings[.staleCopy, default: 0] > 5, "seed \(seed): \(endings)")
+            let sets = moments.map { MonthOfPolls.expected(listings, endedAt: month.endedAt, at: $0) }
+            #expect(Set(sets).count > 150, "seed \(seed)")
+            #expect(try integer(store, "SELECT count(*) FROM ingest_runs WHERE status = 'stale'") == month.evidence.filter(\.stale).count, "seed \(seed)")
+            #expect(try integer(store, "SELECT count(*) FROM incident_transitions WHERE kind = 'cleared'") ?? 0 > 50, "seed \(seed)")
         }
     }
 

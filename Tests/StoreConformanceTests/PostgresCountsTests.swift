@@ -64,6 +64,12 @@ struct PostgresCountsTests {
                                          stale: StaleDocument(publishedAt: t0, newestApplied: t2)),
                              ListProducer(records: [Self.incident("E0", category: .other)]).callAsFunction)
             try check("older replay, stale document")
+            // E5, listed only by a file replayed as of t0 + 1 min, is history: cleared as of the
+            // first complete live poll after that (t1), which did not list it.
+            try poll(store, [Self.incident("E5", category: .closure)], at: t2.adding(seconds: 120),
+                     origin: .file(path: "replay.xml", complete: false), observedAt: t0.adding(seconds: 60))
+            #expect(try list(store, IncidentQuery(now: t2)).first { $0.incident.externalID == "E5" }?.clearedAt == t1)
+            try check("a replay's incident cleared by the history rule")
             for minutes in [20, 30] {
                 try poll(store, [Self.incident("E0"), Self.incident("E4")], at: t2.adding(seconds: Int64(minutes) * 60), verdict: ResponseVerdict(pages: 2))
             }
@@ -75,7 +81,7 @@ struct PostgresCountsTests {
                                  ListProducer(records: [Self.incident("E8"), Self.incident("E0", road: "다른 도로"), Self.incident("E7")], failAfter: 2).callAsFunction)
             }
             #expect(try Self.stored(store) == before)
-            #expect(try store.prune(before: t2.adding(seconds: 7200)).incidents == 3)  // E1, E2, E3
+            #expect(try store.prune(before: t2.adding(seconds: 7200)).incidents == 4)  // E1, E2, E3, E5
             try check("prune")
             // E0 and E4 remain, listed.
             #expect(try Self.stored(store).filter { $0.hasPrefix("gits ") }

@@ -134,9 +134,10 @@ struct TransitionLogTests {
                 "appeared B 09:55 run@10:11",
                 "appeared C 09:55 run@10:11",
                 "appeared D 09:55 run@10:11",
-                "cleared D 10:03 run@10:03",
+                "cleared D 10:01 run@10:11",
             ])
-            // B is still cleared; D, listed only at 09:55, was cleared by the complete 10:03 copy.
+            // B is still cleared; D, listed only at 09:55, is cleared as of the complete poll of
+            // 10:01, the first after 09:55, which did not list it.
             #expect(try clearedIDs(store) == ["B", "D"])
         }
     }
@@ -200,6 +201,7 @@ struct TransitionLogTests {
             #expect(logged == [
                 "appeared A 10:00 run@10:00", "appeared B 10:00 run@10:00", "cleared B 10:05 run@10:10",
                 "appeared C 10:15 run@10:15", "appeared A 09:55 run@10:20", "appeared C 09:55 run@10:20",
+                "cleared C 10:00 run@10:20",
             ])
             let rebuilt = try Self.rebuiltLog(store, kind: kind)
             #expect(rebuilt == [
@@ -235,8 +237,8 @@ struct ListedIntervalTests {
         return try store.column(sql).map { $0 ?? "NULL" }
     }
 
-    /// The stale document and the replay of TransitionLogTests' history (appearances at 09:55, a
-    /// clear at 10:03 logged by a replay), then a live poll that reopens B.
+    /// The stale document and the replay of TransitionLogTests' history (appearances at 09:55, the
+    /// clear of D as of the first complete poll after them, 10:01), then a live poll that reopens B.
     static func polls(_ store: any TestStore) throws {
         try TimeOrderTests.poll(store, [.incident(incident("A", description: "old")), .incident(incident("B")), .incident(incident("C"))],
                                 published: "10:00", fetched: "10:01")
@@ -255,7 +257,7 @@ struct ListedIntervalTests {
             try Self.polls(store)
             // Each appearance or reopening, to the first clear of its incident after it.
             let expected = ["A 10:01–open", "B 10:01–10:06", "C 10:01–open", "A 09:55–open", "B 09:55–10:06", "C 09:55–open",
-                            "D 09:55–10:03", "B 10:20–open"]
+                            "D 09:55–10:01", "B 10:20–open"]
             #expect(try Self.intervals(store, kind: kind) == expected)
             func listed(_ time: String) throws -> [String] {
                 var query = IncidentQuery(now: TransitionLogTests.at("10:30"), order: .source)
@@ -264,7 +266,7 @@ struct ListedIntervalTests {
             }
             #expect(try listed("09:54") == [])
             #expect(try listed("09:58") == ["A", "B", "C", "D"])
-            #expect(try listed("10:03") == ["A", "B", "C"], "D cleared at 10:03 by the replay")
+            #expect(try listed("10:03") == ["A", "B", "C"], "D cleared as of 10:01: that complete poll did not list it")
             #expect(try listed("10:06") == ["A", "C"])
             #expect(try listed("10:20") == ["A", "B", "C"])
 
@@ -275,7 +277,7 @@ struct ListedIntervalTests {
             #expect(try store.migrate().count == 1)
             #expect(try Self.intervals(store, kind: kind) == expected)
 
-            // D was cleared at 10:03: pruning it removes its interval, and nothing else.
+            // D was cleared at 10:01: pruning it removes its interval, and nothing else.
             #expect(try store.prune(before: TransitionLogTests.at("10:10")).incidents == 1)
             #expect(try Self.intervals(store, kind: kind) == expected.filter { !$0.hasPrefix("D ") })
             for table in kind == .sqlite ? ["incident_listed_intervals", "incident_listed_open"] : ["incident_listed_intervals"] {

@@ -85,8 +85,9 @@ enum RunCommand {
             // Before the first poll: a new watch that starts at the end of the log gets this run's transitions.
             try await delivery?.start(configuration.watches, legacyState: configuration.legacyWatchState(database: path))
             if arguments[loop] {
-                // Deliveries follow the polls' commits within a second, in their own task.
-                let deliveries = delivery.map { delivery in Task { await delivery.deliverForever(every: 1) } }
+                // Deliveries follow the polls' commits (this host's and the others') within a turn,
+                // in their own task.
+                let deliveries = delivery.map { delivery in Task { await delivery.deliverForever(every: WatchDelivery.turnSeconds) } }
                 await PollingLoop(service: service, heartbeatSeconds: heartbeatSeconds).run(configuration, reloaded: { reloaded in
                     await delivery?.reconfigure(reloaded.watches)
                 }) {
