@@ -18,7 +18,7 @@ import TestSupport
 /// first reads and timers came long after the leases had run out.
 @Suite("Polls blocked in the database", .serialized)
 struct BlockedPollTests {
-    static let leaseSeconds: Int64 = 5
+    static let leaseSeconds: Int64 = 10
 
     /// Holds each poll at its request (after its lease claim, before it stores anything) until
     /// all have come, and lets them go when the test says.
@@ -94,8 +94,8 @@ struct BlockedPollTests {
         // As many as a scheduler polls at once.
         let polls = Configuration.maxConcurrency
         let path = try TestPaths.temporaryDirectory("blocked").appendingPathComponent("incidents.sqlite").path
-        // The scheduler's store, waiting up to 20 s for the lock (its default is 10 s).
-        let store: Stores.Writable = try SQLiteStore(path: path, clock: .system, busyTimeout: 20)
+        // The scheduler's store, waiting up to 40 s for the lock (its default is 10 s): past the lease.
+        let store: Stores.Writable = try SQLiteStore(path: path, clock: .system, busyTimeout: 40)
         let reader = try Stores.openForReading(path, clock: .system)
         let holder = try Database(path: path, mode: .readWrite)
         let gate = Gate(count: polls), lines = SchedulerServiceTests.Lines()

@@ -380,7 +380,7 @@ struct PollOutcomeTests {
         }
     }
 
-    @Test("a file replay adds history, clears nothing, and stamps incidents at its observation time", arguments: StoreKind.allCases)
+    @Test("a file replay adds history, clears nothing current, and stamps incidents at its observation time; what only it lists is history, cleared as of the complete poll after it", arguments: StoreKind.allCases)
     func replayClearsNothing(kind: StoreKind) throws {
         try withStore(kind) { store in
             try poll(store, live("A", "B", "C"), at: t2)
@@ -388,8 +388,11 @@ struct PollOutcomeTests {
             let run = try poll(store, live("A", "Z"), at: t2.adding(seconds: 60), origin: file, observedAt: t0)
             #expect(run.status == .succeeded)
             #expect(run.counts.cleared == 0)
-            #expect(try clearedIDs(store).isEmpty)
+            // A, B and C stay active; Z, listed at t0 by the file alone, was not listed by the
+            // complete poll of t2: history, cleared as of that poll.
+            #expect(try clearedIDs(store) == ["Z"])
             let rows = Dictionary(uniqueKeysWithValues: try allRows(store).map { ($0.incident.externalID, $0) })
+            #expect(rows["Z"]?.clearedAt == t2)
             #expect(rows["Z"]?.firstSeenAt == t0)
             #expect(rows["Z"]?.lastSeenAt == t0)
             #expect(rows["A"]?.firstSeenAt == t0)
