@@ -204,14 +204,17 @@ struct PostgresPlanTests {
     }
 
     /// The rows a plan (EXPLAIN (ANALYZE, FORMAT JSON)) reads from the table `incidents` itself:
-    /// an index-only scan's heap fetches, any other scan's rows read (as ``historyScans(_:tables:)``).
+    /// any scan's rows read (as ``historyScans(_:tables:)``) but an index-only scan's. Its heap
+    /// fetches follow the visibility map, not the plan: VACUUM cannot mark pages all-visible while
+    /// another test's transaction is open on the shared server (189 fetches in a whole-suite run,
+    /// 0 alone).
     static func tableReads(_ json: String) throws -> Int {
         let top = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [[String: Any]])
         func number(_ node: [String: Any], _ key: String) -> Double { (node[key] as? NSNumber)?.doubleValue ?? 0 }
         func visit(_ node: [String: Any]) -> Double {
             var read = 0.0
             if node["Relation Name"] as? String == "incidents" {
-                read = node["Node Type"] as? String == "Index Only Scan" ? number(node, "Heap Fetches")
+                read = node["Node Type"] as? String == "Index Only Scan" ? 0
                     : (number(node, "Actual Rows") + number(node, "Rows Removed by Filter") + number(node, "Rows Removed by Index Recheck"))
                         * max(1, number(node, "Actual Loops"))
             }
@@ -242,6 +245,8 @@ struct PostgresPlanTests {
                     try connection.query("EXPLAIN (ANALYZE, FORMAT JSON) " + sql, named: arguments, context: "a test").string(0, 0) ?? ""
                 }
                 #expect(try Self.tableReads(plan) <= 60, "\(label): \(plan)")
+                // The box's candidates come from the covering extent index alone (0012).
+                #expect(label != "bbox" || plan.contains("\"Index Only Scan\""), "\(plan)")
                 #expect(try list(store, query).count == 20, "\(label)")
             }
         }
