@@ -88,12 +88,12 @@ enum PollTransitionLog {
                   AND NOT EXISTS (SELECT 1 FROM incident_transitions t WHERE t.incident_id = incidents.id
                       AND t.kind IN ('appeared', 'reopened') AND t.at > :at)
                 """
-            // The poll's count changes are applied by now: these clears move their `listed` keys
-            // themselves (PostgresCounts; only this source's keys, as the poll's own).
-            try PostgresCounts.apply("""
+            // Their `listed` keys, staged with the poll's other count changes (PostgresCounts).
+            try connection.query("""
+                INSERT INTO poll_count_changes
                 SELECT * FROM (\(PostgresCounts.keys(of: "(SELECT * FROM incidents WHERE cleared_at IS NULL AND \(clearedByHistory)) x", sign: -1))) k
                 WHERE dimension = 'listed'
-                """, history, connection: connection, context: context)
+                """, named: history, context: context)
             try connection.query("UPDATE incidents SET cleared_at = CAST(:clearing AS timestamptz) WHERE \(clearedByHistory)",
                                  named: history, context: context)
         }

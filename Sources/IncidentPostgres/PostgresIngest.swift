@@ -24,8 +24,8 @@ extension PostgresStore: IngestStore {
                 var ending = PollOutcome(verdict: verdict, counts: outcome.counts, rejectedWithoutID: outcome.rejectedWithoutID,
                                          older: outcome.older, poll: poll, publication: publication)
                 run.counts.cleared = try ending.clear(staging, poll: poll)
-                try staging.applyCountChanges()
                 try PollTransitionLog.collect(poll: poll, runID: runID, fields: columns.fields, connection: connection)
+                try staging.applyCountChanges()
                 if let newest = publication.newestApplied(after: poll) {
                     try connection.query("""
                         INSERT INTO source_state (source, published_at, updated_at) VALUES (:source, :published_at, :updated_at)
@@ -347,8 +347,9 @@ final class PollStaging: PollSink, UnlistedIncidents {
             context: "clearing the incidents \(poll.source) no longer lists").affectedRows
     }
 
-    /// Applies this poll's changes of `incident_counts` (``PostgresCounts``), once its clears are
-    /// done: in one statement, which locks only this source's keys.
+    /// Applies this poll's changes of `incident_counts` (``PostgresCounts``), once its clears and
+    /// its history's clears (``PollTransitionLog``) are staged: in one statement, which locks
+    /// only this source's keys.
     func applyCountChanges() throws {
         try PostgresCounts.apply("SELECT * FROM poll_count_changes", connection: connection,
                                  context: "counting the incidents of \(poll.source)")
