@@ -82,13 +82,6 @@ public enum Timeline {
         return result
     }
 
-    /// ``count(_:log:matching:by:per:since:until:offsetAt:)`` in a zone whose offset never changes.
-    public static func count(_ reader: any IncidentReader, log: any ChangeFeedReader, matching query: IncidentQuery,
-                             by field: IncidentGrouping?, per size: TimeBucket, since: UTCInstant, until: UTCInstant,
-                             utcOffset: Int) throws -> [TimelineCount] {
-        try count(reader, log: log, matching: query, by: field, per: size, since: since, until: until, offsetAt: { _ in utcOffset })
-    }
-
     /// The starts (seconds since 1970, UTC) of the local hours or days from the one holding
     /// `since` to the one holding the last second before `until`, in a zone whose offset at an
     /// instant is `offsetAt`. A local start is found from the offset in force there; when clocks

@@ -127,7 +127,7 @@ struct ListAtTests {
             try Self.store(responses, in: store)
             let until = t0.adding(seconds: 15 * 3600)
             let counts = try Timeline.count(store, log: store, matching: IncidentQuery(now: until), by: nil, per: .hour,
-                                            since: t0.adding(seconds: -3600), until: until, utcOffset: 9 * 3600)
+                                            since: t0.adding(seconds: -3600), until: until, offsetAt: { _ in 9 * 3600 })
             // Activity changes only at polls: active at some moment of an hour is active at its
             // start or at one of its polls.
             let expected = (-1..<15).map { hour -> Int in
@@ -143,7 +143,7 @@ struct ListAtTests {
             #expect(counts.first?.count == 0)
             #expect(expected.contains { $0 > 5 })
             let byCategory = try Timeline.count(store, log: store, matching: IncidentQuery(now: until), by: .category, per: .day,
-                                                since: t0, until: until, utcOffset: 0)
+                                                since: t0, until: until, offsetAt: { _ in 0 })
             #expect(byCategory.map(\.key) == ["accident"])
             #expect(byCategory.map(\.count) == [Set(responses.filter { $0.ending != .failed }.flatMap(\.listed)).count])
         }
