@@ -119,8 +119,11 @@ public enum Redaction {
 
     /// Pass 4: the credentials of an HTTP authorization scheme written out (`Bearer abc.def`,
     /// `Basic dXNlcjpw`, as a program's stderr or an echoed header may show them; RFC 9110
-    /// §11.4, token68 syntax): the word after the scheme name is replaced, whatever the case.
+    /// §11.4, token68 syntax): the word after the scheme name is replaced, whatever the case,
+    /// when it is 8 characters or more (text such as an excerpt stored with a record keeps
+    /// "basic plan").
     static func redactingAuthorizationCredentials(_ bytes: [UInt8]) -> [UInt8] {
+        let minimumCredentialLength = 8
         let schemes: [[UInt8]] = [Array("bearer".utf8), Array("basic".utf8)]
         func isLetter(_ byte: UInt8) -> Bool { (65...90).contains(byte) || (97...122).contains(byte) }
         func isToken68(_ byte: UInt8) -> Bool {
@@ -144,7 +147,8 @@ public enum Redaction {
             let start = end
             while end < bytes.count && isToken68(bytes[end]) { end += 1 }
             result += bytes[index..<start]
-            if end > start { result += Array(placeholder.utf8) }
+            // A credential is long: "Basic plan" in a stored excerpt or reason is left as it is.
+            result += end - start >= minimumCredentialLength ? Array(placeholder.utf8) : Array(bytes[start..<end])
             index = end
         }
         return result

@@ -55,12 +55,13 @@ struct RedactionTests {
         }
     }
 
-    @Test("the credentials of an authorization scheme written out are replaced, any case; words that only contain the name are not",
+    @Test("the credentials of an authorization scheme written out are replaced, any case; words that only contain the name, and short words after it, are not",
           arguments: [
               ("Authorization: Bearer abc.DEF-123_~+/=", "Authorization: Bearer REDACTED"),
               ("error: bearer  eyJhbGciOiJIUzI1NiJ9.e30.x, retry", "error: bearer  REDACTED, retry"),
               ("BASIC dXNlcjpwYXNz== sent", "BASIC REDACTED sent"),
-              ("the Basic plan; a bearer", "the Basic REDACTED; a bearer"),
+              ("the Basic plan; a bearer", "the Basic plan; a bearer"),
+              ("Authorization: Basic YWxhZGRpbjpvcGVuc2VzYW1l", "Authorization: Basic REDACTED"),
               ("Cyberbasic value and debearer x", "Cyberbasic value and debearer x"),
           ])
     func authorizationCredentials(text: String, expected: String) {
