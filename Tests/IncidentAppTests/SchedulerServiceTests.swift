@@ -202,4 +202,50 @@ struct SchedulerServiceTests {
         #expect(third.runs.first?.status == .succeeded)
         #expect(requests.withLock { $0 } == 2)
     }
+
+    /// Leases whose claims commit and then lose their answer (as a claim does when SIGTERM
+    /// shuts its connection's socket after the server committed it), the first `losing` times.
+    final class LostAnswers: SourceLeases {
+        let store: any SourceLeases
+        let losing: Mutex<Int>
+        let claims = Mutex(0)
+        init(_ store: any SourceLeases, losing: Int) { self.store = store; self.losing = Mutex(losing) }
+
+        func claim(source: String, holder: LeaseHolder, now: UTCInstant, leaseSeconds: Int64, notStartedAfter: UTCInstant?) throws -> LeaseClaim {
+            claims.withLock { $0 += 1 }
+            let claim = try store.claim(source: source, holder: holder, now: now, leaseSeconds: leaseSeconds, notStartedAfter: notStartedAfter)
+            if losing.withLock({ $0 -= 1; return $0 >= 0 }) { throw CancellationError() }
+            return claim
+        }
+        func renew(source: String, holder: LeaseHolder, now: UTCInstant, leaseSeconds: Int64) throws -> Bool {
+            try store.renew(source: source, holder: holder, now: now, leaseSeconds: leaseSeconds)
+        }
+        func release(source: String, holder: LeaseHolder) throws { try store.release(source: source, holder: holder) }
+        func lease(of source: String) throws -> SourceLease? { try store.lease(of: source) }
+    }
+
+    @Test("a claim that committed but lost its answer: tried once more while running (and held); given back at once while stopping, so no other host waits for it to run out",
+          arguments: [(false, 1, "claimed"), (false, 2, "failed"), (true, 1, "failed")])
+    func lostClaimAnswer(cancelled: Bool, losing: Int, outcome: String) async throws {
+        let store = try Stores.openForWriting(":memory:", clock: .fixed(Self.t0))
+        let leases = LostAnswers(store, losing: losing)
+        let holder = LeaseHolder(host: "host-a", pid: 1)  // SQLite keeps no token
+        let task = Task {
+            if cancelled { withUnsafeCurrentTask { $0?.cancel() } }
+            return SchedulerService.claim(Self.source("gits"), in: leases, holder: holder, leaseSeconds: 60, now: { Self.t0 })
+        }
+        let result = await task.value
+        switch result {
+        case .success(.claimed): #expect(outcome == "claimed")
+        case .success(let other): Issue.record("refused: \(other)")
+        case .failure: #expect(outcome == "failed")
+        }
+        // Stopping tries once; running tries twice.
+        #expect(leases.claims.withLock { $0 } == (cancelled ? 1 : 2))
+        let lease = try #require(try store.lease(of: "gits"))
+        #expect(lease.holder == holder)
+        // Held when claimed, and when a running scheduler's two answers were lost (it runs out,
+        // as a lease of a host that died does); given back when stopping.
+        #expect((lease.expiresAt != nil) == !cancelled)
+    }
 }

@@ -168,32 +168,41 @@ struct SchedulerService: Sendable {
 
     /// Claims the lease of `source` for this scheduler: true when it may poll, false when the
     /// source is left to another scheduler (it polls the source now, or started it less than
-    /// 0.9 intervals ago; logged at info). A store error is tried once more (a connection the
-    /// server dropped is replaced), then returned.
+    /// 0.9 intervals ago; logged at info). See ``claim(_:in:holder:leaseSeconds:now:)``.
     func claimLease(_ source: SourceDefinition) -> Result<Bool, any Error> {
-        var claim: LeaseClaim?
-        var failure: (any Error)?
         serverClock?.measureIfDue()
-        for _ in 1...2 where claim == nil {
-            let now = clock.now()
-            do {
-                claim = try store.claim(source: source.name, holder: holder, now: now, leaseSeconds: leaseSeconds,
-                                        notStartedAfter: Self.notStartedAfter(now: now, intervalSeconds: source.intervalSeconds))
-            } catch {
-                failure = error
-            }
-        }
-        switch claim {
-        case .claimed: return .success(true)
-        case .held(let lease), .recentlyStarted(let lease):
+        switch Self.claim(source, in: store, holder: holder, leaseSeconds: leaseSeconds, now: clock.now) {
+        case .success(.claimed): return .success(true)
+        case .success(.held(let lease)), .success(.recentlyStarted(let lease)):
             logger.log(.info, "poll.left_to_other", [
                 "source": source.name, "holder": lease.holder.description, "started_at": lease.lastStartedAt.rfc3339,
                 "detail": "another scheduler sharing this database polls this source now or polled it less than 0.9 intervals ago",
             ])
             return .success(false)
-        case nil:
-            return .failure(failure ?? CancellationError())
+        case .failure(let error): return .failure(error)
         }
+    }
+
+    /// One claim of the lease of `source` for `holder`. A store error is tried once more (a
+    /// connection the server dropped is replaced), then returned, except while the task is
+    /// cancelled (SIGTERM, a deadline): then the failed claim's lease is given back at once.
+    /// A claim interrupted by the cancellation may have committed on the server before its
+    /// answer was lost (the interruption shuts the connection's socket), and that lease would
+    /// otherwise hold the source from every other host until it ran out (a minute by default).
+    static func claim(_ source: SourceDefinition, in leases: any SourceLeases, holder: LeaseHolder, leaseSeconds: Int64,
+                      now: () -> UTCInstant) -> Result<LeaseClaim, any Error> {
+        var failure: (any Error)?
+        for attempt in 1...2 where attempt == 1 || !Task.isCancelled {
+            let now = now()
+            do {
+                return .success(try leases.claim(source: source.name, holder: holder, now: now, leaseSeconds: leaseSeconds,
+                                                 notStartedAfter: notStartedAfter(now: now, intervalSeconds: source.intervalSeconds)))
+            } catch {
+                failure = error
+            }
+        }
+        if Task.isCancelled { try? leases.release(source: source.name, holder: holder) }
+        return .failure(failure ?? CancellationError())
     }
 
     /// The latest start of another host's poll that still lets this scheduler poll at `now`:
