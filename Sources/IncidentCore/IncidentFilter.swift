@@ -241,6 +241,13 @@ extension IncidentQuery {
         if given[.radius] != nil && near == nil {
             throw QueryParameterError(parameter: IncidentFilter.Parameter.radius.name, reason: "needs near (a point lat,lon)")
         }
+        // `since 2h until 7d` reads as a range but means after 2 hours ago and before 7 days ago.
+        if let startedSince, let startedUntil, startedUntil <= startedSince {
+            throw QueryParameterError(parameter: IncidentFilter.Parameter.until.name, reason: """
+                \(startedUntil.rfc3339) is not after since (\(startedSince.rfc3339)): no start time is in that window \
+                (a duration means that long ago: since 7d until 2h is the 7 days before the last 2 hours)
+                """)
+        }
     }
 }
 

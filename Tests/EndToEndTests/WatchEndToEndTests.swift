@@ -105,6 +105,7 @@ struct WatchEndToEndTests {
         #expect(result.stderr.contains("event=watch.delivered watch=suwon"), "\(result.stderr)")
         let checked = try await run("incident-scheduler", ["check-config", "--config", config], environment: ["K": "k", "HOOK_SECRET": Self.secret])
         #expect(checked.stdout.contains("watch suwon: appeared,cleared to \(server.url("/hook").absoluteString) (signed)"), "\(checked.stdout)")
+        #expect(!checked.stdout.contains("warning"), "\(checked.stdout)")
         expectNoKey(Self.secret, in: [result.stderr, result.stdout, checked.stdout, checked.stderr], database: ws.databaseBytes())
     }
 
@@ -143,6 +144,11 @@ struct WatchEndToEndTests {
         #expect(first.stderr.components(separatedBy: "event=watch.delivery_retry").count - 1 == 2, "\(first.stderr)")
         #expect(try Self.cursors(ws) == ["suwon": 2])
         #expect(!FileManager.default.fileExists(atPath: ws.database + ".watches"), "the position is in the database, not beside it")
+        // Its source is polled by no source of the file (here, by the test itself): said, not refused.
+        let checked = try await run("incident-scheduler", ["check-config", "--config", config], environment: ["K": "k", "HOOK_SECRET": Self.secret])
+        #expect(checked.status == 0)
+        #expect(checked.stdout.contains("warning: watch suwon: no source of this file is named 'gits' (sources: down); it delivers only what "
+                                        + "another host sharing the database polls under that name"), "\(checked.stdout)")
 
         // A restart after another poll delivers only what is new.
         try await server.reset()

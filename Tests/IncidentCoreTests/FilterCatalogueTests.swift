@@ -70,9 +70,19 @@ struct FilterCatalogueTests {
         ([("since", ["2h", "3h"])], "since", "given 2 times; give it once"),
         ([("active", ["true"]), ("status", ["ended"])], "active", "the same as status active; give one or the other"),
         ([("radius", ["1km"])], "radius", "needs near (a point lat,lon)"),
+        // An empty window (walk finding 27): durations are "that long ago", so since 2h until 7d is empty.
+        ([("since", ["2h"]), ("until", ["7d"])], "until", emptyWindow("2023-12-25T00:00:00Z", "2023-12-31T22:00:00Z")),
+        ([("since", ["2024-01-02T00:00:00Z"]), ("until", ["2024-01-01T00:00:00Z"])], "until", emptyWindow("2024-01-01T00:00:00Z", "2024-01-02T00:00:00Z")),
+        ([("since", ["2024-01-01T09:00:00+09:00"]), ("until", ["2024-01-01T00:00:00Z"])], "until", emptyWindow("2024-01-01T00:00:00Z", "2024-01-01T00:00:00Z")),
     ] as [([(name: String, values: [String])], String, String)])
     func faults(pairs: [(name: String, values: [String])], parameter: String, reason: String) {
         #expect(throws: QueryParameterError(parameter: parameter, reason: reason)) { try Self.query(pairs) }
+    }
+
+    /// The reason an empty start window is refused.
+    static func emptyWindow(_ until: String, _ since: String) -> String {
+        "\(until) is not after since (\(since)): no start time is in that window "
+            + "(a duration means that long ago: since 7d until 2h is the 7 days before the last 2 hours)"
     }
 
     @Test("the catalogue: unique names, an example that parses, a placeholder for each value")

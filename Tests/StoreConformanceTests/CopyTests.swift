@@ -1,5 +1,6 @@
 import Foundation
 import IncidentCore
+import Synchronization
 @testable import IncidentPostgres
 @testable import IncidentSQLite
 import TestSupport
@@ -149,11 +150,24 @@ struct CopyTests {
         }
     }
 
-    /// `incidents list --format ndjson` of `database` with `filters`, run as a user would.
-    static func ndjson(_ database: String, _ filters: [String]) throws -> (Int32, Data) {
-        let process = try RunningProcess(Executables.url("incidents"), ["list", "--format", "ndjson", "--database", database] + filters)
-        let result = process.wait(timeout: 900)
-        return (result.status, Data(result.stdout.utf8))
+    /// `incidents list --format ndjson` with `filters` of each database, run side by side as a
+    /// user would run them.
+    static func ndjson(_ databases: [String], _ filters: [String]) throws -> [(Int32, Data)] {
+        let processes = try databases.map {
+            try RunningProcess(Executables.url("incidents"), ["list", "--format", "ndjson", "--database", $0] + filters)
+        }
+        return processes.map { let result = $0.wait(timeout: 900); return (result.status, Data(result.stdout.utf8)) }
+    }
+
+    /// Both digests at once, on two threads (most of this test's time on a debug build).
+    static func digests(_ first: any StoreExport & Sendable, _ second: any StoreExport & Sendable) throws -> (ExportDigests, ExportDigests) {
+        let results = Mutex<[Int: Swift.Result<ExportDigests, any Error>]>([:])
+        DispatchQueue.concurrentPerform(iterations: 2) { index in
+            let digest = Swift.Result { try ExportDigests(index == 0 ? first : second) }
+            results.withLock { $0[index] = digest }
+        }
+        let both = results.withLock { $0 }
+        return (try both[0]!.get(), try both[1]!.get())
     }
 
     @Test("a 300,000-incident database from the GITS generator: every row of every table, and listings, are equal",
@@ -163,11 +177,15 @@ struct CopyTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let generator = TestPaths.packageRoot.deletingLastPathComponent().appendingPathComponent("shared/bench/gen_gits_feed.py").path
         let database = directory.appendingPathComponent("incidents.sqlite").path
-        // 300,000 incidents, then 30,000 of them changed (30,000 revisions).
-        for (count, seed) in [(300_000, 1), (30_000, 2)] {
-            let feed = directory.appendingPathComponent("feed-\(seed).xml").path
-            let generate = try RunningProcess(URL(fileURLWithPath: "/usr/bin/python3"), [generator, String(count), feed, "--seed", String(seed)]).wait(timeout: 300)
-            try #require(generate.status == 0, "\(generate.stderr)")
+        // 300,000 incidents, then 30,000 of them changed (30,000 revisions); both feeds made at once.
+        let feeds = [(300_000, 1), (30_000, 2)].map { count, seed in
+            (directory.appendingPathComponent("feed-\(seed).xml").path, count, seed)
+        }
+        let generators = try feeds.map { feed, count, seed in
+            try RunningProcess(URL(fileURLWithPath: "/usr/bin/python3"), [generator, String(count), feed, "--seed", String(seed)])
+        }
+        for generate in generators.map({ $0.wait(timeout: 300) }) { try #require(generate.status == 0, "\(generate.stderr)") }
+        for (feed, _, _) in feeds {
             let ingest = try RunningProcess(Executables.url("incident-scheduler"),
                                             ["ingest", "--source", "gits", "--file", feed, "--database", database]).wait(timeout: 900)
             try #require(ingest.status == 0, "\(ingest.stderr)")
@@ -180,14 +198,16 @@ struct CopyTests {
             let postgres = try PostgresStore(location, clock: .fixed(t2))
             let counts = try postgres.copy(from: sqlite)
             #expect(counts == StoreCounts(incidents: 300_000, revisions: 30_000, runs: 4, rejectedRecords: 1, quotaStates: 1))
-            #expect(try ExportDigests(postgres).differences(from: try ExportDigests(sqlite)) == [])
+            let (fromPostgres, fromSQLite) = try Self.digests(postgres, sqlite)
+            #expect(fromPostgres.differences(from: fromSQLite) == [])
             var components = try TestServer.uri()
             components.path = "/" + name
             // What the query CLI prints (a debug build prints 300,000 rows in about a minute, so
             // listings of 5,000 rows; every row was compared above).
             for filters in [["--order", "source", "--limit", "5000"], ["--search", "후속 정체", "--limit", "5000"],
                             ["--near", "37.3,127.0", "--radius", "3km", "--order", "distance"]] {
-                let (fromSQLite, fromPostgres) = (try Self.ndjson(database, filters), try Self.ndjson(try #require(components.string), filters))
+                let listed = try Self.ndjson([database, try #require(components.string)], filters)
+                let (fromSQLite, fromPostgres) = (listed[0], listed[1])
                 #expect(fromSQLite.0 == 0)
                 #expect(fromPostgres.0 == 0)
                 #expect(fromSQLite.1.count > 100_000, "\(filters)")

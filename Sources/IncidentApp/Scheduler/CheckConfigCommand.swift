@@ -76,6 +76,14 @@ enum CheckConfigCommand {
             case .command: signing = watch.secret.isEmpty ? "command" : "command, signed"
             }
             context.output("watch \(watch.name): \(kinds) to \(watch.targetDescription) (\(signing))\n")
+            // Not an error: hosts sharing a PostgreSQL database may each configure other sources.
+            let configured = Set(configuration.sources.map(\.name))
+            let named = watch.query.sources.filter { !configured.contains($0) }
+            if !named.isEmpty {
+                warnings.append("watch \(watch.name): no source of this file is named \(named.map { "'\($0)'" }.joined(separator: ", ")) "
+                                + "(sources: \(configuration.sources.map(\.name).joined(separator: ", "))); it delivers only what "
+                                + "another host sharing the database polls under that name")
+            }
         }
         // Warnings do not change the exit status: the configuration is valid, but probably not meant.
         context.output(warnings.map { "warning: \($0)\n" }.joined())
