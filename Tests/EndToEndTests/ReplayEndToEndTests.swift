@@ -33,6 +33,15 @@ struct ReplayEndToEndTests {
         }
     }
 
+    @Test("--as-of half a minute ahead of this host's clock is refused too (walk finding 23: a minute was allowed)")
+    func asOfJustAhead() async throws {
+        let ws = try Workspace()
+        let ahead = ISO8601DateFormatter().string(from: Date().addingTimeInterval(30))
+        let result = try await Self.ingest(ws, Self.three, ["--as-of", ahead])
+        #expect(result.status == 64, "\(result.stderr)")
+        #expect(result.stderr.contains("--as-of \(ahead) is in the future"), "\(result.stderr)")
+    }
+
     @Test("a replay adds history and clears nothing; --as-of is when the response was fetched; runs shows the file")
     func replayClearsNothing() async throws {
         let ws = try Workspace()

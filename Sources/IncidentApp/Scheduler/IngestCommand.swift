@@ -39,8 +39,8 @@ enum IngestCommand {
         let now = context.clock.now()
         let givenObservedAt = try arguments.value(asOf) { try ValueParsers.instant($0, now: now, zone: zone) }
         // A response fetched after now would make every later poll of the source look older
-        // than what it stored, so nothing would update or clear until then.
-        if let givenObservedAt, givenObservedAt > now.adding(seconds: 60) {
+        // than what it stored, so nothing would update or clear until then: even a minute.
+        if let givenObservedAt, givenObservedAt > now {
             throw UsageError("--as-of \(givenObservedAt.rfc3339) is in the future: give the time the response was fetched (now is \(now.rfc3339))")
         }
         let configuration = try context.configurationFile(arguments) == nil ? nil
