@@ -102,7 +102,20 @@ struct CopyTests {
         let sqlite = try Self.filledSQLite(directory.appendingPathComponent("incidents.sqlite").path)
         try TestServer.withDatabase { name in
             let postgres = try PostgresStore(try TestServer.location(database: name), clock: .fixed(t2))
+            // The copy drops the two tables' indexes and builds them after the load: the same ones.
+            func indexes() throws -> [String] {
+                try postgres.withConnection { connection in
+                    let result = try connection.query("""
+                        SELECT pg_get_indexdef(indexrelid) FROM pg_index
+                        WHERE indrelid IN ('incidents'::regclass, 'incident_revisions'::regclass) ORDER BY 1
+                        """, context: "reading the index definitions")
+                    return (0..<result.rowCount).compactMap { result.string($0, 0) }
+                }
+            }
+            let migrated = try indexes()
+            #expect(migrated.count >= 14 && migrated.contains { $0.contains("USING gin (description gin_trgm_ops)") }, "\(migrated)")
             let counts = try postgres.copy(from: sqlite)
+            #expect(try indexes() == migrated)
             #expect(counts == StoreCounts(incidents: 3, revisions: 3, runs: 5, rejectedRecords: 1, quotaStates: 1))
             #expect(try Exported(postgres) == (try Exported(sqlite)))
             #expect(try postgres.quotaResumesAt(source: "its") == t2.adding(seconds: 3600))
