@@ -198,9 +198,12 @@ struct CopyTests {
             try RunningProcess(URL(fileURLWithPath: "/usr/bin/python3"), [generator, String(count), feed, "--seed", String(seed)])
         }
         for generate in generators.map({ $0.wait(timeout: 300) }) { try #require(generate.status == 0, "\(generate.stderr)") }
-        for (feed, _, _) in feeds {
+        // Fetched a minute apart, in this order (a file's time is otherwise its modification
+        // time, and the smaller feed is written first).
+        let fetched = [Date().addingTimeInterval(-120), Date().addingTimeInterval(-60)].map { ISO8601DateFormatter().string(from: $0) }
+        for ((feed, _, _), asOf) in zip(feeds, fetched) {
             let ingest = try RunningProcess(Executables.url("incident-scheduler"),
-                                            ["ingest", "--source", "gits", "--file", feed, "--database", database]).wait(timeout: 900)
+                                            ["ingest", "--source", "gits", "--file", feed, "--as-of", asOf, "--database", database]).wait(timeout: 900)
             try #require(ingest.status == 0, "\(ingest.stderr)")
         }
         let sqlite = try SQLiteStore(path: database, clock: .fixed(t2))
