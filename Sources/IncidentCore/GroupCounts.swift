@@ -29,10 +29,12 @@ public enum TimeBucket: String, CaseIterable, Sendable {
 
 /// One group's count.
 public struct GroupCount: Hashable, Sendable {
-    /// The local day or hour of start (``TimeBucket``) when counted per bucket, `-` for
+    /// The local day or hour of start (``TimeBucket``) when counted per bucket, empty for
     /// incidents without a start; nil without buckets.
+    /// An empty key or bucket means "none" (no stored text is empty): shown as `-` in a table,
+    /// `null` in JSON, an empty field in CSV, so that a road named `-` stays its own group.
     public var bucket: String?
-    /// The grouped value (``IncidentGrouping``); `-` when the incident has none.
+    /// The grouped value (``IncidentGrouping``); empty when the incident has none.
     public var key: String
     public var count: Int
 
@@ -63,7 +65,7 @@ public enum GroupCounter {
     ///
     /// Order: by bucket, then for ``IncidentGrouping/isTime`` fields by key, otherwise largest
     /// count first and then by key; texts in UTF-8 byte order (SQLite's BINARY collation), so
-    /// `-` (no value) comes before digits and Hangul.
+    /// the empty key (no value) comes first.
     /// - Throws: the reader's errors.
     public static func count(_ reader: any IncidentReader, matching query: IncidentQuery, by field: IncidentGrouping,
                              per bucket: TimeBucket?, utcOffset: (UTCInstant) -> Int) throws -> [GroupCount] {
@@ -100,18 +102,18 @@ public enum GroupCounter {
         switch field {
         case .source: return i.source
         case .category: return i.category.rawValue
-        case .road: return i.road ?? "-"
-        case .providerCategory: return i.providerCategory ?? "-"
-        case .restriction: return i.restriction ?? "-"
+        case .road: return i.road ?? ""
+        case .providerCategory: return i.providerCategory ?? ""
+        case .restriction: return i.restriction ?? ""
         case .status: return stored.status(at: now).rawValue
-        case .hour: return local.map { String($0.dropFirst(11).prefix(2)) } ?? "-"
-        case .day: return local.map { String($0.prefix(10)) } ?? "-"
+        case .hour: return local.map { String($0.dropFirst(11).prefix(2)) } ?? ""
+        case .day: return local.map { String($0.prefix(10)) } ?? ""
         }
     }
 
-    /// `2023-03-21` or `2023-03-21 14` from local RFC 3339 text; `-` without a start.
+    /// `2023-03-21` or `2023-03-21 14` from local RFC 3339 text; empty without a start.
     static func localText(_ local: String?, _ bucket: TimeBucket) -> String {
-        guard let local else { return "-" }
+        guard let local else { return "" }
         switch bucket {
         case .day: return String(local.prefix(10))
         case .hour: return String(local.prefix(10)) + " " + String(local.dropFirst(11).prefix(2))

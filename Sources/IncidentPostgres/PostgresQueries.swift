@@ -375,8 +375,8 @@ extension PostgresStore: IncidentReader {
             for (status, count) in counted.statuses { groups[status.rawValue] = count }
         } else {
             for (key, count) in counted.groups[dimension, default: [:]] {
-                // As GroupCounter.value: '-' for no road or start.
-                let shown = field == .hour ? IncidentStatistics.hour(ofMinute: key, utcOffsetSeconds: utcOffsetSeconds) : key.isEmpty ? "-" : key
+                // As GroupCounter.value: empty for no road or start.
+                let shown = field == .hour ? IncidentStatistics.hour(ofMinute: key, utcOffsetSeconds: utcOffsetSeconds) : key
                 groups[shown, default: 0] += count
             }
         }

@@ -13,14 +13,14 @@ extension SQLiteStore {
                 let selection = try Selection(query, reading: .unordered, db: db)
                 var arguments = selection.arguments
                 let shift = "'\(utcOffsetSeconds) seconds'"
-                func local(_ format: String) -> String { "coalesce(strftime('\(format)', started_at, \(shift)), '-')" }
+                func local(_ format: String) -> String { "coalesce(strftime('\(format)', started_at, \(shift)), '')" }
                 let key: String
                 switch field {
                 case .source: key = "source"
                 case .category: key = "category"
-                case .road: key = "coalesce(road, '-')"
-                case .providerCategory: key = "coalesce(provider_category, '-')"
-                case .restriction: key = "coalesce(restriction, '-')"
+                case .road: key = "coalesce(road, '')"
+                case .providerCategory: key = "coalesce(provider_category, '')"
+                case .restriction: key = "coalesce(restriction, '')"
                 case .status:
                     key = Selection.status
                     arguments["now"] = .text(query.now.rfc3339)
@@ -35,7 +35,7 @@ extension SQLiteStore {
                 let sql = "SELECT \(bucketColumn) AS b, \(key) AS k, count(*) AS n FROM \(selection.from)\(selection.whereClause) GROUP BY b, k"
                 var counts: [GroupCount] = []
                 try db.query(sql, arguments) { row in
-                    counts.append(GroupCount(bucket: row.string(at: 0), key: row.string(at: 1) ?? "-", count: row.int(at: 2) ?? 0))
+                    counts.append(GroupCount(bucket: row.string(at: 0), key: row.string(at: 1) ?? "", count: row.int(at: 2) ?? 0))
                 }
                 return GroupCounter.sorted(counts, by: field)
             }

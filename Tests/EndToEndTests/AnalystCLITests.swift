@@ -191,4 +191,34 @@ struct AnalystCLITests {
         #expect(object["distinct_roads"] as? Int == 25)
         #expect((object["by_road"] as? [String: Int])?.count == 20)
     }
+
+    @Test("stats: no road and a road named '-' are two groups; no road is '-' in a table, null in JSON, empty in csv (walk finding 25)")
+    func noRoad() async throws {
+        let ws = try Workspace()
+        func item(_ id: String, _ place: String) -> String {
+            """
+            <itemList><linkId></linkId><regSeq>\(id)</regSeq><startDate>2024-01-01 09:00:00</startDate>
+            <inciDesc>[사고] 사고</inciDesc><inciPlace1>\(place)</inciPlace1><coord_x>127.0</coord_x><coord_y>37.0</coord_y></itemList>
+            """
+        }
+        let feed = try ws.write("roads.xml", """
+            <?xml version="1.0" encoding="UTF-8"?>
+            <ServiceResult><msgHeader><headerCd>0</headerCd><headerMsg>ok</headerMsg><itemCount>3</itemCount></msgHeader>
+            <msgBody>\(item("N1", ""))\(item("N2", ""))\(item("D1", "-"))</msgBody></ServiceResult>
+            """)
+        let ingest = try await run("incident-scheduler", ["ingest", "--source", "gits", "--file", feed, "--database", ws.database])
+        #expect(ingest.status == 0, "\(ingest.stderr)")
+        let json = try await run("incidents", ["stats", "--by", "road", "--format", "json", "--database", ws.database])
+        #expect(json.status == 0, "\(json.stderr)")
+        let groups = try #require((try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])?["groups"] as? [[String: Any]])
+        #expect(groups.map { "\($0["road"] is NSNull ? "null" : $0["road"] as? String ?? "?") \($0["count"] as? Int ?? 0)" } == ["null 2", "- 1"], "\(json.stdout)")
+        let csv = try await run("incidents", ["stats", "--by", "road", "--format", "csv", "--database", ws.database])
+        #expect(csv.stdout == "road,count\r\n,2\r\n-,1\r\n", "\(csv.stdout)")
+        let table = try await run("incidents", ["stats", "--by", "road", "--database", ws.database])
+        let rows = table.stdout.split(separator: "\n").suffix(2).map { $0.split(separator: " ").map(String.init) }
+        #expect(rows == [["-", "2"], ["-", "1"]], "\(table.stdout)")
+        let summary = try await run("incidents", ["stats", "--format", "json", "--database", ws.database])
+        let byRoad = (try JSONSerialization.jsonObject(with: Data(summary.stdout.utf8)) as? [String: Any])?["by_road"] as? [String: Int]
+        #expect(byRoad == ["": 2, "-": 1], "\(summary.stdout)")
+    }
 }

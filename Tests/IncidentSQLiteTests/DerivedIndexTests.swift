@@ -171,13 +171,13 @@ struct StatisticsTests {
         #expect(fast.bySource.map(\.0) == ["gits", "its"] && fast.bySource.map(\.1).reduce(0, +) == 631)
         var hours: [String: Int] = [:]
         for row in rows {
-            guard let start = row.incident.startedAt else { hours["-", default: 0] += 1; continue }
+            guard let start = row.incident.startedAt else { hours["", default: 0] += 1; continue }
             let local = ((Int(start.secondsSince1970) + utcOffsetSeconds) % 86_400 + 86_400) % 86_400
             hours[String(format: "%02d", local / 3600), default: 0] += 1
         }
         #expect(fast.byHour.map(\.0) == hours.keys.sorted())
         #expect(fast.byHour.map(\.1) == hours.keys.sorted().map { hours[$0] ?? 0 })
-        #expect(fast.byHour.first?.0 == "-")
+        #expect(fast.byHour.first?.0 == "")
     }
 
     @Test("filtered stats count exactly the rows the listing returns", arguments: QueryPlanTests.cases.map(\.name))
@@ -191,6 +191,6 @@ struct StatisticsTests {
         #expect(stats.active == rows.filter { $0.isActive(at: query.now) }.count)
         #expect(stats.cleared == rows.filter { $0.clearedAt != nil }.count)
         #expect(stats.byCategory.map(\.1).reduce(0, +) == rows.count)
-        #expect(stats.distinctRoads == Set(rows.map { $0.incident.road ?? "-" }).count)
+        #expect(stats.distinctRoads == Set(rows.map { $0.incident.road ?? "" }).count)
     }
 }

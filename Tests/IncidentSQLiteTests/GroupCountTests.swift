@@ -72,16 +72,16 @@ struct GroupCountTests {
         }
     }
 
-    @Test("by road per day at +09:00: local dates, '-' for no start and no road, largest count first within a day")
+    @Test("by road per day at +09:00: local dates, empty for no start and no road, largest count first within a day")
     func roadPerDay() throws {
         let counts = try Self.store().groupCounts(matching: IncidentQuery(now: Self.now), by: .road, per: .day, utcOffsetSeconds: 32_400)
         #expect(counts == [
-            GroupCount(bucket: "-", key: "경부고속도로", count: 1),
+            GroupCount(bucket: "", key: "경부고속도로", count: 1),
             GroupCount(bucket: "2023-12-31", key: "경부고속도로", count: 1),
             GroupCount(bucket: "2024-01-01", key: "경부고속도로", count: 1),
             GroupCount(bucket: "2024-01-01", key: "경부선", count: 1),
             GroupCount(bucket: "2024-01-01", key: "영동고속도로", count: 1),
-            GroupCount(bucket: "2024-01-01", key: "-", count: 1),
+            GroupCount(bucket: "2024-01-01", key: "", count: 1),
             GroupCount(bucket: "2024-01-02", key: "경부선", count: 1),
         ].sorted { ($0.bucket ?? "", -$0.count, $0.key) < ($1.bucket ?? "", -$1.count, $1.key) })
     }
@@ -94,7 +94,7 @@ struct GroupCountTests {
             GroupCount(key: "active", count: 5), GroupCount(key: "cleared", count: 1), GroupCount(key: "ended", count: 1),
         ])
         #expect(try store.groupCounts(matching: all, by: .hour, per: nil, utcOffsetSeconds: -18_000) == [
-            GroupCount(key: "-", count: 1), GroupCount(key: "09", count: 1), GroupCount(key: "10", count: 2),
+            GroupCount(key: "", count: 1), GroupCount(key: "09", count: 1), GroupCount(key: "10", count: 2),
             GroupCount(key: "13", count: 1), GroupCount(key: "18", count: 1), GroupCount(key: "23", count: 1),
         ])
     }

@@ -88,11 +88,11 @@ enum StatsCommand {
             var out = totals + "\n"
             if arguments[chart] {
                 let labelled = (field.isTime && bucket == nil ? filled(groups, field) : groups).map {
-                    (($0.bucket.map { $0 + "  " } ?? "") + $0.key, $0.count)
+                    (($0.bucket.map { shown($0) + "  " } ?? "") + shown($0.key), $0.count)
                 }
                 out += BarChart.render(labelled, title: [bucketTitle, keyTitle].compactMap { $0 }.joined(separator: "  "), width: width)
             } else {
-                let rows = groups.map { ($0.bucket.map { [$0] } ?? []) + [$0.key, String($0.count)] }
+                let rows = groups.map { ($0.bucket.map { [shown($0)] } ?? []) + [shown($0.key), String($0.count)] }
                 out += TextTable.render([[bucketTitle, keyTitle, "COUNT"].compactMap { $0 }] + rows, maxWidth: width)
             }
             return try emit(out)
@@ -103,12 +103,16 @@ enum StatsCommand {
         for (name, pairs) in sections where !pairs.isEmpty {
             var heading = title(name, time: name == "hour", zone)
             if name == "road" && stats.distinctRoads > pairs.count { heading += " (top \(pairs.count) of \(stats.distinctRoads))" }
+            let labelled = pairs.map { (shown($0.0), $0.1) }
             out += "\n" + (arguments[chart]
-                ? BarChart.render(pairs, title: heading, width: width)
-                : TextTable.render([[heading, "COUNT"]] + pairs.map { [$0.0, String($0.1)] }, maxWidth: width))
+                ? BarChart.render(labelled, title: heading, width: width)
+                : TextTable.render([[heading, "COUNT"]] + labelled.map { [$0.0, String($0.1)] }, maxWidth: width))
         }
         try emit(out)
     }
+
+    /// A group's key or bucket as a table shows it: `-` for none (the empty key, ``GroupCount``).
+    static func shown(_ key: String) -> String { key.isEmpty ? "-" : key }
 
     /// The `n` values with the most incidents, in their order; per bucket, the `n` values with
     /// the most incidents over all buckets, each with all of its buckets.
@@ -136,24 +140,25 @@ enum StatsCommand {
 
     /// The counts as tables: with `--by`, one (the bucket, the field, `count`); without, the
     /// totals (`status`) and one per list (`source`, `category`, `road`, `hour`), each `key`,
-    /// `count`. Days are dates, counts numbers.
+    /// `count`. Days are dates, counts numbers, no value an empty cell (`null` in NDJSON).
     static func countTables(_ stats: IncidentStatistics, field: IncidentGrouping?, bucket: TimeBucket?, _ groups: [GroupCount]?,
                             _ zone: DisplayZone) -> [CountTable] {
         func cell(_ text: String, day: Bool) -> SheetCell {
+            if text.isEmpty { return .empty }
             if day, let date = UTCInstant(rfc3339: text + "T00:00:00Z") { return .date(date) }
             return .text(text)
         }
         if let field, let groups {
             let header = (bucket.map { [$0.rawValue] } ?? []) + [field.rawValue, "count"]
             return [CountTable(name: field.rawValue, header: header, rows: groups.map { group in
-                (bucket.map { [cell(group.bucket ?? "-", day: $0 == .day)] } ?? []) + [cell(group.key, day: field == .day), .number(Double(group.count))]
+                (bucket.map { [cell(group.bucket ?? "", day: $0 == .day)] } ?? []) + [cell(group.key, day: field == .day), .number(Double(group.count))]
             })]
         }
         let totals = [("total", stats.total), ("active", stats.active), ("planned", stats.planned), ("suspended", stats.suspended),
                       ("ended", stats.ended), ("cleared", stats.cleared)]
         return [("status", totals), ("source", stats.bySource), ("category", stats.byCategory), ("road", stats.byRoad),
                 ("hour", stats.byHour)].map { name, pairs in
-            CountTable(name: name, header: ["key", "count"], rows: pairs.map { [.text($0.0), .number(Double($0.1))] })
+            CountTable(name: name, header: ["key", "count"], rows: pairs.map { [cell($0.0, day: false), .number(Double($0.1))] })
         }
     }
 
@@ -191,6 +196,7 @@ enum StatsCommand {
         for row in rows {
             let fields = zip(header, row).map { name, cell -> (String, FieldValue) in
                 if case .number(let value) = cell { return (name, .integer(Int64(value))) }
+                if case .empty = cell { return (name, .text(nil)) }
                 return (name, .text(plain(cell)))
             }
             try out.write(IncidentOutput.object(fields) + "\n")
@@ -229,10 +235,10 @@ enum StatsCommand {
     }
 
     /// Time groups with the hours of the day, or the dates from the first to the last, that
-    /// have no incident added at zero, so that a chart's gaps show (`-`, no start, comes last).
+    /// have no incident added at zero, so that a chart's gaps show (no start comes last).
     static func filled(_ groups: [GroupCount], _ field: IncidentGrouping) -> [GroupCount] {
         var counts = Dictionary(groups.map { ($0.key, $0.count) }, uniquingKeysWith: +)
-        let noStart = counts.removeValue(forKey: "-")
+        let noStart = counts.removeValue(forKey: "")
         var keys: [String]
         if field == .hour {
             keys = (0..<24).map { String(format: "%02d", $0) }
@@ -245,8 +251,8 @@ enum StatsCommand {
                 String(UTCInstant(secondsSince1970: $0).rfc3339.prefix(10))
             }
         }
-        if noStart != nil { keys.append("-") }
-        return keys.map { GroupCount(key: $0, count: $0 == "-" ? noStart ?? 0 : counts[$0] ?? 0) }
+        if noStart != nil { keys.append("") }
+        return keys.map { GroupCount(key: $0, count: $0.isEmpty ? noStart ?? 0 : counts[$0] ?? 0) }
     }
 
     /// `"total": N, "active": N, "planned": N, "suspended": N, "ended": N, "cleared": N`.
@@ -256,9 +262,10 @@ enum StatsCommand {
     }
 
     static func groupsJSON(_ stats: IncidentStatistics, field: IncidentGrouping, bucket: TimeBucket?, _ groups: [GroupCount]) -> String {
+        func value(_ key: String) -> String { key.isEmpty ? "null" : JSONString.quoted(key) }
         let rows = groups.map { group in
-            "{" + (bucket.map { "\"\($0.rawValue)\": \(JSONString.quoted(group.bucket ?? "-")), " } ?? "")
-                + "\(JSONString.quoted(field.rawValue)): \(JSONString.quoted(group.key)), \"count\": \(group.count)}"
+            "{" + (bucket.map { "\"\($0.rawValue)\": \(value(group.bucket ?? "")), " } ?? "")
+                + "\(JSONString.quoted(field.rawValue)): \(value(group.key)), \"count\": \(group.count)}"
         }
         return "{" + totalsJSON(stats) + ", \"by\": \(JSONString.quoted(field.rawValue)), \"per\": \(bucket.map { JSONString.quoted($0.rawValue) } ?? "null"), "
             + "\"groups\": " + JSONText.array(rows).dropLast() + "}\n"
