@@ -63,7 +63,7 @@ enum TimelineCommand {
         switch try arguments.value(format) ?? .table {
         case .table:
             var rows = [[size == .hour ? "HOUR (\(zone.label))" : "DAY (\(zone.label))"] + (groupName.map { [$0.uppercased()] } ?? []) + ["ACTIVE"]]
-            rows += counts.map { [$0.bucket] + ($0.key.map { [$0] } ?? []) + [String($0.count)] }
+            rows += counts.map { [$0.bucket] + ($0.key.map { [StatsCommand.shown($0)] } ?? []) + [String($0.count)] }
             context.output(TextTable.render(rows, maxWidth: Terminal.width(context.environment, wide: arguments[CommonOptions.wide]),
                                             flexible: groupName == nil ? [] : [1]))
         case .csv:
@@ -83,10 +83,10 @@ enum TimelineCommand {
         case .json:
             context.output(JSONText.array(counts.map { count in
                 IncidentOutput.object([("start", .instant(count.start)), ("bucket", .text(count.bucket))]
-                    + (groupName.map { [($0, .text(count.key))] } ?? []) + [("active", .integer(Int64(count.count)))])
+                    + (groupName.map { [($0, .text(count.key.flatMap { $0.isEmpty ? nil : $0 }))] } ?? []) + [("active", .integer(Int64(count.count)))])
             }))
         case .chart:
-            let rows = counts.map { (label: $0.bucket + ($0.key.map { " " + $0 } ?? ""), count: $0.count) }
+            let rows = counts.map { (label: $0.bucket + ($0.key.map { " " + StatsCommand.shown($0) } ?? ""), count: $0.count) }
             context.output(BarChart.render(rows, title: "Active incidents per \(size.rawValue) (\(zone.label))",
                                            width: Terminal.width(context.environment, wide: arguments[CommonOptions.wide])))
         }
