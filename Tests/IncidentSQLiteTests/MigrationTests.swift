@@ -93,7 +93,7 @@ struct MigrationTests {
         query.near = Coordinate(latitude: 37.27, longitude: 127.05)
         #expect(try store.incidents(matching: query).count == 4)
         let stats = try store.statistics(matching: IncidentQuery(now: now), utcOffsetSeconds: 0)
-        #expect(stats.byRoad.map(\.0) == ["경부고속도로", "-"] && stats.distinctRoads == 2)
+        #expect(stats.byRoad.map(\.0) == ["경부고속도로", ""] && stats.distinctRoads == 2)
         try store.withDatabase { (db: Database) throws in
             #expect(try db.scalarInt("SELECT count(*) FROM sqlite_master WHERE name IN ('search_index_state', 'incidents_search_update', 'incidents_search_delete')") == 0)
         }
