@@ -52,6 +52,7 @@ let package = Package(
                 .embedInCode("0011_transition_log.sql"),
                 .embedInCode("0012_watch_positions.sql"),
                 .embedInCode("0013_listed_intervals.sql"),
+                .embedInCode("0014_provider_end_index.sql"),
             ]
         ),
         // The PostgreSQL schema migrations, embedded in the binary.
@@ -71,6 +72,7 @@ let package = Package(
                 .embedInCode("0010_watch_positions.sql"),
                 .embedInCode("0011_listed_intervals.sql"),
                 .embedInCode("0012_incident_counts.sql"),
+                .embedInCode("0013_provider_end_index.sql"),
             ]
         ),
         // SQLite: connection/statement wrappers, migrator, the incident repository.

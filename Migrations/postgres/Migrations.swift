@@ -20,5 +20,6 @@ public enum BundledPostgresMigrations {
         ("0010_watch_positions.sql", String(decoding: PackageResources._010_watch_positions_sql, as: UTF8.self)),
         ("0011_listed_intervals.sql", String(decoding: PackageResources._011_listed_intervals_sql, as: UTF8.self)),
         ("0012_incident_counts.sql", String(decoding: PackageResources._012_incident_counts_sql, as: UTF8.self)),
+        ("0013_provider_end_index.sql", String(decoding: PackageResources._013_provider_end_index_sql, as: UTF8.self)),
     ]
 }

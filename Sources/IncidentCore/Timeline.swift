@@ -28,54 +28,35 @@ public enum Timeline {
     /// from an appearance or a reopening until the next clear or the provider's end (as stored
     /// now), as ``IncidentQuery/listedAt`` judges a moment. Without `field`, one count per bucket
     /// (zeros included); with it, one per bucket and value that has any, largest first, then by
-    /// value.
-    public static func count(_ reader: any IncidentReader, log: any ChangeFeedReader, matching query: IncidentQuery,
+    /// value. The store counts (``TimelineCounter``): it reads the listed intervals of the
+    /// window, never every incident or entry of the log.
+    public static func count(_ counter: any TimelineCounter, matching query: IncidentQuery,
                              by field: IncidentGrouping?, per size: TimeBucket, since: UTCInstant, until: UTCInstant,
                              offsetAt: (UTCInstant) -> Int) throws -> [TimelineCount] {
-        let starts = bucketStarts(per: size, since: since, until: until, offsetAt: offsetAt)
-        /// The index of the bucket holding `instant` (0 for one before the first).
-        func index(_ instant: UTCInstant) -> Int {
-            var low = 0, high = starts.count - 1
-            while low < high {
-                let middle = (low + high + 1) / 2
-                if starts[middle] <= instant.secondsSince1970 { low = middle } else { high = middle - 1 }
-            }
-            return low
+        let buckets = TimelineBuckets(starts: bucketStarts(per: size, since: since, until: until, offsetAt: offsetAt),
+                                      since: since.secondsSince1970, until: until.secondsSince1970)
+        // Each group's count in each bucket: the sum of its steps up to the bucket.
+        var steps: [String?: [Int]] = [:]
+        for step in try counter.timelineSteps(matching: query, by: field, buckets: buckets) where step.bucket < buckets.starts.count {
+            steps[step.key, default: Array(repeating: 0, count: buckets.starts.count)][step.bucket] += step.change
         }
-        var all = query
-        all.limit = nil
-        all.order = .started
-        var incidents: [Int64: (key: String?, endedAt: UTCInstant?)] = [:]
-        try QueryIncidents(reader: reader).forEach(all) { stored in
-            let local = stored.incident.startedAt.map { $0.adding(seconds: Int64(offsetAt($0))).rfc3339 }
-            incidents[stored.id] = (field.map { GroupCounter.value(stored, $0, local: local, now: query.now) }, stored.incident.endedAt)
-        }
-        var counts: [Int: [String?: Int]] = [:]
-        // The last bucket the incident was counted in: intervals of one incident (cleared and
-        // listed again within a bucket) count it once per bucket.
-        var counted: (id: Int64, bucket: Int)?
-        func add(_ id: Int64, from start: UTCInstant, to end: UTCInstant?) {
-            guard let incident = incidents[id] else { return }
-            let stop = [end, incident.endedAt, until].compactMap { $0 }.min() ?? until
-            guard start < stop, stop > since else { return }
-            var b = index(start)
-            if let counted, counted.id == id { b = max(b, counted.bucket + 1) }
-            while b < starts.count && starts[b] < stop.secondsSince1970 {
-                counts[b, default: [:]][incident.key, default: 0] += 1
-                counted = (id, b)
-                b += 1
+        var counts: [[String?: Int]] = Array(repeating: [:], count: buckets.starts.count)
+        for (key, changes) in steps {
+            var count = 0
+            for (b, change) in changes.enumerated() {
+                count += change
+                if count != 0 { counts[b][key] = count }
             }
         }
-        try forEachListedInterval(log, through: until, add)
         var result: [TimelineCount] = []
-        for (b, seconds) in starts.enumerated() {
+        for (b, seconds) in buckets.starts.enumerated() {
             let start = UTCInstant(secondsSince1970: seconds)
             let label = GroupCounter.localText(start.adding(seconds: Int64(offsetAt(start))).rfc3339, size)
-            guard let groups = counts[b] else {
+            guard !counts[b].isEmpty else {
                 if field == nil { result.append(TimelineCount(start: start, bucket: label, key: nil, count: 0)) }
                 continue
             }
-            result += groups.map { TimelineCount(start: start, bucket: label, key: $0.key, count: $0.value) }.sorted {
+            result += counts[b].map { TimelineCount(start: start, bucket: label, key: $0.key, count: $0.value) }.sorted {
                 $0.count != $1.count ? $0.count > $1.count : ($0.key ?? "").utf8.lexicographicallyPrecedes(($1.key ?? "").utf8)
             }
         }
@@ -129,4 +110,68 @@ public enum Timeline {
         }
         if let open = current, let start = open.since { try interval(open.id, start, nil) }
     }
+}
+
+/// The buckets of a timeline: their starts (seconds since 1970, ascending; the first at or
+/// before `since`), counted from `since` to `until` (excluded).
+public struct TimelineBuckets: Sendable, Equatable {
+    public var starts: [Int64]
+    public var since: Int64
+    public var until: Int64
+
+    public init(starts: [Int64], since: Int64, until: Int64) {
+        self.starts = starts
+        self.since = since
+        self.until = until
+    }
+
+    /// A SQL expression (the same text for both stores) of the index in ``starts`` of the
+    /// bucket holding `seconds`, an integer expression of seconds since `epoch` (seconds since
+    /// 1970) from `since` to before `until`. Consecutive buckets of one length (an hour; a day
+    /// but those of 23 or 25 hours) are one run, found by division, so the expression has a
+    /// branch per run, not per bucket.
+    public func indexSQL(of seconds: String, epoch: Int64) -> String {
+        // (first bucket, its start, the length of each bucket of the run)
+        var runs: [(first: Int, start: Int64, length: Int64)] = []
+        for (b, start) in starts.enumerated() {
+            let isLast = b + 1 == starts.count
+            let length = isLast ? max(until - start, 1) : starts[b + 1] - start
+            // The last bucket, cut by `until`, continues a run of buckets at least as long.
+            if let run = runs.last, isLast ? length <= run.length : length == run.length { continue }
+            runs.append((b, start, length))
+        }
+        func branch(_ run: (first: Int, start: Int64, length: Int64)) -> String {
+            "\(run.first) + (\(seconds) - \(run.start - epoch)) / \(run.length)"
+        }
+        guard let last = runs.last else { return "0" }
+        if runs.count == 1 { return branch(last) }
+        return "CASE " + zip(runs, runs.dropFirst()).map { run, next in "WHEN \(seconds) < \(next.start - epoch) THEN \(branch(run)) " }.joined()
+            + "ELSE \(branch(last)) END"
+    }
+}
+
+/// A change of a timeline's count: at bucket `bucket` (an index in ``TimelineBuckets/starts``)
+/// the incidents of group `key` (nil without grouping) active at some moment of the bucket are
+/// `change` more than in the bucket before (the first bucket's change is its count).
+public struct TimelineStep: Hashable, Sendable {
+    public var bucket: Int
+    public var key: String?
+    public var change: Int
+
+    public init(bucket: Int, key: String?, change: Int) {
+        self.bucket = bucket
+        self.key = key
+        self.change = change
+    }
+}
+
+/// A store that counts a timeline itself (``Timeline/count(_:matching:by:per:since:until:offsetAt:)``).
+public protocol TimelineCounter: Sendable {
+    /// For the incidents matching `query`'s filters (not its order or limit), the steps of the
+    /// number active at some moment of each bucket, per value of `field` (``GroupCounter``'s
+    /// value: `-` for no road): active from an appearance or a reopening until the next clear
+    /// (``IncidentQuery/listedAt``'s intervals) or the provider's end as stored now, within
+    /// `buckets.since..<buckets.until`; an incident counts once in a bucket however many of
+    /// its intervals touch it. Steps of zero may be left out; their order is any.
+    func timelineSteps(matching query: IncidentQuery, by field: IncidentGrouping?, buckets: TimelineBuckets) throws -> [TimelineStep]
 }

@@ -184,6 +184,24 @@ struct MigrationTests {
         #expect(try listed("10:30:30") == ["A"], "B was cleared at 10:30:30")
     }
 
+    @Test("0014 on a database of the previous version: the index of the provider's ends holds the incidents that have one, and a timeline cuts at them")
+    func providerEndIndexOnExistingData() throws {
+        let path = try TestPaths.temporaryDirectory("migrate-0014").appendingPathComponent("db.sqlite").path
+        let all = try Migrator.bundled()
+        let previous = Migrator(migrations: all.migrations.filter { $0.name != "0014_provider_end_index.sql" })
+        let ended = now.adding(seconds: 1800)
+        _ = try SQLiteStore(path: path, clock: .fixed(now), migrator: previous)
+            .ingest(PollContext(source: "gits", startedAt: now), ListProducer(incidents: [incident("A"), incident("B", ended: ended)]).callAsFunction)
+        let store = try SQLiteStore(path: path, clock: .fixed(now.adding(seconds: 7200)))
+        #expect(try store.migrationStates().first { $0.name == "0014_provider_end_index.sql" }?.appliedAt == now.adding(seconds: 7200))
+        try store.withDatabase { (db: Database) throws in
+            #expect(try db.scalarInt("SELECT count(*) FROM incidents INDEXED BY incidents_by_end WHERE ended_at IS NOT NULL") == 1)
+        }
+        let counts = try Timeline.count(store, matching: IncidentQuery(now: now.adding(seconds: 7200)), by: nil, per: .hour,
+                                        since: now, until: now.adding(seconds: 7200)) { _ in 0 }
+        #expect(counts.map(\.count) == [2, 1], "B ended half an hour after it was first listed")
+    }
+
     @Test("a migration edited after it was applied is refused and nothing changes")
     func tampered() throws {
         let all = try Migrator.bundled()

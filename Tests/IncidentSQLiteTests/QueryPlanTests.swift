@@ -120,7 +120,12 @@ struct QueryPlanTests {
         switch driver {
         case "incidents_bbox": #expect(plan.contains { $0.hasPrefix("SCAN incidents_bbox VIRTUAL TABLE INDEX") }, "\(plan)")
         case "incidents_search": #expect(plan.contains { $0.hasPrefix("SCAN incidents_search VIRTUAL TABLE INDEX") }, "\(plan)")
-        case "incident_listed_intervals": #expect(plan.contains { $0.hasPrefix("SCAN incident_listed_intervals VIRTUAL TABLE INDEX") }, "\(plan)")
+        case "incident_listed_intervals":
+            // A page in start order without other filters reads the ids firstListed found (firstListedPage below).
+            let query = testCase.query
+            let byIDs = query.filters.isEmpty && query.limit != nil && [.started, .startedAscending].contains(query.order)
+            #expect(byIDs ? !plan.contains { $0.contains("incident_listed") }
+                          : plan.contains { $0.hasPrefix("SCAN incident_listed_intervals VIRTUAL TABLE INDEX") }, "\(plan)")
         default: #expect(!plan.contains { $0.contains("incidents_bbox") || $0.contains("incidents_search") }, "\(plan)")
         }
     }
@@ -138,6 +143,62 @@ struct QueryPlanTests {
         let listed = try Self.store.get().incidents(matching: query).map(\.incident.externalID)
         let expected = (Array(0..<10) + Array(300..<400)).filter { $0 % 80 != 6 }.map { "E\($0)" }
         #expect(listed.count == expected.count && Set(listed) == Set(expected), "\(listed)")
+    }
+
+    @Test("timeline: the listed intervals of the window are read through their indexes, never the log; without filters no incident row, with them each interval's incident by its id")
+    func timeline() throws {
+        let store = try Self.store.get()
+        let until = QueryFixture.pollC.adding(seconds: 3600)
+        let buckets = TimelineBuckets(starts: Timeline.bucketStarts(per: .hour, since: QueryFixture.pollA, until: until) { _ in 0 },
+                                      since: QueryFixture.pollA.secondsSince1970, until: until.secondsSince1970)
+        try store.withDatabase { (db: Database) throws in
+            func plan(_ query: IncidentQuery, by field: IncidentGrouping?) throws -> [String] {
+                let (sql, arguments) = try SQLiteStore.timelineSteps(query, field: field, buckets: buckets, db: db)
+                return try db.queryPlan(sql, arguments)
+            }
+            for (query, field, reads) in [(QueryFixture.query(), nil, "SEARCH incidents USING COVERING INDEX incidents_by_end (ended_at>? AND ended_at<?)"),
+                                          (QueryFixture.query { $0.categories = [.weather] }, IncidentGrouping.source,
+                                           "SEARCH incidents USING INTEGER PRIMARY KEY (rowid=?)")] {
+                let plan = try plan(query, by: field)
+                #expect(Self.incidentsLines(plan) == [reads], "\(plan)")
+                #expect(plan.contains { $0.hasPrefix("SCAN incident_listed_intervals VIRTUAL TABLE INDEX") }, "\(plan)")
+                #expect(plan.contains("SEARCH incident_listed_open USING INDEX incident_listed_open_by_start (listed_from<?)"), "\(plan)")
+                #expect(!plan.contains { $0.contains("incident_transitions") || $0.hasPrefix("SCAN incidents") }, "\(plan)")
+            }
+        }
+        // The counts: its listed 300 at pollA and 10 of them after pollC; gits 100 from pollB; the provider's end (the
+        // fixture's start, every 80th from the 6th) had passed for 4 of its (one of the 10) and 1 of gits.
+        let counts = try Timeline.count(store, matching: QueryFixture.query(), by: .source, per: .hour,
+                                        since: QueryFixture.pollA, until: until) { _ in 0 }
+        #expect(counts.map { "\($0.bucket) \($0.key ?? "") \($0.count)" } == ["2024-03-20 00 its 296", "2024-03-20 00 gits 99", "2024-03-20 01 gits 99", "2024-03-20 01 its 9"])
+    }
+
+    @Test("list --at, a page in start order: the candidates' starts from incidents_active or their row, only the page's rows read whole, the same rows as the listing's own statement")
+    func firstListedPage() throws {
+        let store = try Self.store.get()
+        try store.withDatabase { (db: Database) throws in
+            let instant = QueryFixture.pollA.adding(seconds: 60)
+            let plan = try db.queryPlan(SQLiteStore.firstListedSQL(.started), [
+                "listed_at": .text(instant.rfc3339), "listed_seconds": .integer(PollTransitions.intervalSeconds(instant)),
+                "first": .integer(100), "limit": .integer(50)])
+            #expect(plan.contains { $0.hasPrefix("SCAN incident_listed_intervals VIRTUAL TABLE INDEX") }, "\(plan)")
+            #expect(plan.contains("SEARCH incident_listed_open USING INDEX incident_listed_open_by_start (listed_from<?)"), "\(plan)")
+            #expect(plan.contains("SEARCH incidents USING COVERING INDEX incidents_active (id=?)"), "\(plan)")
+            #expect(Set(Self.incidentsLines(plan)) == ["SEARCH incidents USING COVERING INDEX incidents_active (id=?)",
+                                                       "SEARCH incidents USING INTEGER PRIMARY KEY (rowid=?)"], "\(plan)")
+        }
+        // The ids found, against the listing's own statement (a filter makes it run).
+        for (at, limit) in [(QueryFixture.pollA.adding(seconds: 60), 50), (QueryFixture.pollC.adding(seconds: 60), 7),
+                            (QueryFixture.pollC.adding(seconds: 60), 200)] {
+            for order in [IncidentOrder.started, .startedAscending] {
+                let query = QueryFixture.query(limit: limit, order: order) { $0.listedAt = at }
+                var own = query
+                own.sources = ["its", "gits"]
+                let ids = try store.withDatabase { db in try SQLiteStore.firstListed(query, try Selection(query, reading: .ordered(limit: limit), db: db), db: db) }
+                #expect(ids != nil && ids?.isEmpty == false)
+                #expect(try store.incidents(matching: query).map(\.id) == store.incidents(matching: own).map(\.id), "\(at.rfc3339) \(limit) \(order)")
+            }
+        }
     }
 
     @Test("a filter's own index, read in the order's: the page needs no sort; another index needs one")

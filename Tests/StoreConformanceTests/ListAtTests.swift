@@ -56,7 +56,7 @@ struct ListAtTests {
         }
     }
 
-    @Test("30 days of polls derived from recorded GITS and WZDx responses (incomplete, failing, stale snapshots among them): at 1,000 random moments list --at equals the set the responses give",
+    @Test("30 days of polls derived from recorded GITS and WZDx responses (incomplete, failing, stale snapshots among them): at 1,000 random moments list --at equals the set the responses give, and the timeline the log walked in Swift",
           arguments: StoreKind.allCases)
     func monthOfPolls(kind: StoreKind) throws {
         // A new month every run; LIST_AT_SEED=N repeats the one a failure names.
@@ -90,6 +90,8 @@ struct ListAtTests {
             #expect(Set(sets).count > 150, "seed \(seed)")
             #expect(try integer(store, "SELECT count(*) FROM ingest_runs WHERE status = 'stale'") == month.evidence.filter(\.stale).count, "seed \(seed)")
             #expect(try integer(store, "SELECT count(*) FROM incident_transitions WHERE kind = 'cleared'") ?? 0 > 50, "seed \(seed)")
+            // The same month's timeline (issue 22: counted by the store).
+            try Self.timelineSameAsTheLog(store, month, seed: seed)
         }
     }
 
@@ -126,7 +128,7 @@ struct ListAtTests {
         try withStore(kind) { store in
             try Self.store(responses, in: store)
             let until = t0.adding(seconds: 15 * 3600)
-            let counts = try Timeline.count(store, log: store, matching: IncidentQuery(now: until), by: nil, per: .hour,
+            let counts = try Timeline.count(store, matching: IncidentQuery(now: until), by: nil, per: .hour,
                                             since: t0.adding(seconds: -3600), until: until, offsetAt: { _ in 9 * 3600 })
             // Activity changes only at polls: active at some moment of an hour is active at its
             // start or at one of its polls.
@@ -142,10 +144,91 @@ struct ListAtTests {
             #expect(counts.first?.bucket == "2023-03-21 14")
             #expect(counts.first?.count == 0)
             #expect(expected.contains { $0 > 5 })
-            let byCategory = try Timeline.count(store, log: store, matching: IncidentQuery(now: until), by: .category, per: .day,
+            let byCategory = try Timeline.count(store, matching: IncidentQuery(now: until), by: .category, per: .day,
                                                 since: t0, until: until, offsetAt: { _ in 0 })
             #expect(byCategory.map(\.key) == ["accident"])
             #expect(byCategory.map(\.count) == [Set(responses.filter { $0.ending != .failed }.flatMap(\.listed)).count])
         }
+    }
+    /// The timeline as it was counted before the stores counted it: every listed interval of the
+    /// log (``Timeline/forEachListedInterval(_:through:_:)``) walked in Swift over the incidents
+    /// the query selects, each counted once in each bucket it touches.
+    static func referenceTimeline(_ store: any TestStore, _ query: IncidentQuery, by field: IncidentGrouping?, per size: TimeBucket,
+                                  since: UTCInstant, until: UTCInstant, offsetAt: (UTCInstant) -> Int) throws -> [TimelineCount] {
+        let starts = Timeline.bucketStarts(per: size, since: since, until: until, offsetAt: offsetAt)
+        var incidents: [Int64: (key: String?, endedAt: UTCInstant?)] = [:]
+        var all = query
+        all.limit = nil
+        for stored in try list(store, all) {
+            let i = stored.incident
+            let key: String? = switch field {
+            case .source?: i.source
+            case .category?: i.category.rawValue
+            case .road?: i.road ?? "-"
+            default: nil
+            }
+            incidents[stored.id] = (key, i.endedAt)
+        }
+        var counts: [Int: [String?: Int]] = [:]
+        var counted: (id: Int64, bucket: Int)?
+        try Timeline.forEachListedInterval(store, through: until) { id, start, end in
+            guard let incident = incidents[id] else { return }
+            let stop = [end, incident.endedAt, until].compactMap { $0 }.min() ?? until
+            guard start < stop, stop > since else { return }
+            var b = max(0, (starts.lastIndex { $0 <= start.secondsSince1970 }) ?? 0)
+            if let counted, counted.id == id { b = max(b, counted.bucket + 1) }
+            while b < starts.count && starts[b] < stop.secondsSince1970 {
+                counts[b, default: [:]][incident.key, default: 0] += 1
+                counted = (id, b)
+                b += 1
+            }
+        }
+        return starts.enumerated().flatMap { b, seconds -> [TimelineCount] in
+            let start = UTCInstant(secondsSince1970: seconds)
+            let local = start.adding(seconds: Int64(offsetAt(start))).rfc3339
+            let label = size == .day ? String(local.prefix(10)) : String(local.prefix(10)) + " " + String(local.dropFirst(11).prefix(2))
+            guard let groups = counts[b] else { return field == nil ? [TimelineCount(start: start, bucket: label, key: nil, count: 0)] : [] }
+            return groups.map { TimelineCount(start: start, bucket: label, key: $0.key, count: $0.value) }.sorted {
+                $0.count != $1.count ? $0.count > $1.count : ($0.key ?? "").utf8.lexicographicallyPrecedes(($1.key ?? "").utf8)
+            }
+        }
+    }
+
+    /// The timeline of the month of polls in `store`, counted by the store, against the log
+    /// walked in Swift (``referenceTimeline(_:_:by:per:since:until:offsetAt:)``): per hour and
+    /// day, grouped, filtered, across a change of offset and from mid-history.
+    static func timelineSameAsTheLog(_ store: any TestStore, _ month: MonthOfPolls, seed: UInt64) throws {
+        let (start, end) = (MonthOfPolls.start, MonthOfPolls.end)
+        // Clocks go back an hour on the 15th at 06:00 UTC: that local day has 25 hours.
+        let fallBack = start.adding(seconds: 14 * 86_400 + 6 * 3600)
+        let zone: (UTCInstant) -> Int = { $0 < fallBack ? -4 * 3600 : -5 * 3600 }
+        let utc: (UTCInstant) -> Int = { _ in 0 }
+        func query(_ change: (inout IncidentQuery) -> Void = { _ in }) -> IncidentQuery {
+            var query = IncidentQuery(now: end)
+            change(&query)
+            return query
+        }
+        let cases: [(String, IncidentQuery, IncidentGrouping?, TimeBucket, UTCInstant, UTCInstant, (UTCInstant) -> Int)] = [
+            ("per hour, the month", query(), nil, .hour, start.adding(seconds: -3600), end, utc),
+            ("per hour from mid-month, a zone whose clocks go back", query(), nil, .hour, start.adding(seconds: 12 * 86_400 + 1234), end.adding(seconds: -86_400), zone),
+            ("per day by category, a zone whose clocks go back", query(), .category, .day, start, end, zone),
+            ("per day by source", query(), .source, .day, start.adding(seconds: -86_400), end.adding(seconds: 86_400), utc),
+            ("per hour by road, --source gits", query { $0.sources = ["gits"] }, .road, .hour, start, start.adding(seconds: 10 * 86_400), utc),
+            ("per day, --category roadwork", query { $0.categories = [.roadwork] }, nil, .day, start, end, zone),
+            ("per day, --near", query { $0.near = Coordinate(latitude: 39.7, longitude: -105.0); $0.radiusMeters = 200_000 }, .source, .day, start, end, utc),
+            ("per hour, a window of one hour", query(), .source, .hour, start.adding(seconds: 5 * 86_400 + 600), start.adding(seconds: 5 * 86_400 + 4200), utc),
+        ]
+        var nonEmpty = 0
+        for (name, query, field, size, since, until, offsetAt) in cases {
+            let counted = try Timeline.count(store, matching: query, by: field, per: size, since: since, until: until, offsetAt: offsetAt)
+            let expected = try Self.referenceTimeline(store, query, by: field, per: size, since: since, until: until, offsetAt: offsetAt)
+            #expect(counted == expected, "seed \(seed), \(name): \(counted.count) rows, expected \(expected.count); first difference: \(zip(counted, expected).first { $0 != $1 }.map { "\($0)" } ?? "in length")")
+            if expected.contains(where: { $0.count > 0 }) { nonEmpty += 1 }
+        }
+        // Not vacuous: most cases count something, the 25-hour day is a bucket, and the provider's ends cut intervals.
+        #expect(nonEmpty >= cases.count / 2, "seed \(seed)")
+        let days = Timeline.bucketStarts(per: .day, since: start, until: end, offsetAt: zone)
+        #expect(zip(days, days.dropFirst()).contains { $1 - $0 == 25 * 3600 })
+        #expect(!month.endedAt.isEmpty)
     }
 }

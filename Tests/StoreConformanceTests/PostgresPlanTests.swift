@@ -29,7 +29,7 @@ struct PostgresPlanTests {
     }
 
     /// Runs `body` with every statement of `store` explained where it runs.
-    static func observing(_ store: PostgresStore, _ body: () throws -> Void) throws -> Observed {
+    static func observing(_ store: PostgresStore, tables: Set<String> = historyTables, _ body: () throws -> Void) throws -> Observed {
         let observed = Observed()
         store.pool.statementObserver = { connection, sql, parameters in
             let statement = sql.trimmingCharacters(in: .whitespacesAndNewlines)
@@ -39,7 +39,7 @@ struct PostgresPlanTests {
                 try connection.execute("SAVEPOINT plan_check", context: "a plan check")
                 defer { _ = try? connection.execute("ROLLBACK TO SAVEPOINT plan_check; RELEASE SAVEPOINT plan_check", context: "a plan check") }
                 let plan = try connection.query("EXPLAIN (ANALYZE, FORMAT JSON) " + statement, parameters, context: "a plan check")
-                let scans = try Self.historyScans(plan.string(0, 0) ?? "")
+                let scans = try Self.historyScans(plan.string(0, 0) ?? "", tables: tables)
                 observed.failures += scans.map { "\($0) in: \(statement)" }
             } catch {
                 observed.failures.append("EXPLAIN failed (\(error)) for: \(statement)")
@@ -317,6 +317,48 @@ struct PostgresPlanTests {
             let listed = try list(store, query).map(\.incident.externalID)
             // Listed by the poll at t1 (H7 of the history among them); no other incident of the history.
             #expect(Set(listed).isSuperset(of: ["E0", "E1", "E2", "E4", "H7"]) && listed.filter { $0.hasPrefix("H") } == ["H7"], "\(listed)")
+        }
+    }
+
+    @Test("timeline: the ranges of the window come from the indexes of 0011, the provider's ends from 0013's, an incident by its id; never every incident or range")
+    func timelineStatements() throws {
+        try Self.withHistory { store in
+            try store.withConnection { connection in
+                try PollTransitionLog.rebuild(connection: connection)
+                try connection.execute("ANALYZE", context: "a test")
+            }
+            try Self.polls(store)
+            let (since, until) = (t0.adding(seconds: -3600), t1.adding(seconds: 3600))
+            var counts: [[TimelineCount]] = []
+            let observed = try Self.observing(store, tables: Self.historyTables.union(["incident_transitions", "incident_listed_intervals"])) {
+                var accidents = IncidentQuery(now: until)
+                accidents.categories = [.accident]
+                for (query, field) in [(IncidentQuery(now: until), nil), (accidents, IncidentGrouping.road)] {
+                    counts.append(try Timeline.count(store, matching: query, by: field, per: .hour, since: since, until: until) { _ in 0 })
+                }
+            }
+            #expect(observed.statements.filter { $0.hasPrefix("WITH spans") }.count == 2, "\(observed.statements)")
+            #expect(observed.statements.contains { $0.hasPrefix("WITH spans") && $0.contains("ended_at IS NOT NULL AND ended_at <") })
+            #expect(observed.failures == [], "\(observed.failures)")
+            // E0, E1, E2, E4 and H7 of the history listed from t0 or t1 (H7 reopened), in the hours around them.
+            #expect(counts[0].map(\.count).max() ?? 0 >= 4, "\(counts[0])")
+            #expect(counts[1].allSatisfy { $0.key != nil }, "\(counts[1])")
+        }
+    }
+
+    @Test("PostgreSQL 0013 on a database of the previous version: the index of the provider's ends holds the incidents that have one, and a timeline cuts at them")
+    func migration0013() throws {
+        try TestServer.withDatabase { name in
+            let location = try TestServer.location(database: name)
+            let bundled = try PostgresMigrator.bundled()
+            let previous = PostgresMigrator(migrations: bundled.migrations.filter { $0.name != "0013_provider_end_index.sql" })
+            try poll(PostgresStore(location, clock: .fixed(t0), migrator: previous), [.incident(incident("A")), .incident(incident("B", ended: t0.adding(seconds: 1800)))], at: t0)
+            let store = try PostgresStore(location, clock: .fixed(t2))
+            #expect(try store.migrationStates().first { $0.name == "0013_provider_end_index.sql" }?.appliedAt == t2)
+            #expect(try store.column("SELECT indexdef FROM pg_indexes WHERE indexname = 'incidents_by_end'").count == 1)
+            let counts = try Timeline.count(store, matching: IncidentQuery(now: t2), by: nil, per: .hour,
+                                            since: t0, until: t0.adding(seconds: 7200)) { _ in 0 }
+            #expect(counts.map(\.count) == [2, 1], "B ended half an hour after it was first listed")
         }
     }
 

@@ -14,7 +14,7 @@ enum StoreKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
 }
 
 /// Everything the tests use of a store: the ports, plus reading raw tables.
-protocol TestStore: IngestStore, IncidentReader, StoreAdministration, SourceLeases, StoreExport, ChangeFeedReader {
+protocol TestStore: IngestStore, IncidentReader, StoreAdministration, SourceLeases, StoreExport, ChangeFeedReader, TimelineCounter {
     /// The first column of every row of `sql` (standard SQL that both stores accept), as text.
     func column(_ sql: String) throws -> [String?]
 }

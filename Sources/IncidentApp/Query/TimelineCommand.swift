@@ -55,8 +55,8 @@ enum TimelineCommand {
         query.now = end
         let field = try arguments.value(by)?.field
         let counts = try QueryTool.reading(arguments, context) { reader in
-            guard let log = reader as? any ChangeFeedReader else { throw QueryError("this store has no transition log") }
-            return try Timeline.count(reader, log: log, matching: query, by: field, per: size, since: start, until: end,
+            guard let counter = reader as? any TimelineCounter else { throw QueryError("this store has no transition log") }
+            return try Timeline.count(counter, matching: query, by: field, per: size, since: start, until: end,
                                       offsetAt: zone.offsetSeconds(at:))
         }
         let groupName = try arguments.value(by)?.rawValue
