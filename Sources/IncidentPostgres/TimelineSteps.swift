@@ -14,7 +14,7 @@ extension PostgresStore: TimelineCounter {
         case nil: "NULL::text"
         case .source: "source"
         case .category: "category"
-        case .road: "coalesce(road, '-')"
+        case .road: "coalesce(road, '')"
         default: throw QueryError("a timeline counts by category, source or road, not \(field?.rawValue ?? "")")
         }
         var arguments: [String: PostgresValue] = [
@@ -80,7 +80,7 @@ extension PostgresStore: TimelineCounter {
                 try connection.execute("SET LOCAL jit = off; SET LOCAL work_mem = '64MB'", context: "counting a timeline")
                 let result = try connection.query(sql, named: arguments, context: "counting a timeline")
                 return (0..<result.rowCount).map { row in
-                    TimelineStep(bucket: result.int(row, 0) ?? 0, key: field == nil ? nil : result.string(row, 1) ?? "-", change: result.int(row, 2) ?? 0)
+                    TimelineStep(bucket: result.int(row, 0) ?? 0, key: field == nil ? nil : result.string(row, 1) ?? "", change: result.int(row, 2) ?? 0)
                 }
             }
         }

@@ -14,7 +14,7 @@ extension SQLiteStore: TimelineCounter {
                 let (sql, arguments) = try Self.timelineSteps(query, field: field, buckets: buckets, db: db)
                 var steps: [TimelineStep] = []
                 try db.query(sql, arguments) { s in
-                    steps.append(TimelineStep(bucket: s.int(at: 0) ?? 0, key: field == nil ? nil : s.string(at: 1) ?? "-", change: s.int(at: 2) ?? 0))
+                    steps.append(TimelineStep(bucket: s.int(at: 0) ?? 0, key: field == nil ? nil : s.string(at: 1) ?? "", change: s.int(at: 2) ?? 0))
                 }
                 return steps
             }
@@ -34,7 +34,7 @@ extension SQLiteStore: TimelineCounter {
         case nil: "NULL"
         case .source: "source"
         case .category: "category"
-        case .road: "coalesce(road, '-')"
+        case .road: "coalesce(road, '')"
         default: throw QueryError("a timeline counts by category, source or road, not \(field?.rawValue ?? "")")
         }
         // The incidents counted: with filters or a grouping, each interval's incident is read by
