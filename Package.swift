@@ -52,6 +52,7 @@ let package = Package(
                 .embedInCode("0011_transition_log.sql"),
                 .embedInCode("0012_watch_positions.sql"),
                 .embedInCode("0013_listed_intervals.sql"),
+                .embedInCode("0015_active_by_source.sql"),
             ]
         ),
         // The PostgreSQL schema migrations, embedded in the binary.

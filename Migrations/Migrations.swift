@@ -23,5 +23,6 @@ public enum BundledMigrations {
         ("0011_transition_log.sql", String(decoding: PackageResources._011_transition_log_sql, as: UTF8.self)),
         ("0012_watch_positions.sql", String(decoding: PackageResources._012_watch_positions_sql, as: UTF8.self)),
         ("0013_listed_intervals.sql", String(decoding: PackageResources._013_listed_intervals_sql, as: UTF8.self)),
+        ("0015_active_by_source.sql", String(decoding: PackageResources._015_active_by_source_sql, as: UTF8.self)),
     ]
 }
