@@ -72,6 +72,7 @@ let package = Package(
                 .embedInCode("0010_watch_positions.sql"),
                 .embedInCode("0011_listed_intervals.sql"),
                 .embedInCode("0012_incident_counts.sql"),
+                .embedInCode("0014_active_by_source.sql"),
             ]
         ),
         // SQLite: connection/statement wrappers, migrator, the incident repository.

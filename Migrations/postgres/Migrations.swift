@@ -20,5 +20,6 @@ public enum BundledPostgresMigrations {
         ("0010_watch_positions.sql", String(decoding: PackageResources._010_watch_positions_sql, as: UTF8.self)),
         ("0011_listed_intervals.sql", String(decoding: PackageResources._011_listed_intervals_sql, as: UTF8.self)),
         ("0012_incident_counts.sql", String(decoding: PackageResources._012_incident_counts_sql, as: UTF8.self)),
+        ("0014_active_by_source.sql", String(decoding: PackageResources._014_active_by_source_sql, as: UTF8.self)),
     ]
 }
