@@ -53,6 +53,7 @@ let package = Package(
                 .embedInCode("0012_watch_positions.sql"),
                 .embedInCode("0013_listed_intervals.sql"),
                 .embedInCode("0014_provider_end_index.sql"),
+                .embedInCode("0015_active_by_source.sql"),
             ]
         ),
         // The PostgreSQL schema migrations, embedded in the binary.
@@ -73,6 +74,7 @@ let package = Package(
                 .embedInCode("0011_listed_intervals.sql"),
                 .embedInCode("0012_incident_counts.sql"),
                 .embedInCode("0013_provider_end_index.sql"),
+                .embedInCode("0014_active_by_source.sql"),
             ]
         ),
         // SQLite: connection/statement wrappers, migrator, the incident repository.

@@ -24,5 +24,6 @@ public enum BundledMigrations {
         ("0012_watch_positions.sql", String(decoding: PackageResources._012_watch_positions_sql, as: UTF8.self)),
         ("0013_listed_intervals.sql", String(decoding: PackageResources._013_listed_intervals_sql, as: UTF8.self)),
         ("0014_provider_end_index.sql", String(decoding: PackageResources._014_provider_end_index_sql, as: UTF8.self)),
+        ("0015_active_by_source.sql", String(decoding: PackageResources._015_active_by_source_sql, as: UTF8.self)),
     ]
 }

@@ -27,6 +27,8 @@ CREATE TABLE IF NOT EXISTS ceiling_counts (
 CREATE INDEX IF NOT EXISTS ceiling_by_start ON incidents (startDate);
 -- incidents_active
 CREATE INDEX IF NOT EXISTS ceiling_active ON incidents (regSeq, endDate) WHERE source IS NOT NULL;
+-- incidents_active_by_source (0015)
+CREATE INDEX IF NOT EXISTS ceiling_active_by_source ON incidents (source, regSeq) WHERE source IS NOT NULL;
 -- incidents_by_seen
 CREATE INDEX IF NOT EXISTS ceiling_by_seen ON incidents (source);
 CREATE INDEX IF NOT EXISTS ceiling_by_road ON incidents (inciPlace1);

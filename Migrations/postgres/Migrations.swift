@@ -21,5 +21,6 @@ public enum BundledPostgresMigrations {
         ("0011_listed_intervals.sql", String(decoding: PackageResources._011_listed_intervals_sql, as: UTF8.self)),
         ("0012_incident_counts.sql", String(decoding: PackageResources._012_incident_counts_sql, as: UTF8.self)),
         ("0013_provider_end_index.sql", String(decoding: PackageResources._013_provider_end_index_sql, as: UTF8.self)),
+        ("0014_active_by_source.sql", String(decoding: PackageResources._014_active_by_source_sql, as: UTF8.self)),
     ]
 }

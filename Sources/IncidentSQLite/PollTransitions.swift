@@ -51,11 +51,11 @@ enum PollTransitions {
     }
 
     /// Logs the clears ``PollWriter/clearUnlisted(at:)`` is about to make: the same rows, read
-    /// before its update.
+    /// before its update, through the same index of the source's active set (0015).
     static func clearing(at instant: UTCInstant, source: String, runID: Int64, db: Database) throws {
         try db.run("""
             INSERT INTO temp.poll_transitions (phase, ord, incident_id, external_id, kind, at)
-            SELECT 4, id, id, external_id, 'cleared', :observed FROM incidents INDEXED BY incidents_active
+            SELECT 4, id, id, external_id, 'cleared', :observed FROM incidents INDEXED BY incidents_active_by_source
             WHERE cleared_at IS NULL AND source = :source AND last_seen_run_id <> :run AND last_seen_at < :observed
             ORDER BY id
             """, ["observed": .text(instant.rfc3339), "source": .text(source), "run": .integer(runID)])

@@ -421,12 +421,12 @@ final class PollWriter: PollSink, UnlistedIncidents {
     /// Marks cleared, at `instant` (the observation time, or for an answer of several pages the
     /// previous complete poll's), every active incident of the source that this complete poll
     /// did not list (nor reject) and that no poll saw at or after that time (an older replay
-    /// never clears what a newer poll listed). Reads the active set (its index), not the
-    /// source's whole history.
+    /// never clears what a newer poll listed). Reads the source's active set (its index, 0015),
+    /// not the source's whole history nor the other sources' active incidents.
     func clearUnlisted(at instant: UTCInstant) throws -> Int {
         try PollTransitions.clearing(at: instant, source: poll.source, runID: runID, db: db)
         try db.run("""
-            UPDATE incidents INDEXED BY incidents_active SET cleared_at = :observed
+            UPDATE incidents INDEXED BY incidents_active_by_source SET cleared_at = :observed
             WHERE cleared_at IS NULL AND source = :source AND last_seen_run_id <> :run AND last_seen_at < :observed
             """, ["observed": .text(instant.rfc3339), "source": .text(poll.source), "run": .integer(runID)])
         return db.changes
@@ -435,7 +435,7 @@ final class PollWriter: PollSink, UnlistedIncidents {
     /// The active incidents of the source this poll did not list and no poll saw at or after it.
     func unlistedActive() throws -> Int {
         Int(try db.scalarInt("""
-            SELECT count(*) FROM incidents INDEXED BY incidents_active
+            SELECT count(*) FROM incidents INDEXED BY incidents_active_by_source
             WHERE cleared_at IS NULL AND source = :source AND last_seen_run_id <> :run AND last_seen_at < :observed
             """, ["observed": .text(poll.observedAt.rfc3339), "source": .text(poll.source), "run": .integer(runID)]) ?? 0)
     }

@@ -32,6 +32,23 @@ struct GITSEndToEndTests {
         #expect(row.text("first_seen_at")?.hasSuffix("Z") == true)
     }
 
+    @Test("INCIDENTS_SQL_TRACE: each statement of a clearing poll with its time, the listed intervals' R*Tree insert among them, never the statements the R*Tree runs on its shadow tables")
+    func sqlTrace() async throws {
+        let ws = try Workspace()
+        #expect(try await run("incident-scheduler", ["ingest", "--source", "gits", "--file", TestPaths.fixture("gits/incidents_3.xml").path,
+                                                "--as-of", "3d", "--database", ws.database]).status == 0)
+        let trace = ws.directory.appendingPathComponent("trace.sql").path
+        let cleared = try await run("incident-scheduler", ["ingest", "--source", "gits", "--file", TestPaths.fixture("gits/incidents_2_later.xml").path,
+                                                           "--complete", "--as-of", "36h", "--database", ws.database],
+                                    environment: ["INCIDENTS_SQL_TRACE": trace])
+        #expect(cleared.status == 0, "\(cleared.stderr)")
+        let text = try String(contentsOfFile: trace, encoding: .utf8)
+        let statements = text.components(separatedBy: "\n-- ").count
+        #expect(statements > 20 && text.hasPrefix("-- "), "\(statements) statements")
+        #expect(text.contains("INSERT INTO incident_listed_intervals"), "the clear ends an interval: it moves to the R*Tree")
+        #expect(!text.contains("'main'.") && !text.contains("\"main\"."), "a shadow table's statement")
+    }
+
     @Test("run --once over loopback HTTP: the key is sent encoded once, the incidents stored, a re-run keeps first_seen_at")
     func runOnce() async throws {
         let server = try LoopbackServer(routes: ["/api/rest/getIncidentInfo": [

@@ -67,7 +67,7 @@ struct SchedulerServiceTests {
             unitRandom: { random })
         let service = try Self.service(timing: timing) { _ in time.advance(pollSeconds) }
         let polls = Mutex(0)
-        await service.pollForever(Self.source("gits", interval: 60)) { polls.withLock { $0 += 1 } }
+        await service.pollForever(Self.source("gits", interval: 60)) { _ in polls.withLock { $0 += 1 } }
         #expect(time.sleeps.withLock { $0 } == [expectedWait, expectedWait, expectedWait])
         #expect(polls.withLock { $0 } == 3)
         let runs = try service.store.runs(source: "gits", limit: 10, failuresFirst: false)

@@ -188,7 +188,7 @@ struct MigrationTests {
     func providerEndIndexOnExistingData() throws {
         let path = try TestPaths.temporaryDirectory("migrate-0014").appendingPathComponent("db.sqlite").path
         let all = try Migrator.bundled()
-        let previous = Migrator(migrations: all.migrations.filter { $0.name != "0014_provider_end_index.sql" })
+        let previous = Migrator(migrations: all.migrations.filter { $0.name < "0014" })
         let ended = now.adding(seconds: 1800)
         _ = try SQLiteStore(path: path, clock: .fixed(now), migrator: previous)
             .ingest(PollContext(source: "gits", startedAt: now), ListProducer(incidents: [incident("A"), incident("B", ended: ended)]).callAsFunction)
@@ -200,6 +200,34 @@ struct MigrationTests {
         let counts = try Timeline.count(store, matching: IncidentQuery(now: now.adding(seconds: 7200)), by: nil, per: .hour,
                                         since: now, until: now.adding(seconds: 7200)) { _ in 0 }
         #expect(counts.map(\.count) == [2, 1], "B ended half an hour after it was first listed")
+    }
+
+    @Test("0015 on a database of the previous version: the active set by source is indexed; a complete poll clears and logs only its own source's unlisted incidents")
+    func activeBySourceOnExistingData() throws {
+        let path = try TestPaths.temporaryDirectory("migrate-0015").appendingPathComponent("db.sqlite").path
+        do {
+            // Polled, then taken back to the previous version: the schema without the index
+            // (this binary's polls need it), the migration not recorded.
+            let store = try SQLiteStore(path: path, clock: .fixed(t0))
+            _ = try store.ingest(PollContext(source: "gits", startedAt: t0), ListProducer(incidents: [incident("A"), incident("B")]).callAsFunction)
+            _ = try store.ingest(PollContext(source: "its", startedAt: t0), ListProducer(incidents: [incident("X", source: "its")]).callAsFunction)
+            try store.withDatabase { (db: Database) throws in
+                try db.execute("DROP INDEX incidents_active_by_source; DELETE FROM schema_migrations WHERE name LIKE '%_active_by_source.sql'")
+            }
+        }
+        let store = try SQLiteStore(path: path, clock: .fixed(t1))
+        #expect(try store.migrationStates().first { $0.name.hasSuffix("_active_by_source.sql") }?.appliedAt == t1)
+        let indexed = try store.withDatabase { (db: Database) throws in
+            try db.scalarInt("SELECT count(*) FROM incidents INDEXED BY incidents_active_by_source WHERE cleared_at IS NULL AND source = 'gits'")
+        }
+        #expect(indexed == 2)
+        let run = try store.ingest(PollContext(source: "gits", startedAt: t1), ListProducer(incidents: [incident("A")]).callAsFunction)
+        #expect(run.counts.cleared == 1)
+        let stored = try store.incidents(matching: IncidentQuery(now: t1, order: .source))
+            .map { "\($0.incident.source)/\($0.incident.externalID) \($0.clearedAt?.rfc3339 ?? "active")" }
+        #expect(stored == ["gits/A active", "gits/B \(t1.rfc3339)", "its/X active"])
+        let log = try store.changes(after: 0, limit: 10).map { "\($0.transition.kind.rawValue) \($0.transition.externalID ?? "?")" }
+        #expect(log == ["appeared A", "appeared B", "appeared X", "cleared B"])
     }
 
     @Test("a migration edited after it was applied is refused and nothing changes")

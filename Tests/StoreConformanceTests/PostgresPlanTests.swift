@@ -15,8 +15,10 @@ import Testing
 /// source) reads at least 10,000 rows, the fixture's polls about ten.
 @Suite("PostgreSQL poll, prune and status plans: nothing grows with the history (issue 23)")
 struct PostgresPlanTests {
-    /// The tables whose size grows with the history.
-    static let historyTables: Set<String> = ["incidents", "incident_revisions", "ingest_runs", "rejected_records"]
+    /// The tables whose size grows with the history: the incidents, their revisions, the runs,
+    /// the records set aside, the transition log and its listed intervals.
+    static let historyTables: Set<String> = ["incidents", "incident_revisions", "ingest_runs", "rejected_records",
+                                             "incident_transitions", "incident_listed_intervals"]
     /// The most rows a plan node may read of one of them here: the fixture's polls list about
     /// ten incidents and the prunes delete batches of 100; the history is 20,000 of each.
     static let rowBound = 1000
@@ -76,7 +78,10 @@ struct PostgresPlanTests {
     /// A PostgreSQL store whose history holds ``historySize`` cleared incidents of `gits` (with
     /// a revision each), as many runs of `gits` (alternately succeeded and failed, all before
     /// t0) and rejected records, and one run of a source polled no more (`archived`), analyzed.
-    static func withHistory(_ body: (PostgresStore) throws -> Void) throws {
+    /// With `log`, also ``historySize`` / 10 active incidents of another source (`wzdx`), and the
+    /// transition log of it all (each incident's appearance, and clear) with its listed intervals:
+    /// the log's statements must read neither.
+    static func withHistory(log: Bool = false, _ body: (PostgresStore) throws -> Void) throws {
         try TestServer.withDatabase { name in
             let store = try PostgresStore(try TestServer.location(database: name), clock: .fixed(t0))
             let n = historySize
@@ -97,6 +102,25 @@ struct PostgresPlanTests {
                     INSERT INTO rejected_records (run_id, source, external_id, position, reason, rejected_at)
                     SELECT id, source, 'R' || id, 'item 1', 'bad coordinate', started_at FROM ingest_runs;
                     """, context: "making the history")
+                if log {
+                    try connection.execute("""
+                        INSERT INTO incidents (source, external_id, category, description, road, location, latitude, longitude, started_at,
+                                               content_hash, revision, first_seen_at, last_seen_at, first_seen_run_id, last_seen_run_id)
+                        SELECT 'wzdx', 'W' || g, 'roadwork', '[공사] 다른 출처 ' || g, '도로' || (g % 500), '구간 ' || g,
+                               36 + (g % 1000) / 1000.0, 127 + (g % 997) / 1000.0, t, g, 1, t, t, 0, 0
+                        FROM generate_series(1, \(n / 10)) g, LATERAL (SELECT timestamptz '2020-01-01' + g * interval '5 minutes' AS t) x;
+                        INSERT INTO incident_transitions (cursor, incident_id, source, external_id, run_id, kind, at)
+                        SELECT row_number() OVER (ORDER BY at, id, kind), id, source, external_id, run_id, kind, at FROM (
+                            SELECT id, source, external_id, first_seen_run_id AS run_id, 'appeared' AS kind, first_seen_at AS at FROM incidents
+                            UNION ALL
+                            SELECT id, source, external_id, last_seen_run_id, 'cleared', cleared_at FROM incidents WHERE cleared_at IS NOT NULL) e;
+                        INSERT INTO incident_listed_intervals (opening, incident_id, listed)
+                        SELECT o.cursor, o.incident_id, tstzrange(o.at, i.cleared_at, '[)')
+                        FROM incident_transitions o JOIN incidents i ON i.id = o.incident_id WHERE o.kind = 'appeared';
+                        UPDATE change_feed SET last_cursor = (SELECT max(cursor) FROM incident_transitions);
+                        """, context: "making the history")
+                    #expect(try connection.query("SELECT last_cursor FROM change_feed", context: "a test").int64(0, 0) == Int64(n * 2 + n / 10))
+                }
                 try PostgresCounts.recount(connection: connection)
                 try connection.execute("ANALYZE", context: "making the history")
             }
@@ -127,15 +151,22 @@ struct PostgresPlanTests {
                                       resumesAt: t2.adding(seconds: 3600)))
     }
 
-    @Test("a poll of every kind of record: each statement reads the poll's rows, never the history")
+    @Test("a poll of every kind of record: each statement reads the poll's rows, never the history, the transition log or another source's active incidents")
     func pollStatements() throws {
-        try Self.withHistory { store in
+        try Self.withHistory(log: true) { store in
+            #expect(try integer(store, "SELECT count(*) FROM incident_transitions") ?? 0 > Self.historySize * 2)
             let observed = try Self.observing(store) { try Self.polls(store) }
             #expect(observed.failures == [])
             #expect(observed.statements.contains { $0.hasPrefix("INSERT INTO poll_plan") })
             #expect(observed.statements.contains { $0.contains("UPDATE incidents SET cleared_at") })
+            // The transition log's statements: the poll's collection, the clears it logs, the
+            // cursors (change_feed), the append, the listed intervals (issue 22).
+            for statement in ["INSERT INTO poll_transitions", "UPDATE change_feed", "INSERT INTO incident_transitions",
+                              "INSERT INTO incident_listed_intervals", "UPDATE incident_listed_intervals"] {
+                #expect(observed.statements.contains { $0.contains(statement) }, "no \(statement) observed")
+            }
             #expect(observed.statements.contains { $0.contains("SELECT max(observed_at) FROM ingest_runs") })
-            #expect(try integer(store, "SELECT count(*) FROM incidents WHERE cleared_at IS NULL") == 2)
+            #expect(try integer(store, "SELECT count(*) FROM incidents WHERE cleared_at IS NULL AND source = 'gits'") == 2)
         }
     }
 
@@ -281,6 +312,38 @@ struct PostgresPlanTests {
         }
     }
 
+    @Test("PostgreSQL 0014 on a database of the previous version: the active set by source is indexed; a complete poll clears and logs only its own source's unlisted incidents")
+    func migration0014() throws {
+        try TestServer.withDatabase { name in
+            let location = try TestServer.location(database: name)
+            let bundled = try PostgresMigrator.bundled()
+            let previous = PostgresMigrator(migrations: bundled.migrations.filter { !$0.name.hasSuffix("_active_by_source.sql") })
+            let old = try PostgresStore(location, clock: .fixed(t0), migrator: previous)
+            _ = try poll(old, live("A", "B"), at: t0)
+            _ = try poll(old, [.incident(incident("X", source: "its"))], at: t0, source: "its")
+            let store = try PostgresStore(location, clock: .fixed(t1))
+            #expect(try store.migrationStates().first { $0.name.hasSuffix("_active_by_source.sql") }?.appliedAt == t1)
+            #expect(try store.column("SELECT indexdef FROM pg_indexes WHERE indexname = 'incidents_active_by_source'")
+                    == ["CREATE INDEX incidents_active_by_source ON public.incidents USING btree (source) WHERE (cleared_at IS NULL)"])
+            let run = try poll(store, live("A"), at: t1)
+            #expect(run.counts.cleared == 1)
+            #expect(try store.column("SELECT source || '/' || external_id || ' ' || (cleared_at IS NULL) FROM incidents ORDER BY 1")
+                    == ["gits/A true", "gits/B false", "its/X true"])
+            #expect(try store.column("SELECT kind || ' ' || external_id FROM incident_transitions ORDER BY cursor")
+                    == ["appeared A", "appeared B", "appeared X", "cleared B"])
+        }
+    }
+
+    @Test("the check fails on a statement that reads the history: a poll's logged clears without the index of 0014 read every source's active incidents")
+    func detectsActiveOfEverySource() throws {
+        try Self.withHistory(log: true) { store in
+            try store.withConnection { try $0.execute("DROP INDEX incidents_active_by_source; ANALYZE incidents", context: "a test") }
+            let observed = try Self.observing(store) { try Self.polls(store) }
+            #expect(observed.failures.contains { $0.contains("on incidents") && $0.contains("INSERT INTO poll_transitions") },
+                    "\(observed.failures)")
+        }
+    }
+
     @Test("the check fails on a statement that reads the history: prune without the index of 0006")
     func detects() throws {
         try Self.withHistory { store in
@@ -351,7 +414,7 @@ struct PostgresPlanTests {
         try TestServer.withDatabase { name in
             let location = try TestServer.location(database: name)
             let bundled = try PostgresMigrator.bundled()
-            let previous = PostgresMigrator(migrations: bundled.migrations.filter { $0.name != "0013_provider_end_index.sql" })
+            let previous = PostgresMigrator(migrations: bundled.migrations.filter { $0.name < "0013" })
             try poll(PostgresStore(location, clock: .fixed(t0), migrator: previous), [.incident(incident("A")), .incident(incident("B", ended: t0.adding(seconds: 1800)))], at: t0)
             let store = try PostgresStore(location, clock: .fixed(t2))
             #expect(try store.migrationStates().first { $0.name == "0013_provider_end_index.sql" }?.appliedAt == t2)

@@ -14,6 +14,16 @@ import Synchronization
 struct PollingLoop: Sendable {
     let service: SchedulerService
     let heartbeatSeconds: Int64
+    /// Called after each poll of this process that logged transitions (``loggedTransitions(_:)``):
+    /// the watches' delivery starts a turn at once (``WatchDelivery/wake()``).
+    var logged: @Sendable () -> Void = {}
+
+    /// Whether `run` committed entries of the transition log: it stored something new, changed,
+    /// reopened, cleared or set aside (a poll that finds everything as it was logs nothing).
+    static func loggedTransitions(_ run: IngestRun?) -> Bool {
+        guard let counts = run?.counts else { return false }
+        return counts.inserted + counts.updated + counts.reopened + counts.cleared + counts.rejected > 0
+    }
 
     /// Counters shared by the source tasks and the heartbeat.
     final class Counters: Sendable {
@@ -44,8 +54,11 @@ struct PollingLoop: Sendable {
             for source in sources where running[source.name] == nil {
                 let last = counters.lastBegan.withLock { $0[source.name] }
                 let firstAfter = last.map { max(0, $0 + Double(source.intervalSeconds) - service.timing.now()) } ?? 0
-                running[source.name] = (source, Task { [service] in
-                    await service.pollForever(source, firstAfter: firstAfter, polled: { counters.polls.withLock { $0 += 1 } },
+                running[source.name] = (source, Task { [service, logged] in
+                    await service.pollForever(source, firstAfter: firstAfter, polled: { run in
+                                                  counters.polls.withLock { $0 += 1 }
+                                                  if Self.loggedTransitions(run) { logged() }
+                                              },
                                               began: { time in counters.lastBegan.withLock { $0[source.name] = time } })
                 })
                 logger.log(.info, "scheduler.source_started", [

@@ -85,10 +85,11 @@ enum RunCommand {
             // Before the first poll: a new watch that starts at the end of the log gets this run's transitions.
             try await delivery?.start(configuration.watches, legacyState: configuration.legacyWatchState(database: path))
             if arguments[loop] {
-                // Deliveries follow the polls' commits (this host's and the others') within a turn,
-                // in their own task.
+                // Deliveries follow the polls' commits in their own task: this host's at once, the
+                // others' within a turn.
                 let deliveries = delivery.map { delivery in Task { await delivery.deliverForever(every: WatchDelivery.turnSeconds) } }
-                await PollingLoop(service: service, heartbeatSeconds: heartbeatSeconds).run(configuration, reloaded: { reloaded in
+                let polling = PollingLoop(service: service, heartbeatSeconds: heartbeatSeconds, logged: { delivery?.wake() })
+                await polling.run(configuration, reloaded: { reloaded in
                     await delivery?.reconfigure(reloaded.watches)
                 }) {
                     // SIGHUP re-reads the environment file too: a key rotated there is used.

@@ -312,11 +312,12 @@ struct SchedulerService: Sendable {
     /// Polls `source` every `interval` plus up to 10 % random jitter (so many schedulers never
     /// hit a provider in step), measured from the start of one poll to the start of the next,
     /// until the task is cancelled. A poll never overlaps the previous one of its source.
-    /// `polled` is called after each poll, `began` with each poll's start (``timing``'s clock);
+    /// `polled` is called after each poll with its run (nil: left to another scheduler), `began`
+    /// with each poll's start (``timing``'s clock);
     /// the first poll waits `firstAfter` seconds (a source restarted by a reload keeps its turn).
     /// The loop runs on the store's threads (``StoreExecutor``): its blocking store calls never
     /// hold a thread of Swift's cooperative pool.
-    func pollForever(_ source: SourceDefinition, firstAfter: Double = 0, polled: @Sendable () -> Void = {},
+    func pollForever(_ source: SourceDefinition, firstAfter: Double = 0, polled: @Sendable (IngestRun?) -> Void = { _ in },
                      began started: @Sendable (Double) -> Void = { _ in }) async {
         await store.executor.runAsync {
             await pollForever(source, client: makeClient(source), firstAfter: firstAfter, polled: polled, began: started)
@@ -324,15 +325,15 @@ struct SchedulerService: Sendable {
     }
 
     private func pollForever(_ source: SourceDefinition, client: any HTTPClient, firstAfter: Double,
-                             polled: @Sendable () -> Void, began started: @Sendable (Double) -> Void) async {
+                             polled: @Sendable (IngestRun?) -> Void, began started: @Sendable (Double) -> Void) async {
         if firstAfter > 0, (try? await timing.sleep(firstAfter)) == nil { return }
         while !Task.isCancelled {
             let began = timing.now()
             started(began)
             do { try await permits.acquire() } catch { return }
-            _ = await poll(source, client: client)
+            let run = await poll(source, client: client)
             await permits.release()
-            polled()
+            polled(run)
             writeMetrics()
             let interval = Double(source.intervalSeconds) * (1 + 0.1 * timing.unitRandom())
             let wait = max(0, interval - (timing.now() - began))

@@ -127,16 +127,60 @@ final class WatchDelivery: Sendable {
 
     /// How often `run --loop` looks for transitions to deliver: 0.2 s. A turn that finds every
     /// watch at the feed's last cursor reads two rows (the positions and the cursor), so a short
-    /// turn costs little, and a commit waits at most this long for its delivery to start (with a
-    /// turn of 1 s, Scripts/bench --history measured 1.80 s from commit to webhook at p95,
-    /// against issue 22's 1 s).
+    /// turn costs little, and another host's commit waits at most this long for its delivery to
+    /// start; a poll of this process starts a turn at once (``wake()``). (With a turn of 1 s,
+    /// Scripts/bench --history measured 1.80 s from commit to webhook at p95, against issue 22's 1 s.)
     static let turnSeconds = 0.2
 
-    /// Until cancelled: a turn, then another every `interval` seconds (`run --loop`).
+    /// Set by ``wake()`` while no turn waits: the next wait of ``deliverForever(every:)`` ends at
+    /// once. Else the continuation of the wait under way.
+    private let bell = Mutex<(rung: Bool, waiter: CheckedContinuation<Void, Never>?)>((false, nil))
+
+    /// Starts the next turn of ``deliverForever(every:)`` now: a poll of this process committed
+    /// transitions (``PollingLoop/logged``). During a turn, another follows it at once (the
+    /// turn may have read the log before that commit).
+    func wake() {
+        let waiter = bell.withLock { state -> CheckedContinuation<Void, Never>? in
+            guard let waiter = state.waiter else {
+                state.rung = true
+                return nil
+            }
+            state.waiter = nil
+            return waiter
+        }
+        waiter?.resume()
+    }
+
+    /// Until cancelled: a turn, then another `interval` seconds after it ends or when woken
+    /// (`run --loop`).
     func deliverForever(every interval: Double) async {
         while !Task.isCancelled {
             await deliver()
-            try? await Task.sleep(nanoseconds: UInt64(interval * 1e9))
+            await pause(upTo: interval)
+        }
+    }
+
+    /// Returns after `seconds`, when woken (``wake()``), or when the task is cancelled.
+    private func pause(upTo seconds: Double) async {
+        let timer = Task { [weak self] in
+            try? await Task.sleep(nanoseconds: UInt64(seconds * 1e9))
+            if !Task.isCancelled { self?.wake() }
+        }
+        defer { timer.cancel() }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
+                let rung = bell.withLock { state in
+                    if state.rung {
+                        state.rung = false
+                        return true
+                    }
+                    state.waiter = waiter
+                    return false
+                }
+                if rung { waiter.resume() }
+            }
+        } onCancel: {
+            wake()
         }
     }
 
@@ -190,6 +234,8 @@ final class WatchDelivery: Sendable {
             renewedAt = asked
             return true
         }
+        let session = WatchTargets.session(watch)
+        defer { session.finishTasksAndInvalidate() }
         do {
             let asked = ContinuousClock.now
             guard let claimed = try await store.perform({ try store.claimWatch(name, holder: holder, now: clock.now(), holdSeconds: hold) }) else {
@@ -213,7 +259,8 @@ final class WatchDelivery: Sendable {
                     }
                     // Before an attempt the claim must last beyond it: renewed (recording what was
                     // passed over) unless it was renewed less than half a lease ago.
-                    let outcome = await WatchTargets.deliver(change, to: watch, now: clock.now(), environment: environment, logger: logger) {
+                    let outcome = await WatchTargets.deliver(change, to: watch, session: session, now: clock.now(), environment: environment,
+                                                             logger: logger) {
                         if ContinuousClock.now - renewedAt < .seconds(Double(leaseSeconds) / 2) { return true }
                         do {
                             return try await advance(to: passed, delivered: false)

@@ -27,11 +27,11 @@ enum WatchTargets {
         case lost
     }
 
-    /// Delivers `change` to `watch`'s target, retrying by the watch's policy. `renew` runs before
-    /// each attempt and renews this host's claim of the watch for longer than the attempt may
-    /// take; when it returns false nothing more is sent.
-    static func deliver(_ change: IncidentChange, to watch: WatchDefinition, now: UTCInstant, environment: [String: String],
-                        logger: Logger, renew: () async -> Bool) async -> Outcome {
+    /// Delivers `change` to `watch`'s target, retrying by the watch's policy; a webhook through
+    /// `session` (``session(_:)``). `renew` runs before each attempt and renews this host's claim
+    /// of the watch for longer than the attempt may take; when it returns false nothing more is sent.
+    static func deliver(_ change: IncidentChange, to watch: WatchDefinition, session: URLSession, now: UTCInstant,
+                        environment: [String: String], logger: Logger, renew: () async -> Bool) async -> Outcome {
         let body = Data(ChangesCommand.json(change, now: now).utf8)
         let signature = watch.secret.isEmpty ? nil : "sha256=" + hmacSHA256(key: watch.secret, body)
         let (name, cursor, kind) = (watch.name, change.transition.cursor, change.transition.kind.rawValue)
@@ -41,7 +41,7 @@ enum WatchTargets {
             let failure: String
             switch watch.target {
             case .webhook(let url):
-                switch await post(body, to: url, signature: signature, change: change, watch: watch) {
+                switch await post(body, to: url, signature: signature, change: change, watch: watch, session: session) {
                 case .success(let status):
                     logger.log(.info, "watch.delivered", ["watch": name, "cursor": cursor, "kind": kind, "status": status, "attempt": retry + 1])
                     return .delivered
@@ -87,8 +87,21 @@ enum WatchTargets {
 
     // MARK: Webhooks
 
-    /// One POST of `body`, within the watch's timeout: the HTTP status of a 2xx answer.
-    static func post(_ body: Data, to url: URL, signature: String?, change: IncidentChange, watch: WatchDefinition) async -> Result<Int, Failure> {
+    /// The HTTP session of one turn of `watch` (``WatchDelivery``): its POSTs, one after another,
+    /// share the session and, where the receiver keeps them open, its connections, instead of
+    /// making both anew for each transition. Each exchange lasts at most the watch's timeout (a
+    /// request's timeoutInterval alone is an idle timeout). End it with finishTasksAndInvalidate().
+    static func session(_ watch: WatchDefinition) -> URLSession {
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.timeoutIntervalForRequest = watch.timeoutSeconds
+        configuration.timeoutIntervalForResource = watch.timeoutSeconds
+        return URLSession(configuration: configuration)
+    }
+
+    /// One POST of `body` through `session` (``session(_:)``), within the watch's timeout: the
+    /// HTTP status of a 2xx answer.
+    static func post(_ body: Data, to url: URL, signature: String?, change: IncidentChange, watch: WatchDefinition,
+                     session: URLSession) async -> Result<Int, Failure> {
         var request = URLRequest(url: url, timeoutInterval: watch.timeoutSeconds)
         request.httpMethod = "POST"
         request.httpBody = body
@@ -96,12 +109,6 @@ enum WatchTargets {
         request.setValue(signature, forHTTPHeaderField: "X-Incidents-Signature")
         request.setValue(String(change.transition.cursor), forHTTPHeaderField: "X-Incidents-Cursor")
         request.setValue(watch.name, forHTTPHeaderField: "X-Incidents-Watch")
-        // The whole exchange within the watch's timeout (a request's timeoutInterval alone is an idle timeout).
-        let configuration = URLSessionConfiguration.ephemeral
-        configuration.timeoutIntervalForRequest = watch.timeoutSeconds
-        configuration.timeoutIntervalForResource = watch.timeoutSeconds
-        let session = URLSession(configuration: configuration)
-        defer { session.finishTasksAndInvalidate() }
         do {
             let (_, response) = try await session.data(for: request)
             let status = (response as? HTTPURLResponse)?.statusCode ?? 0

@@ -1,0 +1,11 @@
+-- 0014: the active incidents of one source (issue 22: a poll's transition log; issue 23: a poll
+-- costs what the poll touches, not the history), as SQLite's 0015. Forward-only: never edit this
+-- file after it has landed.
+--
+-- A complete poll logs, counts and clears the active incidents of its source that it did not
+-- list (PollTransitionLog.clearing, PostgresIngest's `unlisted`). Without this index PostgreSQL
+-- reads them either from the unique (source, external_id) index, every incident the source ever
+-- had, or from incidents_active_by_start, the active incidents of every source: each grows with
+-- the history. Partial, and keyed by what a poll does not change for an incident it lists again:
+-- only an insert, a clear and a reopening touch it.
+CREATE INDEX incidents_active_by_source ON incidents (source) WHERE cleared_at IS NULL;
