@@ -152,25 +152,10 @@ enum DerivedIndexes {
         }
         var arguments = rows.arguments
         arguments["sign"] = .integer(sign)
-        try sorting(in: db) { try db.run("""
+        try db.run("""
             INSERT INTO incident_counts (dimension, key, incidents)
             \(selects.joined(separator: "\nUNION ALL "))
             ON CONFLICT (dimension, key) DO UPDATE SET incidents = incidents + excluded.incidents
-            """, arguments) }
-    }
-
-    /// SQLite's default page cache (2 MiB; `PRAGMA cache_size`, negative: KiB).
-    static let sortCacheSize: Int64 = -2000
-
-    /// Runs `body`, statements that sort (`GROUP BY`, `CREATE INDEX`), at SQLite's default page
-    /// cache, then restores the connection's: each sorter of a statement sizes its buffer by the
-    /// page cache, and they add up (the five `GROUP BY`s of ``count(_:by:from:in:)`` over
-    /// 300,000 new incidents peaked at 52 MiB with an 8 MiB cache, 16 MiB with 2 MiB).
-    static func sorting(in db: Database, _ body: () throws -> Void) throws {
-        let cacheSize = try db.scalarInt("PRAGMA cache_size") ?? sortCacheSize
-        guard cacheSize != sortCacheSize else { return try body() }
-        try db.execute("PRAGMA cache_size = \(sortCacheSize)")
-        defer { try? db.execute("PRAGMA cache_size = \(cacheSize)") }
-        try body()
+            """, arguments)
     }
 }

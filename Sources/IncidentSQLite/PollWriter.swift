@@ -3,9 +3,6 @@ import IncidentCore
 extension SQLiteStore: IngestStore {
     public func ingest(_ poll: PollContext, _ produce: (any PollSink) throws -> ResponseVerdict) throws -> IngestRun {
         try withDatabase { db in
-            let cacheSize = try db.scalarInt("PRAGMA cache_size") ?? DerivedIndexes.sortCacheSize
-            try db.execute("PRAGMA cache_size = \(PollWriter.pollCacheSize)")
-            defer { try? db.execute("PRAGMA cache_size = \(cacheSize)") }
             try db.execute("BEGIN IMMEDIATE")
             do {
                 var run = IngestRun(source: poll.source, startedAt: poll.startedAt, finishedAt: poll.startedAt,
@@ -245,18 +242,9 @@ final class PollWriter: PollSink, UnlistedIncidents {
     /// Creates the indexes ``dropIndexesForFreshLoad()`` dropped; the store calls it when the
     /// poll's records are in, before anything reads the table by those indexes.
     func createDeferredIndexes() throws {
-        try DerivedIndexes.sorting(in: db) {
-            for sql in deferredIndexes { try db.execute(sql) }
-        }
+        for sql in deferredIndexes { try db.execute(sql) }
         deferredIndexes = []
     }
-
-    /// The page cache of a poll's connection (`PRAGMA cache_size`, negative: KiB): 8 MiB, where
-    /// SQLite's default is 2 MiB. A poll's end adds its new incidents to the R*Tree one box at a
-    /// time, and its nodes, spread over the whole tree, did not stay in 2 MiB: on 300,000 new
-    /// incidents the R*Tree took 7.7 s of CPU at 2 MiB, 5.4 s at 8 MiB (issue 23). Within the
-    /// 64 MiB budget because statements that sort run at SQLite's default (``DerivedIndexes/sorting(in:_:)``).
-    static let pollCacheSize = -8192
 
     func upsert(_ incident: Incident) throws {
         fetched += 1
