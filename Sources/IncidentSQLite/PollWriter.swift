@@ -10,6 +10,7 @@ extension SQLiteStore: IngestStore {
                 let runID = try RunRow.insert(run, running: true, db: db)
                 let writer = try PollWriter(db: db, columns: columns, poll: poll, runID: runID)
                 let verdict = try produce(writer)
+                try writer.createDeferredIndexes()
                 let publication = try Publication(stated: verdict.publishedAt, poll: poll,
                                                   newestApplied: try Self.newestPublication(of: poll.source, db: db))
                 run.counts = try writer.counts()
@@ -169,6 +170,9 @@ final class PollWriter: PollSink, UnlistedIncidents {
     /// in place (``Incident/hashWithoutAddedFields``).
     private let fill: Statement
     private let fillBinder: ContentColumns.Binder
+    /// The `CREATE INDEX` statements of the indexes of `incidents` dropped for a load into an
+    /// empty table (``dropIndexesForFreshLoad()``), until ``createDeferredIndexes()``.
+    private var deferredIndexes: [String] = []
 
     init(db: Database, columns: ContentColumns, poll: PollContext, runID: Int64) throws {
         self.db = db
@@ -212,8 +216,34 @@ final class PollWriter: PollSink, UnlistedIncidents {
         guess = try db.scalarInt("SELECT EXISTS (SELECT 1 FROM incidents WHERE source = :source)",
                                  ["source": .text(poll.source)]) == 1 ? .unchanged : .new
         lastIDBefore = try db.scalarInt("SELECT coalesce(max(id), 0) FROM incidents") ?? 0
+        if lastIDBefore == 0 { try dropIndexesForFreshLoad() }
         try PollTransitions.prepare(db: db)
         try DerivedIndexes.prepareChanges(in: db)
+    }
+
+    /// A poll into a database with no incidents (a first poll, a backfill) inserts every row:
+    /// each index of `incidents` but the unique key the upsert needs is dropped for the load and
+    /// created again after it (``createDeferredIndexes()``), from one sort of the table each,
+    /// instead of kept row by row, as the bench's ceiling builds them (issue 23). In the poll's
+    /// transaction: a poll that fails or is rolled back leaves them as they were.
+    private func dropIndexesForFreshLoad() throws {
+        var indexes: [(name: String, sql: String)] = []
+        try db.query("""
+            SELECT name, sql FROM sqlite_schema WHERE type = 'index' AND tbl_name = 'incidents' AND sql IS NOT NULL ORDER BY name
+            """) { row in
+            if let name = row.string(at: 0), let sql = row.string(at: 1) { indexes.append((name, sql)) }
+        }
+        for index in indexes {
+            try db.execute("DROP INDEX \"\(index.name)\"")
+        }
+        deferredIndexes = indexes.map(\.sql)
+    }
+
+    /// Creates the indexes ``dropIndexesForFreshLoad()`` dropped; the store calls it when the
+    /// poll's records are in, before anything reads the table by those indexes.
+    func createDeferredIndexes() throws {
+        for sql in deferredIndexes { try db.execute(sql) }
+        deferredIndexes = []
     }
 
     func upsert(_ incident: Incident) throws {

@@ -194,3 +194,59 @@ struct StatisticsTests {
         #expect(stats.distinctRoads == Set(rows.map { $0.incident.road ?? "" }).count)
     }
 }
+
+/// A poll into a database with no incidents drops the indexes of `incidents` for its load and
+/// creates them again from the loaded rows (issue 23): the schema after it is the migrated one,
+/// whether the poll commits, fails or is a dry run, and the structures are in step.
+@Suite("A first poll builds the indexes of incidents after its load (issue 23)")
+struct FreshLoadIndexTests {
+    /// The indexes of `incidents` (name and SQL), their root pages (new when an index is
+    /// created again) and the schema version.
+    static func schema(_ store: SQLiteStore) throws -> (indexes: [String], rootPages: [Int64], version: Int64) {
+        try store.withDatabase { (db: Database) throws in
+            var indexes: [String] = [], rootPages: [Int64] = []
+            try db.query("SELECT name, coalesce(sql, ''), rootpage FROM sqlite_schema WHERE type = 'index' AND tbl_name = 'incidents' ORDER BY name") {
+                indexes.append("\($0.string(at: 0) ?? "") \($0.string(at: 1) ?? "")")
+                rootPages.append($0.int64(at: 2) ?? 0)
+            }
+            return (indexes, rootPages, try db.scalarInt("PRAGMA schema_version") ?? -1)
+        }
+    }
+
+    @Test("dropped and created again only for a poll into an empty table; kept by a failed poll and a dry run")
+    func rebuiltAfterFreshLoad() throws {
+        let store = try memoryStore()
+        let migrated = try Self.schema(store)
+        #expect(migrated.indexes.count == 8)  // the unique key and the seven of migrations 0005–0010
+        let records = ["A", "B", "C"].map { DerivedIndexTests.varied($0) }
+
+        #expect(throws: ListProducer.Boom.self) {
+            _ = try store.ingest(PollContext(source: "gits", startedAt: t0), ListProducer(incidents: records, failAfter: 2).callAsFunction)
+        }
+        #expect(try Self.schema(store) == migrated)
+        _ = try store.ingest(PollContext(source: "gits", startedAt: t0, dryRun: true), ListProducer(incidents: records).callAsFunction)
+        #expect(try Self.schema(store) == migrated)
+        #expect(try allRows(store).isEmpty)
+
+        // The first poll: each of the seven dropped and created (two schema changes each).
+        _ = try store.ingest(PollContext(source: "gits", startedAt: t0), ListProducer(incidents: records).callAsFunction)
+        let afterFirst = try Self.schema(store)
+        #expect(afterFirst.indexes == migrated.indexes)
+        #expect(afterFirst.version == migrated.version + 14)
+        try DerivedIndexTests.expectInStep(store, "a first poll")
+        try store.withDatabase { (db: Database) throws in
+            #expect(try db.queryPlan("SELECT id FROM incidents WHERE road = '경부고속도로'").joined().contains("incidents_by_road"))
+            var integrity = ""
+            try db.query("PRAGMA integrity_check") { integrity = $0.string(at: 0) ?? "" }
+            #expect(integrity == "ok")
+        }
+
+        // A later poll (a new incident, one not listed: cleared through incidents_active) keeps the indexes.
+        let second = try store.ingest(PollContext(source: "gits", startedAt: t1),
+                                      ListProducer(incidents: [records[0], records[1], DerivedIndexTests.varied("D")]).callAsFunction)
+        #expect(second.counts.inserted == 1 && second.counts.cleared == 1)
+        let afterSecond = try Self.schema(store)
+        #expect(afterSecond.indexes == afterFirst.indexes && afterSecond.rootPages == afterFirst.rootPages)
+        try DerivedIndexTests.expectInStep(store, "a second poll")
+    }
+}

@@ -46,6 +46,8 @@ enum FieldValue {
             out.write(ascii: "\"")
             out.writeRFC3339(value)
             out.write(ascii: "\"")
+        case .integer(let value): out.writeDecimal(value)
+        case .number(let value?): out.writeDecimal(value)
         default: try out.write(json)
         }
     }
@@ -357,6 +359,14 @@ struct CSVWriter: StoredTextWriter {
                     out.write(ascii: ",")
                     if let instant { out.writeRFC3339(zone.local(instant), wallClock: true) }
                 }
+            // Numbers as ``FieldValue/plain`` writes them, without a String per value (no
+            // number needs quoting).
+            case .integer(let value):
+                out.writeDecimal(value)
+            case .number(let value):
+                if let value { out.writeDecimal(value) }
+            case .text(nil):
+                break
             case let value:
                 try out.writeCSVField(value.plain)
             }

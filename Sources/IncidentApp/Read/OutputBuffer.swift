@@ -125,6 +125,24 @@ struct OutputBuffer {
         if bytes.count >= Self.chunkBytes { try flush() }
     }
 
+    /// Appends `value` in decimal, as `String(value)` writes it.
+    mutating func writeDecimal(_ value: Int64) {
+        if value < 0 { bytes.append(UInt8(ascii: "-")) }
+        var magnitude = value.magnitude
+        let start = bytes.count
+        repeat {
+            bytes.append(UInt8(ascii: "0") + UInt8(magnitude % 10))
+            magnitude /= 10
+        } while magnitude > 0
+        bytes[start...].reverse()
+    }
+
+    /// Appends `value` as its `description` (shortest round-trip form, `37.5`, `1e-05`).
+    mutating func writeDecimal(_ value: Double) {
+        var text = value.description  // at most 24 bytes: a small string, not allocated
+        text.withUTF8 { bytes.append(contentsOf: $0) }
+    }
+
     /// Appends `instant` as its 20 bytes of RFC 3339 UTC text, `2024-01-01T08:10:00Z`; or,
     /// as `wallClock`, its first 19 with a space for the `T`, `2024-01-01 08:10:00` (a local
     /// time when `instant` was shifted by the zone's offset: ``DisplayZone/local(_:)``).
