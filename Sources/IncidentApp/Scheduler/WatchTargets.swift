@@ -96,6 +96,7 @@ enum WatchTargets {
         request.setValue(signature, forHTTPHeaderField: "X-Incidents-Signature")
         request.setValue(String(change.transition.cursor), forHTTPHeaderField: "X-Incidents-Cursor")
         request.setValue(watch.name, forHTTPHeaderField: "X-Incidents-Watch")
+        if let failure = Libcurl.loadFailure() { return .failure(Failure(text: failure)) }
         // The whole exchange within the watch's timeout (a request's timeoutInterval alone is an idle timeout).
         let configuration = URLSessionConfiguration.ephemeral
         configuration.timeoutIntervalForRequest = watch.timeoutSeconds
