@@ -33,8 +33,8 @@ let package = Package(
         .target(name: "CXLSX", dependencies: ["CLibraryLoader"]),
         // libcurl (libcurl4-openssl-dev), under Foundation's URLSession: a static build calls it through these.
         .target(name: "CCurl", dependencies: ["CLibraryLoader"]),
-        // OpenSSL's libcrypto, for the HMAC-SHA256 that signs watch deliveries (no CryptoKit on Linux).
-        .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
+        // OpenSSL's libcrypto (libssl-dev), for the HMAC-SHA256 that signs watch deliveries (no CryptoKit on Linux).
+        .target(name: "CCrypto", dependencies: ["CLibraryLoader"]),
 
         // Domain: incidents, categories, instants, ports and use cases. No C, no I/O.
         .target(name: "IncidentCore"),

@@ -37,17 +37,8 @@
     V(void, PQclear, (PGresult *res), (res)) \
     V(void, PQfreemem, (void *ptr), (ptr))
 
-enum { LIBPQ_FUNCTIONS(CLIBRARY_INDEX, CLIBRARY_INDEX) libpq_count };
-static const char *const libpq_names[] = { LIBPQ_FUNCTIONS(CLIBRARY_NAME, CLIBRARY_NAME) };
-static void *libpq_slots[libpq_count];
-static struct clibrary libpq = {
-    .soname = "libpq.so.5", .missing = "PostgreSQL support needs libpq5: apt-get install libpq5",
-    .names = libpq_names, .slots = libpq_slots, .count = libpq_count, .lock = PTHREAD_MUTEX_INITIALIZER,
-};
+CLIBRARY_DEFINE(LIBPQ_FUNCTIONS, "libpq.so.5",
+                "PostgreSQL support needs libpq5: apt-get install libpq5")
 
-#define LIBPQ_CALL(ret, name, params, args) CLIBRARY_CALL(libpq, ret, name, params, args)
-#define LIBPQ_CALL_VOID(ret, name, params, args) CLIBRARY_CALL_VOID(libpq, ret, name, params, args)
-LIBPQ_FUNCTIONS(LIBPQ_CALL, LIBPQ_CALL_VOID)
-
-char *clibpq_load(void) { return clibrary_load_error(&libpq); }
-char *clibpq_probe(const char *soname) { return clibrary_probe(soname, libpq.missing); }
+char *clibpq_load(void) { return clibrary_load_error(&library); }
+char *clibpq_probe(const char *soname) { return clibrary_probe(soname, library.missing); }

@@ -27,17 +27,8 @@
                                             struct MHD_Response *response), (connection, status_code, response)) \
     V(void, MHD_destroy_response, (struct MHD_Response *response), (response))
 
-enum { MHD_FUNCTIONS(CLIBRARY_INDEX, CLIBRARY_INDEX) mhd_count };
-static const char *const mhd_names[] = { MHD_FUNCTIONS(CLIBRARY_NAME, CLIBRARY_NAME) };
-static void *mhd_slots[mhd_count];
-static struct clibrary mhd = {
-    .soname = "libmicrohttpd.so.12", .missing = "incidents serve needs libmicrohttpd12: apt-get install libmicrohttpd12",
-    .names = mhd_names, .slots = mhd_slots, .count = mhd_count, .lock = PTHREAD_MUTEX_INITIALIZER,
-};
-
-#define MHD_CALL(ret, name, params, args) CLIBRARY_CALL(mhd, ret, name, params, args)
-#define MHD_CALL_VOID(ret, name, params, args) CLIBRARY_CALL_VOID(mhd, ret, name, params, args)
-MHD_FUNCTIONS(MHD_CALL, MHD_CALL_VOID)
+CLIBRARY_DEFINE(MHD_FUNCTIONS, "libmicrohttpd.so.12",
+                "incidents serve needs libmicrohttpd12: apt-get install libmicrohttpd12")
 
 struct MHD_Daemon *MHD_start_daemon(unsigned int flags, uint16_t port, MHD_AcceptPolicyCallback apc, void *apc_cls,
                                     MHD_AccessHandlerCallback dh, void *dh_cls, ...) {
@@ -48,5 +39,5 @@ struct MHD_Daemon *MHD_start_daemon(unsigned int flags, uint16_t port, MHD_Accep
     return daemon;
 }
 
-char *cmhd_load(void) { return clibrary_load_error(&mhd); }
-char *cmhd_probe(const char *soname) { return clibrary_probe(soname, mhd.missing); }
+char *cmhd_load(void) { return clibrary_load_error(&library); }
+char *cmhd_probe(const char *soname) { return clibrary_probe(soname, library.missing); }

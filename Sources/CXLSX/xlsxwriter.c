@@ -19,17 +19,8 @@
     V(void, worksheet_freeze_panes, (lxw_worksheet *worksheet, lxw_row_t row, lxw_col_t col), (worksheet, row, col)) \
     F(char *, lxw_strerror, (lxw_error error_num), (error_num))
 
-enum { XLSX_FUNCTIONS(CLIBRARY_INDEX, CLIBRARY_INDEX) xlsx_count };
-static const char *const xlsx_names[] = { XLSX_FUNCTIONS(CLIBRARY_NAME, CLIBRARY_NAME) };
-static void *xlsx_slots[xlsx_count];
-static struct clibrary xlsx = {
-    .soname = "libxlsxwriter.so.4", .missing = "--format xlsx needs libxlsxwriter4: apt-get install libxlsxwriter4",
-    .names = xlsx_names, .slots = xlsx_slots, .count = xlsx_count, .lock = PTHREAD_MUTEX_INITIALIZER,
-};
+CLIBRARY_DEFINE(XLSX_FUNCTIONS, "libxlsxwriter.so.4",
+                "--format xlsx needs libxlsxwriter4: apt-get install libxlsxwriter4")
 
-#define XLSX_CALL(ret, name, params, args) CLIBRARY_CALL(xlsx, ret, name, params, args)
-#define XLSX_CALL_VOID(ret, name, params, args) CLIBRARY_CALL_VOID(xlsx, ret, name, params, args)
-XLSX_FUNCTIONS(XLSX_CALL, XLSX_CALL_VOID)
-
-char *cxlsx_load(void) { return clibrary_load_error(&xlsx); }
-char *cxlsx_probe(const char *soname) { return clibrary_probe(soname, xlsx.missing); }
+char *cxlsx_load(void) { return clibrary_load_error(&library); }
+char *cxlsx_probe(const char *soname) { return clibrary_probe(soname, library.missing); }

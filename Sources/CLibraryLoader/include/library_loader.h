@@ -1,5 +1,5 @@
 // A C library opened on first use (dlopen) instead of at process start (docs/development.md,
-// "C libraries opened on first use"). Each wrapping C target (CLibPQ, CMicroHTTPD, CXLSX, CCurl)
+// "C libraries opened on first use"). Each wrapping C target (CLibPQ, CMicroHTTPD, CXLSX, CCurl, CCrypto)
 // defines the library's functions its Swift target calls, with the header's own signatures, as
 // calls through pointers that clibrary_load resolves once; the Swift call sites stay unchanged.
 #ifndef LIBRARY_LOADER_H
@@ -52,5 +52,18 @@ char *clibrary_load_error(struct clibrary *library);
     ret name params { return ((ret(*) params)CLIBRARY_FUNCTION(library, clibrary_index_##name)) args; }
 #define CLIBRARY_CALL_VOID(library, ret, name, params, args) \
     void name params { ((void(*) params)CLIBRARY_FUNCTION(library, clibrary_index_##name)) args; }
+
+// A wrapping target's library, `library`, with the functions of LIST (above) defined as calls into it.
+#define CLIBRARY_CALL_LIBRARY(ret, name, params, args) CLIBRARY_CALL(library, ret, name, params, args)
+#define CLIBRARY_CALL_VOID_LIBRARY(ret, name, params, args) CLIBRARY_CALL_VOID(library, ret, name, params, args)
+#define CLIBRARY_DEFINE(LIST, soname_, missing_) \
+    enum { LIST(CLIBRARY_INDEX, CLIBRARY_INDEX) clibrary_count }; \
+    static const char *const clibrary_names[] = { LIST(CLIBRARY_NAME, CLIBRARY_NAME) }; \
+    static void *clibrary_slots[clibrary_count]; \
+    static struct clibrary library = { \
+        .soname = soname_, .missing = missing_, .names = clibrary_names, .slots = clibrary_slots, \
+        .count = clibrary_count, .lock = PTHREAD_MUTEX_INITIALIZER, \
+    }; \
+    LIST(CLIBRARY_CALL_LIBRARY, CLIBRARY_CALL_VOID_LIBRARY)
 
 #endif
