@@ -3,6 +3,10 @@
 // Layout and dependency direction: docs/development.md, "Architecture".
 import PackageDescription
 
+// Foundation's URLSession calls libcurl through CCurl, which opens it on first use: no module of a
+// program asks the linker for it (docs/development.md, "C libraries opened on first use").
+let curlOnFirstUse: [SwiftSetting] = [.unsafeFlags(["-Xfrontend", "-disable-autolink-library", "-Xfrontend", "curl"])]
+
 let package = Package(
     name: "TrafficIncidents",
     platforms: [.macOS(.v15)],  // Synchronization.Mutex; the product targets Linux
@@ -15,20 +19,27 @@ let package = Package(
         .systemLibrary(name: "CLibXML2", pkgConfig: "libxml-2.0", providers: [.apt(["libxml2-dev"])]),
         .systemLibrary(name: "CSQLite3", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CYAJL", pkgConfig: "yajl", providers: [.apt(["libyajl-dev"])]),
-        .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
         // gzip bodies (NDW's DATEX II .xml.gz files), inflated while they are read.
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         // glibc's wcwidth(3), for aligning Korean text in tables.
         .systemLibrary(name: "CTerminal"),
-        // libxlsxwriter, for `--format xlsx` (spreadsheets with real dates, in constant memory).
-        .systemLibrary(name: "CXLSX", pkgConfig: "xlsxwriter", providers: [.apt(["libxlsxwriter-dev"])]),
-        // OpenSSL's libcrypto, for the HMAC-SHA256 that signs watch deliveries (no CryptoKit on Linux).
-        .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
+        // Libraries opened on first use (dlopen), so that a query loads only what it uses
+        // (docs/development.md, "C libraries opened on first use"): each wrapper defines the
+        // functions its Swift target calls, with the header's signatures, over CLibraryLoader.
+        .target(name: "CLibraryLoader"),
+        // libpq (libpq-dev), for the PostgreSQL store.
+        .target(name: "CLibPQ", dependencies: ["CLibraryLoader"]),
+        // libxlsxwriter (libxlsxwriter-dev), for `--format xlsx` (spreadsheets with real dates, in constant memory).
+        .target(name: "CXLSX", dependencies: ["CLibraryLoader"]),
+        // libcurl (libcurl4-openssl-dev), under Foundation's URLSession: a static build calls it through these.
+        .target(name: "CCurl", dependencies: ["CLibraryLoader"]),
+        // OpenSSL's libcrypto (libssl-dev), for the HMAC-SHA256 that signs watch deliveries (no CryptoKit on Linux).
+        .target(name: "CCrypto", dependencies: ["CLibraryLoader"]),
 
         // Domain: incidents, categories, instants, ports and use cases. No C, no I/O.
         .target(name: "IncidentCore"),
         // HTTP: routers, request building, the URLSession-based session, retries, redaction.
-        .target(name: "IncidentNetworking"),
+        .target(name: "IncidentNetworking", dependencies: ["CCurl"], swiftSettings: curlOnFirstUse),
         // Streaming XML: a libxml2 SAX2 record reader.
         .target(name: "IncidentXML", dependencies: ["CLibXML2"]),
         // Streaming JSON: a yajl push-parser record reader.
@@ -82,12 +93,14 @@ let package = Package(
         // PostgreSQL: the shared store for several scheduler hosts (libpq), the same ports.
         .target(name: "IncidentPostgres", dependencies: ["CLibPQ", "IncidentCore", "IncidentPostgresMigrations"]),
         // Providers: one folder each (router, record reader, mapper).
-        .target(name: "IncidentFeeds", dependencies: ["CZlib", "IncidentCore", "IncidentNetworking", "IncidentXML", "IncidentJSON"]),
+        .target(name: "IncidentFeeds", dependencies: ["CZlib", "IncidentCore", "IncidentNetworking", "IncidentXML", "IncidentJSON"],
+                swiftSettings: curlOnFirstUse),
         // Configuration, argument parsing, commands, logging: the composition root.
-        .target(name: "IncidentApp", dependencies: ["CCrypto", "CTerminal", "CXLSX", "IncidentCore", "IncidentNetworking", "IncidentFeeds", "IncidentJSON", "IncidentSQLite", "IncidentPostgres", "IncidentHTTP"]),
+        .target(name: "IncidentApp", dependencies: ["CCrypto", "CTerminal", "CXLSX", "IncidentCore", "IncidentNetworking", "IncidentFeeds", "IncidentJSON", "IncidentSQLite", "IncidentPostgres", "IncidentHTTP"],
+                swiftSettings: curlOnFirstUse),
 
-        .executableTarget(name: "incident-scheduler", dependencies: ["IncidentApp"]),
-        .executableTarget(name: "incidents", dependencies: ["IncidentApp"]),
+        .executableTarget(name: "incident-scheduler", dependencies: ["IncidentApp"], swiftSettings: curlOnFirstUse),
+        .executableTarget(name: "incidents", dependencies: ["IncidentApp"], swiftSettings: curlOnFirstUse),
         // Scripts/bench-json's reader: JSONRecordReader over one file, nothing else.
         .executableTarget(name: "bench-json", dependencies: ["IncidentJSON"]),
 
@@ -105,7 +118,7 @@ let package = Package(
         .testTarget(name: "EndToEndTests", dependencies: ["TestSupport", "IncidentSQLite", "IncidentCore"]),
 
         // `incidents serve`: libmicrohttpd (imported by IncidentHTTP only) and the HTTP server on it.
-        .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
+        .target(name: "CMicroHTTPD", dependencies: ["CLibraryLoader"]),
         .target(name: "IncidentHTTP", dependencies: ["CMicroHTTPD"]),
     ],
     swiftLanguageModes: [.v6]

@@ -105,10 +105,12 @@ public final class HTTPServer: @unchecked Sendable {  // `daemon` is set once in
     ///   - failure: the response when a streamed body's producer fails before its first byte
     ///     (a failure after it closes the connection instead).
     ///   - completed: called once per request when its response is finished or abandoned.
-    /// - Throws: ``HTTPServerError`` when the address is not one or cannot be bound.
+    /// - Throws: ``HTTPServerError`` when the address is not one or cannot be bound, or when
+    ///   libmicrohttpd is not installed ("incidents serve needs libmicrohttpd12: …").
     public init(_ settings: HTTPServerSettings, handler: @escaping Handler,
                 failure: @escaping @Sendable (any Error, HTTPRequest) -> HTTPResponse,
                 completed: @escaping @Sendable (HTTPExchange) -> Void) throws {
+        if let failure = LibMicroHTTPD.loadFailure() { throw HTTPServerError(failure) }
         let core = Core(handler: handler, failure: failure, completed: completed, requestTimeout: TimeInterval(settings.requestTimeoutSeconds))
         let context = Unmanaged.passRetained(core)
         self.core = core

@@ -98,6 +98,7 @@ public final class URLSessionTransport: HTTPTransport {
     /// One attempt; with `streaming`, a 2xx response is returned at its headers and its body
     /// goes on into the file (see `Transfer`).
     public func send(_ request: URLRequest, for target: any Router, streaming: Bool) async -> Result<HTTPResponseFile, AttemptFailure> {
+        if let failure = Libcurl.loadFailure() { return .failure(AttemptFailure(code: .transport, detail: failure)) }
         var request = request
         request.timeoutInterval = configuration.effectiveRequestTimeout
         let transfer = Transfer(

@@ -33,8 +33,10 @@ public struct PostgresLocation: Sendable, Equatable, CustomStringConvertible {
 
     /// Parses and checks `connectionString` with libpq (`PQconninfoParse`).
     /// - Throws: ``PostgresConfigurationError`` when libpq cannot parse it (libpq's reason, which
-    ///   never repeats a password) or when it holds a password.
+    ///   never repeats a password) or when it holds a password, or when libpq is not installed
+    ///   ("PostgreSQL support needs libpq5: apt-get install libpq5 (…)").
     public init(_ connectionString: String) throws {
+        if let failure = LibPQ.loadFailure() { throw PostgresConfigurationError(failure) }
         let values: [String: String]
         switch Self.parse(connectionString) {
         case .failure(let reason):
@@ -67,6 +69,7 @@ public struct PostgresLocation: Sendable, Equatable, CustomStringConvertible {
     /// The options libpq reads from `connectionString` (`PQconninfoParse`), by keyword, or
     /// libpq's reason when it cannot (which never repeats a value).
     private static func parse(_ connectionString: String) -> Swift.Result<[String: String], PostgresConfigurationError> {
+        if let failure = LibPQ.loadFailure() { return .failure(PostgresConfigurationError(failure)) }
         var message: UnsafeMutablePointer<CChar>?
         guard let options = PQconninfoParse(connectionString, &message) else {
             let reason = message.map { String(cString: $0).trimmingSuffix("\n") } ?? "out of memory"
@@ -86,7 +89,7 @@ public struct PostgresLocation: Sendable, Equatable, CustomStringConvertible {
     /// libpq's connection keywords (`PQconndefaults`), for ``recognizes(_:)``.
     private static let keywords: Set<String> = {
         var names: Set<String> = []
-        guard let defaults = PQconndefaults() else { return ["host", "hostaddr", "port", "dbname", "user", "service"] }
+        guard LibPQ.loadFailure() == nil, let defaults = PQconndefaults() else { return ["host", "hostaddr", "port", "dbname", "user", "service"] }
         defer { PQconninfoFree(defaults) }
         var option = defaults
         while let keyword = option.pointee.keyword {

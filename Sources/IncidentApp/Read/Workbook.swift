@@ -43,8 +43,10 @@ final class Workbook {
     /// Starts a workbook in a temporary file (libxlsxwriter writes to a named file), written
     /// when ``close()`` is called and removed when the workbook is released: copy it out first
     /// (``copy(to:)``).
-    /// - Throws: ``OutputFailure`` when libxlsxwriter cannot start it.
+    /// - Throws: ``OutputFailure`` when libxlsxwriter cannot start it, ``LibraryUnavailable``
+    ///   when it is not installed.
     init() throws {
+        if let failure = LibXLSXWriter.loadFailure() { throw LibraryUnavailable(description: failure) }
         path = NSTemporaryDirectory() + "/incidents-\(getpid())-\(UUID().uuidString).xlsx"
         var options = lxw_workbook_options()
         options.constant_memory = 1

@@ -109,6 +109,7 @@ enum WatchTargets {
         request.setValue(signature, forHTTPHeaderField: "X-Incidents-Signature")
         request.setValue(String(change.transition.cursor), forHTTPHeaderField: "X-Incidents-Cursor")
         request.setValue(watch.name, forHTTPHeaderField: "X-Incidents-Watch")
+        if let failure = Libcurl.loadFailure() { return .failure(Failure(text: failure)) }
         do {
             let (_, response) = try await session.data(for: request)
             let status = (response as? HTTPURLResponse)?.statusCode ?? 0

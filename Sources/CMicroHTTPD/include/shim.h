@@ -1,4 +1,6 @@
-// libmicrohttpd 0.9.75 (Debian libmicrohttpd-dev) for Swift. microhttpd.h needs these first.
+// libmicrohttpd 0.9.75 (Debian libmicrohttpd-dev to build, libmicrohttpd12 to run) for Swift, opened
+// on first use: the functions used here and by IncidentHTTP are defined in microhttpd.c as calls into
+// it (CLibraryLoader). microhttpd.h needs these first.
 #include <stdarg.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -6,6 +8,12 @@
 #include <microhttpd.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
+
+// Opens libmicrohttpd.so.12 (once). Returns NULL, or what to tell the user (free() it): "incidents
+// serve needs libmicrohttpd12: apt-get install libmicrohttpd12 (dlopen's reason)".
+char *cmhd_load(void);
+// The message cmhd_load gives when `soname` cannot be opened (NULL when it can): for tests.
+char *cmhd_probe(const char *soname);
 
 // The server's own limit on open connections. libmicrohttpd, once it holds its
 // MHD_OPTION_CONNECTION_LIMIT, stops polling the listening socket: a further client waits in the
