@@ -115,6 +115,11 @@ struct SchedulerService: Sendable {
         switch claimLease(source) {
         case .success(true): break
         case .success(false): return nil
+        case .failure where Task.isCancelled:
+            // Stopped (SIGTERM, the deadline) while claiming: cancelled, as a poll stopped under way is.
+            let run = ingest.skip(source: source.name, status: .cancelled, reason: "cancelled while claiming its lease; nothing was polled")
+            Self.logRun(run, provider: source.provider, dryRun: dryRun, seconds: 0, logger: logger)
+            return run
         case .failure(let error):
             // Not polled: without the lease another scheduler might poll it too.
             let run = ingest.skip(source: source.name, status: .failed,
