@@ -195,7 +195,7 @@ struct ServeEndToEndTests {
             "limit=1&limit=2", "after=-1", "after=1'%20OR%20'1'='1", "before=0", "after=1&before=5",
             "f=xml", "f=json&f=html", "road=", "road=\(long)", "road=a&road=b", "source=", "category=nonsense",
             "status=open", "search=%20", "search=%00", "near=91,0", "near=37,127&near=37,128", "radius=5km", "near=37,127&radius=-1km",
-            "seen-since=never", "since=2024-05-01T00:00:00Z&since=2024-05-02T00:00:00Z", "active=false", "active=1&active=1",
+            "seen-since=never", "since=2024-05-01T00:00:00Z&since=2024-05-02T00:00:00Z", "since=2h&until=7d", "active=false", "active=1&active=1",
             "unknown=1", "%FF=1", "road=%FF", "order=id", "f", "sort=id;DROP%20TABLE%20incidents",
             "search='%20OR%201=1%20--", "source=x')%20UNION%20SELECT%20sql%20FROM%20sqlite_master--%20&source=y",
         ]
