@@ -74,7 +74,7 @@ struct PostgresFaultsEndToEndTests {
                 let ofSource = Hosts.runs(runs, of: name, requests: times.count)
                 #expect(ofSource.count == times.count, "\(name): \(times.count) requests, \(ofSource.count) runs: \(ofSource.map { $0.text("status") ?? "" })")
                 #expect(ofSource.dropLast().allSatisfy { $0.text("status") == "succeeded" }, "\(name): \(ofSource.map { $0.text("error") ?? "ok" })")
-                Hosts.expectOncePerInterval(Hosts.polls(times, ofSource), interval: 3, source: name, slack: 1.5)
+                Hosts.expectOncePerInterval(Hosts.polls(times, ofSource), interval: 3, source: name)
                 windows += times.count
             }
             #expect(try await database.query("SELECT count(*) FROM ingest_runs WHERE status = 'failed'") == [["0"]])
@@ -320,7 +320,7 @@ struct PostgresFaultsEndToEndTests {
                 let times = requests.filter { $0.path == Hosts.path(name) }.map(\.time)
                 let ofSource = Hosts.runs(runs, of: name, requests: times.count)
                 #expect(ofSource.count == times.count, "\(name): \(times.count) requests, \(ofSource.count) runs")
-                Hosts.expectOncePerInterval(Hosts.polls(times, ofSource), interval: 3, source: name, slack: 1.5)
+                Hosts.expectOncePerInterval(Hosts.polls(times, ofSource), interval: 3, source: name)
             }
             print("two loops on one host: \(requests.count) polls of \(names.count) sources, none within 0.75 interval of another")
         }
