@@ -72,17 +72,18 @@ struct ConcurrencyEndToEndTests {
             "/third/getIncidentInfo": [ResponseSpec(bodyFile: Self.feed)],
         ])
         let ws = try Workspace()
-        let result = try await run("incident-scheduler", ["run", "--once", "--concurrency", "1", "--deadline", "2s",
+        // 5 s: at load 28 the stuck source's request had not reached the server after 2 s.
+        let result = try await run("incident-scheduler", ["run", "--once", "--concurrency", "1", "--deadline", "5s",
                                                     "--config", try await Self.config(ws, server, names: names)],
                              environment: ["K": "concurrent+key="])
         #expect(result.status == 1, "\(result.stderr)")
-        #expect(result.stderr.contains("level=error event=run.deadline_exceeded deadline=2s"))
+        #expect(result.stderr.contains("level=error event=run.deadline_exceeded deadline=5s"))
         #expect(try await server.requests().map(\.path) == ["/stuck/getIncidentInfo"])
         let bySource = Dictionary(try await Self.runs(ws).map { ($0["source"] as? String ?? "", $0) }, uniquingKeysWith: { a, _ in a })
         #expect(bySource["stuck"]?["status"] as? String == "cancelled")
         for name in ["second", "third"] {
             #expect(bySource[name]?["status"] as? String == "skipped")
-            #expect(bySource[name]?["error"] as? String == "not polled: the run's deadline (2s) passed before its turn")
+            #expect(bySource[name]?["error"] as? String == "not polled: the run's deadline (5s) passed before its turn")
         }
     }
 
