@@ -53,9 +53,26 @@ public struct PollOutcome: Equatable, Sendable {
     /// its observation time; for an answer of several pages, only those the previous complete
     /// poll did not list either, at that poll's time, noting how many it keeps until a second
     /// complete poll confirms (docs/providers.md, "When a poll clears", rule 7).
+    ///
+    /// A poll fetched no later than another poll of its source (a replay `--as-of` an earlier
+    /// time) adds history at its own time without rewriting the present: the active incidents
+    /// it does not list that a poll at or after its time listed stay active, and its warnings
+    /// say how many and when they were last listed (walk finding 24: such a replay said
+    /// `succeeded`, cleared 0, and nothing why).
     public mutating func clear(_ store: some UnlistedIncidents, poll: PollContext) throws -> Int {
         guard mayClear(poll) else { return 0 }
-        guard pages > 1 else { return try store.clearUnlisted(at: poll.observedAt) }
+        let cleared = pages > 1 ? try clearConfirmed(store) : try store.clearUnlisted(at: poll.observedAt)
+        if let later = try store.listedLater() {
+            warnings.append(later.lastSeen > poll.observedAt
+                ? "older than the newest poll that listed them (\(later.lastSeen.rfc3339)): \(later.count) incident(s) it does not list stay active, as a later poll listed them; an older answer adds history at its own time without rewriting the present"
+                : "fetched at the same time as a poll that listed them (\(later.lastSeen.rfc3339)): \(later.count) incident(s) it does not list stay active, as that poll listed them; of two answers of one instant, neither clears what the other listed")
+        }
+        return cleared
+    }
+
+    /// The clears of an answer of several pages (rule 7): what the previous complete poll did
+    /// not list either, at its time; the others wait, noted in `warnings`.
+    private mutating func clearConfirmed(_ store: some UnlistedIncidents) throws -> Int {
         let previous = try store.previousCompleteObservation()
         let cleared = try previous.map { try store.clearUnlisted(at: $0) } ?? 0
         let waiting = try store.unlistedActive()
@@ -79,6 +96,11 @@ public protocol UnlistedIncidents {
     func clearUnlisted(at instant: UTCInstant) throws -> Int
     /// The source's active incidents this poll did not list and no poll saw at or after it.
     func unlistedActive() throws -> Int
+    /// The source's active incidents this poll did not list (nor reject) that a poll saw at or
+    /// after its observation time, which it therefore never clears: how many, and the latest
+    /// time one of them was seen (`last_seen_at`); nil when there are none. Reads the source's
+    /// active set, as the clears do.
+    func listedLater() throws -> (count: Int, lastSeen: UTCInstant)?
 }
 
 extension RejectedRecord {

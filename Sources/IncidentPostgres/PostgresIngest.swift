@@ -370,6 +370,18 @@ final class PollStaging: PollSink, UnlistedIncidents {
             context: "counting the incidents \(poll.source) does not list").int(0, 0) ?? 0
     }
 
+    /// The active incidents of the source this poll did not list that a poll saw at or after
+    /// it, and the latest time one was seen: read from the source's active set (0014), as the clears.
+    func listedLater() throws -> (count: Int, lastSeen: UTCInstant)? {
+        let result = try connection.query("""
+            SELECT count(*), max(last_seen_at) FROM incidents
+            WHERE source = :source AND cleared_at IS NULL AND last_seen_run_id <> :run_id AND last_seen_at >= :at
+            """, named: unlistedArguments(at: poll.observedAt),
+            context: "counting the incidents \(poll.source) does not list that a later poll listed")
+        guard let count = result.int(0, 0), count > 0, let lastSeen = result.instant(0, 1) else { return nil }
+        return (count, lastSeen)
+    }
+
     /// When the source's previous complete poll (`succeeded`) was fetched, before this one.
     func previousCompleteObservation() throws -> UTCInstant? {
         try connection.query("""

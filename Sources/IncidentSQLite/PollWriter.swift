@@ -470,6 +470,19 @@ final class PollWriter: PollSink, UnlistedIncidents {
             """, ["observed": .text(poll.observedAt.rfc3339), "source": .text(poll.source), "run": .integer(runID)]) ?? 0)
     }
 
+    /// The active incidents of the source this poll did not list that a poll saw at or after
+    /// it, and the latest time one was seen: read from the source's active set (0015), as the clears.
+    func listedLater() throws -> (count: Int, lastSeen: UTCInstant)? {
+        var later: (count: Int, lastSeen: UTCInstant)?
+        try db.query("""
+            SELECT count(*), max(last_seen_at) FROM incidents INDEXED BY incidents_active_by_source
+            WHERE cleared_at IS NULL AND source = :source AND last_seen_run_id <> :run AND last_seen_at >= :observed
+            """, ["observed": .text(poll.observedAt.rfc3339), "source": .text(poll.source), "run": .integer(runID)]) { row in
+            if let count = row.int64(at: 0), count > 0, let lastSeen = row.instant(at: 1) { later = (Int(count), lastSeen) }
+        }
+        return later
+    }
+
     /// When the source's previous complete poll (`succeeded`) was fetched, before this one.
     func previousCompleteObservation() throws -> UTCInstant? {
         var previous: UTCInstant?

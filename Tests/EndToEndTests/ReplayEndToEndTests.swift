@@ -74,6 +74,30 @@ struct ReplayEndToEndTests {
         #expect(try await ws.listJSON(["--active"]).compactMap { $0.text("external_id") }.sorted() == ["202401010001", "202401010002"])
     }
 
+    @Test("an older --complete replay says why it clears less: the summary line, runs and runs --format json (walk finding 24)")
+    func olderCompleteReplay() async throws {
+        let ws = try Workspace()
+        #expect(try await Self.ingest(ws, Self.three, ["--as-of", "2024-01-01T02:00:00Z", "--complete"]).status == 0)
+        // The answer of 01:00 no longer lists 202312310777, but the poll of 02:00 did: it stays active.
+        let older = try await Self.ingest(ws, Self.later, ["--as-of", "2024-01-01T01:00:00Z", "--complete"])
+        #expect(older.status == 0, "\(older.stderr)")
+        let note = "older than the newest poll that listed them (2024-01-01T02:00:00Z): 1 incident(s) it does not list stay active, as a later poll listed them; an older answer adds history at its own time without rewriting the present"
+        #expect(older.stderr.contains("event=ingest.finished source=gits provider=gits status=succeeded fetched=2 inserted=0 updated=0 unchanged=1 reopened=0 cleared=0"),
+                "\(older.stderr)")
+        #expect(older.stderr.contains(note), "\(older.stderr)")
+        let runs = try await Self.runsJSON(ws)
+        #expect(runs.first?["status"] as? String == "succeeded")
+        #expect(runs.first?["warnings"] as? [String] == [
+            "1 record(s) were older than the stored state of their incident (observed 2024-01-01T01:00:00Z); only their first-seen time was used", note,
+        ])
+        #expect(runs.last?["warnings"] as? [String] == [])
+        let table = try await run("incidents", ["runs", "--database", ws.database, "--wide"]).stdout
+        #expect(table.contains("; " + note), "\(table)")
+        let rows = try await ws.listJSON(["--order", "source"])
+        #expect(rows.map { $0.text("external_id") } == ["202312310777", "202401010001", "202401010002"])
+        #expect(rows.allSatisfy { $0["cleared_at"] is NSNull }, "none cleared: \(rows.map { $0["cleared_at"] ?? "-" })")
+    }
+
     @Test("without --as-of, the response was fetched when the file was last modified")
     func modificationTime() async throws {
         let ws = try Workspace()

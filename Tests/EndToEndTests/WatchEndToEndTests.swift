@@ -53,6 +53,13 @@ struct WatchEndToEndTests {
         try await eventually { process.stderrSoFar.contains("event=\(event)") }
     }
 
+    /// `incident-scheduler watches --format json`, parsed.
+    static func watchesJSON(_ config: String) async throws -> [[String: Any]] {
+        let result = try await run("incident-scheduler", ["watches", "--config", config, "--format", "json"], environment: ["K": "k", "HOOK_SECRET": secret])
+        #expect(result.status == 0, "\(result.stderr)")
+        return try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [[String: Any]], "\(result.stdout)")
+    }
+
     static func runOnce(_ config: String) async throws -> ProcessResult {
         try await run("incident-scheduler", ["run", "--once", "--config", config], environment: ["K": "k", "HOOK_SECRET": secret])
     }
@@ -170,6 +177,13 @@ struct WatchEndToEndTests {
         let ws = try Workspace()
         try Self.poll(ws.database, "01:00", [Self.incident("A", near: true)])
         let config = try Self.config(ws, server, watch: #""retry": {"baseDelay": 0.05, "maxRetries": 1}"#)
+        // Not registered before the first run: null where the table shows -.
+        let unregistered = try await Self.watchesJSON(config)
+        #expect(unregistered.count == 1)
+        #expect(unregistered.first?["watch"] as? String == "suwon")
+        for key in ["cursor", "lag", "delivered_at", "holder_host", "holder_pid", "last_error", "last_error_at"] {
+            #expect(unregistered.first?[key] is NSNull, "\(key): \(unregistered)")
+        }
         let down = try await Self.runOnce(config)
         #expect(try await server.requests(path: "/hook").count == 2)
         #expect(down.stderr.contains("event=watch.delivery_failed watch=suwon cursor=1 kind=appeared attempt=2 error=\"HTTP 503\""), "\(down.stderr)")
@@ -177,6 +191,11 @@ struct WatchEndToEndTests {
         #expect(listed.status == 0, "\(listed.stderr)")
         let row = try #require(listed.stdout.split(separator: "\n").last).split(separator: " ", omittingEmptySubsequences: true)
         #expect(Array(row.prefix(7)) == ["suwon", "0", "1", "-", "-", "HTTP", "503"], "\(listed.stdout)")
+        let downJSON = try #require(try await Self.watchesJSON(config).first)
+        #expect(downJSON["cursor"] as? Int == 0 && downJSON["lag"] as? Int == 1, "\(downJSON)")
+        #expect(downJSON["delivered_at"] is NSNull && downJSON["holder_host"] is NSNull && downJSON["holder_pid"] is NSNull, "released: \(downJSON)")
+        #expect(downJSON["last_error"] as? String == "HTTP 503")
+        #expect((downJSON["last_error_at"] as? String).flatMap(UTCInstant.init(rfc3339:)) != nil, "\(downJSON)")
         try await server.reset()
         try await server.script("/hook", [.status(200)])
         _ = try await Self.runOnce(config)
@@ -185,6 +204,10 @@ struct WatchEndToEndTests {
         let caughtUpRow = Array(try #require(caughtUp.stdout.split(separator: "\n").last).split(separator: " ", omittingEmptySubsequences: true))
         #expect(Array(caughtUpRow.prefix(3)) == ["suwon", "1", "0"] && caughtUpRow[3].hasPrefix("20") && caughtUpRow[4] == "-" && caughtUpRow[5] == "HTTP",
                 "delivered with its time; the last error stays, with its time: \(caughtUp.stdout)")
+        let caughtUpJSON = try #require(try await Self.watchesJSON(config).first)
+        #expect(caughtUpJSON["cursor"] as? Int == 1 && caughtUpJSON["lag"] as? Int == 0, "\(caughtUpJSON)")
+        #expect((caughtUpJSON["delivered_at"] as? String).flatMap(UTCInstant.init(rfc3339:)) != nil, "\(caughtUpJSON)")
+        #expect(caughtUpJSON["last_error"] as? String == "HTTP 503" && caughtUpJSON["last_error_at"] as? String == downJSON["last_error_at"] as? String)
     }
 
     @Test("a receiver that times out, then recovers, gets the change after the retry")
@@ -300,6 +323,10 @@ struct WatchEndToEndTests {
             #expect(!FileManager.default.fileExists(atPath: state) && FileManager.default.fileExists(atPath: state + ".imported"))
             #expect(try await database.query("SELECT watch, cursor, holder_host IS NOT NULL, expires_at IS NULL, delivered_at IS NOT NULL FROM watch_positions")
                     == [["suwon", "3", "t", "t", "t"]], "delivered, released")
+            let listed = try #require(try await Self.watchesJSON(watched).first, "watches --format json on PostgreSQL")
+            #expect(listed["watch"] as? String == "suwon" && listed["cursor"] as? Int == 3 && listed["lag"] as? Int == 0, "\(listed)")
+            #expect((listed["delivered_at"] as? String).flatMap(UTCInstant.init(rfc3339:)) != nil, "\(listed)")
+            #expect(["holder_host", "holder_pid", "last_error", "last_error_at"].allSatisfy { listed[$0] is NSNull }, "released, no error: \(listed)")
             try await server.reset()
             try await server.script("/hook", [.status(200)])
             let again = try await Self.runOnce(watched)

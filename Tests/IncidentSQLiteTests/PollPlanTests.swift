@@ -112,6 +112,8 @@ struct PollPlanTests {
         }
         #expect(statements.contains { $0.contains("SELECT max(observed_at) FROM ingest_runs") },
                 "the paged polls' lookup of the previous complete poll")
+        #expect(statements.contains { $0.contains("SELECT count(*), max(last_seen_at) FROM incidents INDEXED BY incidents_active_by_source") },
+                "the older replay's count of what a later poll listed (walk finding 24)")
     }
 
     @Test("prune, deleting and not: each batch is found through an index")

@@ -166,6 +166,8 @@ struct PostgresPlanTests {
                 #expect(observed.statements.contains { $0.contains(statement) }, "no \(statement) observed")
             }
             #expect(observed.statements.contains { $0.contains("SELECT max(observed_at) FROM ingest_runs") })
+            #expect(observed.statements.contains { $0.contains("SELECT count(*), max(last_seen_at) FROM incidents") },
+                    "the older replay's count of what a later poll listed (walk finding 24)")
             #expect(try integer(store, "SELECT count(*) FROM incidents WHERE cleared_at IS NULL AND source = 'gits'") == 2)
         }
     }

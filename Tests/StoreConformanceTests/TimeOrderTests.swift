@@ -12,8 +12,8 @@ struct TimeOrderTests {
     /// document published at `published` (HH:MM) and fetched at `fetched`.
     @discardableResult
     static func poll(_ store: any TestStore, _ records: [FeedRecord], published: String?, fetched: String,
-                     pages: Int = 1, origin: FeedOrigin = .live) throws -> IngestRun {
-        let verdict = ResponseVerdict(publishedAt: published.map(at), pages: pages)
+                     pages: Int = 1, origin: FeedOrigin = .live, incompleteBecause: [String] = []) throws -> IngestRun {
+        let verdict = ResponseVerdict(incompleteBecause: incompleteBecause, publishedAt: published.map(at), pages: pages)
         return try store.ingestInTimeOrder(PollContext(source: "gits", startedAt: at(fetched), origin: origin)) { sink in
             try ListProducer(records: records, verdict: verdict)(sink)
         }
@@ -138,6 +138,68 @@ struct TimeOrderTests {
             let single = try Self.poll(store, live("A"), published: nil, fetched: "10:15")
             #expect(single.counts.cleared == 1)
             #expect(try Self.state(store)["C"]?.cleared == Self.at("10:15"))
+        }
+    }
+
+    /// A complete poll at 10:00 lists A, B and C; an incomplete one at 10:10 lists A, B and D
+    /// (so C stays active, last seen at 10:00; B and D were seen at 10:10).
+    static func laterPollListedMore(_ store: any TestStore) throws {
+        try Self.poll(store, live("A", "B", "C"), published: nil, fetched: "10:00")
+        let incomplete = try Self.poll(store, live("A", "B", "D"), published: nil, fetched: "10:10", incompleteBecause: ["a test"])
+        #expect(incomplete.status == .incomplete && incomplete.counts == IngestCounts(fetched: 3, inserted: 1, unchanged: 2))
+    }
+
+    static let completeFile = FeedOrigin.file(path: "/data/saved.xml", complete: true)
+
+    /// What a complete file of 10:05 (older than the poll of 10:10) and one of 10:10 say.
+    static let keptByLaterPoll = [
+        ("10:05", "older than the newest poll that listed them (2023-03-21T10:10:00Z): 2 incident(s) it does not list stay active, as a later poll listed them; an older answer adds history at its own time without rewriting the present"),
+        ("10:10", "fetched at the same time as a poll that listed them (2023-03-21T10:10:00Z): 2 incident(s) it does not list stay active, as that poll listed them; of two answers of one instant, neither clears what the other listed"),
+    ]
+
+    @Test("a complete replay older than a poll, or of its instant, clears only what no poll at or after its time listed, and says how many it keeps (walk finding 24)",
+          arguments: StoreKind.allCases, keptByLaterPoll)
+    func replayKeepsWhatALaterPollListed(kind: StoreKind, variant: (fetched: String, note: String)) throws {
+        try withStore(kind) { store in
+            try Self.laterPollListedMore(store)
+            // The file lists only A: C (last seen 10:00) is cleared as of the file's time; B and D,
+            // listed at 10:10, stay active, and the run says why it cleared only one.
+            let replay = try Self.poll(store, live("A"), published: nil, fetched: variant.fetched, origin: Self.completeFile)
+            #expect(replay.status == .succeeded)
+            #expect(replay.counts == IngestCounts(fetched: 1, unchanged: 1, cleared: 1))
+            #expect(replay.warnings == [variant.note])
+            #expect(try runLog(store).last?.warnings == [variant.note], "as the run log keeps it")
+            let rows = try Self.state(store)
+            #expect(rows.filter { $0.value.cleared != nil }.mapValues(\.cleared) == ["C": Self.at(variant.fetched)])
+            #expect(rows.mapValues(\.lastSeen) == ["A": Self.at("10:10"), "B": Self.at("10:10"), "C": Self.at("10:00"), "D": Self.at("10:10")])
+            // A complete poll after both clears B and D, and says nothing more.
+            let next = try Self.poll(store, live("A"), published: nil, fetched: "10:15")
+            #expect(next.counts == IngestCounts(fetched: 1, unchanged: 1, cleared: 2))
+            #expect(next.warnings.isEmpty)
+        }
+    }
+
+    @Test("no note where nothing a later poll listed is kept: an older replay that lists everything, one without --complete, an incomplete one",
+          arguments: StoreKind.allCases)
+    func olderReplayWithoutNote(kind: StoreKind) throws {
+        try withStore(kind) { store in
+            try Self.laterPollListedMore(store)
+            // Not complete: it may clear nothing, so nothing is kept because of a later poll.
+            let plain = try Self.poll(store, live("A"), published: nil, fetched: "10:03", origin: .file(path: "/data/saved.xml", complete: false))
+            #expect(plain.status == .succeeded && plain.counts == IngestCounts(fetched: 1, unchanged: 1) && plain.warnings.isEmpty, "\(plain)")
+            let incomplete = try Self.poll(store, live("A"), published: nil, fetched: "10:04", origin: Self.completeFile,
+                                           incompleteBecause: ["the response says it is truncated"])
+            #expect(incomplete.status == .incomplete)
+            #expect(incomplete.counts == IngestCounts(fetched: 1, unchanged: 1))
+            #expect(incomplete.warnings == ["the response says it is truncated"])
+            #expect(try clearedIDs(store).isEmpty)
+            // Complete and listing all four: none is unlisted, none cleared, nothing to say.
+            let everything = try Self.poll(store, live("A", "B", "C", "D"), published: nil, fetched: "10:05", origin: Self.completeFile)
+            #expect(everything.status == .succeeded)
+            #expect(everything.counts == IngestCounts(fetched: 4, unchanged: 4))
+            #expect(everything.warnings.isEmpty)
+            #expect(try clearedIDs(store).isEmpty)
+            #expect(try Self.state(store)["C"]?.lastSeen == Self.at("10:05"))
         }
     }
 }

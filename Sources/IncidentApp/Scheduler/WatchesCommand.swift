@@ -13,9 +13,12 @@ enum WatchesCommand {
             CURSOR is the last transition the watch delivered or passed over (0: none yet; -: not registered yet, which the
             next run does), LAG how far the change feed's last cursor is beyond it (transitions it wants and those it does
             not), DELIVERED when it last delivered one, BY the scheduler delivering it now (host and pid), LAST ERROR its last
-            failed delivery and when. Exit 78 when the configuration is invalid, 66 when the database does not exist yet.
+            failed delivery and when. --format json writes the same as an array of objects, one per watch in the
+            configuration's order: watch, cursor, lag, delivered_at, holder_host, holder_pid, last_error, last_error_at
+            (null where the table shows -). Exit 78 when the configuration is invalid, 66 when the database does not
+            exist yet.
             """,
-            options: [CommonOptions.config, CommonOptions.envFile, CommonOptions.database, CommonOptions.wide],
+            options: [CommonOptions.config, CommonOptions.envFile, CommonOptions.database, CommonOptions.tableOrJSON, CommonOptions.wide],
             run: { arguments in try run(arguments, context) })
     }
 
@@ -37,15 +40,33 @@ enum WatchesCommand {
             throw DatabaseFailure(database: path, cause: error)
         }
         let now = context.clock.now()
+        let shown = configuration.watches.map { watch in
+            let position = positions[watch.name]
+            // The holder while its claim runs: the scheduler delivering the watch now.
+            let holder = position?.expiresAt.map { $0 > now } == true ? position?.holder : nil
+            return (name: watch.name, position: position, holder: holder)
+        }
+        if try arguments.value(CommonOptions.tableOrJSON) == .json {
+            /// An integer, or null for a watch not registered yet.
+            func integer(_ value: Int64?) -> FieldValue { value.map { .integer($0) } ?? .text(nil) }
+            context.output(JSONText.array(shown.map { watch in
+                IncidentOutput.object([
+                    ("watch", .text(watch.name)), ("cursor", integer(watch.position?.cursor)),
+                    ("lag", integer(watch.position.map { max(0, last - $0.cursor) })), ("delivered_at", .instant(watch.position?.deliveredAt)),
+                    ("holder_host", .text(watch.holder?.host)), ("holder_pid", integer(watch.holder.map { Int64($0.pid) })),
+                    ("last_error", .text(watch.position?.lastError)), ("last_error_at", .instant(watch.position?.lastErrorAt)),
+                ])
+            }))
+            return
+        }
         var rows = [["WATCH", "CURSOR", "LAG", "DELIVERED", "BY", "LAST ERROR"]]
-        for watch in configuration.watches {
-            guard let position = positions[watch.name] else {
+        for watch in shown {
+            guard let position = watch.position else {
                 rows.append([watch.name, "-", "-", "-", "-", "-"])
                 continue
             }
-            let holder = position.expiresAt.map { $0 > now } == true ? position.holder?.description : nil
             rows.append([watch.name, String(position.cursor), String(max(0, last - position.cursor)), position.deliveredAt?.rfc3339 ?? "-",
-                         holder ?? "-", position.lastError.map { "\($0) at \(position.lastErrorAt?.rfc3339 ?? "?")" } ?? "-"])
+                         watch.holder?.description ?? "-", position.lastError.map { "\($0) at \(position.lastErrorAt?.rfc3339 ?? "?")" } ?? "-"])
         }
         context.output(TextTable.render(rows, maxWidth: Terminal.width(context.environment, wide: arguments[CommonOptions.wide]),
                                         flexible: [5], droppable: [4, 3]))
