@@ -199,6 +199,24 @@ struct ListAtTests {
         }
     }
 
+    @Test("a timeline's window is half-open at whole seconds, as its buckets and list --at are: an appearance at --until is the next window's, a clear at --since was before it",
+          arguments: StoreKind.allCases)
+    func halfOpenWindow(kind: StoreKind) throws {
+        try withStore(kind) { store in
+            try poll(store, live("A"), at: t0)                        // A appears at 06:00
+            try poll(store, live("B"), at: t0.adding(seconds: 1800))  // complete: A cleared at 06:30, B appears
+            func counts(_ since: Int64, _ until: Int64) throws -> [Int] {
+                try Timeline.count(store, matching: IncidentQuery(now: t0.adding(seconds: 7200)), by: nil, per: .hour,
+                                   since: t0.adding(seconds: since), until: t0.adding(seconds: until)) { _ in 0 }.map(\.count)
+            }
+            #expect(try counts(-600, 0) == [0], "A appeared at --until: not in [05:50, 06:00)")
+            #expect(try counts(0, 600) == [1], "the next window holds it")
+            #expect(try counts(-600, 1) == [0, 1], "in the window's last second")
+            #expect(try counts(1800, 2400) == [1], "A cleared at --since: only B")
+            #expect(try counts(1799, 2400) == [2], "A listed in the window's first second")
+        }
+    }
+
     /// The timeline as it was counted before the stores counted it: every listed interval of the
     /// log (``Timeline/forEachListedInterval(_:through:_:)``) walked in Swift over the incidents
     /// the query selects, each counted once in each bucket it touches.
