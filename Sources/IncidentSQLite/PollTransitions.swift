@@ -199,9 +199,10 @@ extension PollTransitions {
     static func indexIntervals(after id: Int64, history: Bool, db: Database) throws {
         let after: [String: SQLiteValue] = ["after": .integer(id)]
         try db.run("""
-            INSERT INTO incident_listed_open (id, incident_id, listed_from)
-            SELECT id, incident_id, unixepoch(at) - \(intervalEpoch) FROM incident_transitions
-            WHERE id > :after AND kind IN ('appeared', 'reopened') AND incident_id IS NOT NULL
+            INSERT INTO incident_listed_open (id, incident_id, listed_from, started_at)
+            SELECT t.id, t.incident_id, unixepoch(t.at) - \(intervalEpoch), (SELECT started_at FROM incidents i WHERE i.id = t.incident_id)
+            FROM incident_transitions t
+            WHERE t.id > :after AND t.kind IN ('appeared', 'reopened') AND t.incident_id IS NOT NULL
             """, after)
         try db.execute("""
             CREATE TEMP TABLE IF NOT EXISTS interval_ends (id INTEGER PRIMARY KEY, incident_id INTEGER, listed_from INTEGER, listed_until INTEGER);

@@ -232,7 +232,7 @@ struct MigrationTests {
         #expect(log == ["appeared A", "appeared B", "appeared X", "cleared B"])
     }
 
-    @Test("0016 on a database of the previous version: each past hour's count is built from the listed intervals (one incident once an hour, cut at its provider's end), and a timeline per hour reads them")
+    @Test("0016 on a database of the previous version: each past hour's count is built from the listed intervals (one incident once an hour, cut at its provider's end), and a timeline per hour reads them; the open intervals get their incident's start")
     func listedHoursOnExistingData() throws {
         let path = try TestPaths.temporaryDirectory("migrate-0016").appendingPathComponent("db.sqlite").path
         do {
@@ -246,7 +246,11 @@ struct MigrationTests {
                 _ = try store.ingest(PollContext(source: "gits", startedAt: now.adding(seconds: offset)), ListProducer(incidents: listed).callAsFunction)
             }
             try store.withDatabase { (db: Database) throws in
-                try db.execute("DROP TRIGGER listed_hours_after_provider_end; DROP TABLE listed_hours; DELETE FROM schema_migrations WHERE name LIKE '%_listed_hours.sql'")
+                try db.execute("""
+                    DROP TRIGGER listed_hours_after_provider_end; DROP TABLE listed_hours; DROP TRIGGER incident_listed_open_started;
+                    DROP INDEX incident_listed_open_by_incident; DROP INDEX incident_listed_open_by_started;
+                    ALTER TABLE incident_listed_open DROP COLUMN started_at; DELETE FROM schema_migrations WHERE name LIKE '%_listed_hours.sql'
+                    """)
             }
         }
         let later = now.adding(seconds: 4 * 3600)
@@ -263,6 +267,11 @@ struct MigrationTests {
         #expect(held == [[0, 3], [1, 3], [2, 1], [3, 1]])
         let counts = try Timeline.count(store, matching: IncidentQuery(now: later), by: nil, per: .hour, since: now, until: later) { _ in 0 }
         #expect(counts.map(\.count) == [3, 3, 1, 1])
+        // The open interval (A's) has its incident's start.
+        let starts = try store.withDatabase { (db: Database) throws in
+            try db.scalarInt("SELECT count(*) FROM incident_listed_open o JOIN incidents i ON i.id = o.incident_id WHERE o.started_at = i.started_at")
+        }
+        #expect(starts == 1)
     }
 
     @Test("a migration edited after it was applied is refused and nothing changes")

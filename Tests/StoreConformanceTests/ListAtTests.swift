@@ -217,6 +217,30 @@ struct ListAtTests {
         }
     }
 
+    @Test("list --at T in start order with a limit follows a start the provider revised (SQLite: the open intervals keep a copy of it, 0016)",
+          arguments: StoreKind.allCases)
+    func revisedStart(kind: StoreKind) throws {
+        func started(_ id: String, _ minute: Int) -> FeedRecord {
+            var revised = incident(id)
+            revised.startedAt = t0.adding(seconds: Int64(minute - 60) * 60)
+            return .incident(revised)
+        }
+        try withStore(kind) { store in
+            // Started 05:00, 05:10, 05:20, 05:40; then A's start moves to 05:30 and D's to 04:50.
+            try poll(store, [started("A", 0), started("B", 10), started("C", 20), started("D", 40)], at: t0)
+            try poll(store, [started("A", 30), started("B", 10), started("C", 20), started("D", -10)], at: t1)
+            // A page of one looks at the first two candidates: with the old starts, C and D (or A and B).
+            func page(_ order: IncidentOrder) throws -> [String] {
+                var query = IncidentQuery(now: t2, order: order)
+                query.limit = 1
+                query.listedAt = t2
+                return try list(store, query).map(\.incident.externalID)
+            }
+            #expect(try page(.started) == ["A"])
+            #expect(try page(.startedAscending) == ["D"])
+        }
+    }
+
     /// The timeline as it was counted before the stores counted it: every listed interval of the
     /// log (``Timeline/forEachListedInterval(_:through:_:)``) walked in Swift over the incidents
     /// the query selects, each counted once in each bucket it touches.
