@@ -9,7 +9,7 @@
 -- provider's end stored anew, so its count is kept here, in hours since 2020-01-01T00:00:00Z
 -- (the listed intervals' seconds / 3600, from 0): a timeline per hour reads the hours it holds
 -- and counts only the others (the window's partial first and last hours, the current hour,
--- hours a change took out) from the intervals. Kept by SQLitePoll (PollTransitions.countHours):
+-- hours a change took out) from the intervals. Kept by the polls (PollTransitions.countHours):
 -- each poll takes out the hours from its earliest log entry's on, then counts the hours since
 -- the last one held, at most a day back; a prune takes out the hours of the intervals it
 -- removes; the trigger below those from an incident's old or new provider end on.

@@ -272,8 +272,9 @@ extension PollTransitions {
 
     /// The CTEs and SELECT, after a CTE `hour_window(s0, e0)` of the hours' bounds (interval seconds,
     /// whole hours), of each hour's number of incidents listed at some moment of it and not
-    /// ended by their provider by then: migration 0016's rebuild, and the timeline's statement
-    /// (``SQLiteStore/timelineSteps(_:field:buckets:db:)``) with UTC hours as buckets.
+    /// ended by their provider by then: as migration 0016's rebuild counts them, and as the
+    /// timeline's statement (``SQLiteStore/timelineSteps(_:field:buckets:db:)``) does with UTC
+    /// hours as buckets and no filters.
     static let hourCounts = """
         hour_spans(incident, s, e) AS (
             SELECT incident_id, listed_from, listed_until FROM incident_listed_intervals, hour_window WHERE listed_from < e0 AND listed_until > s0

@@ -20,9 +20,11 @@ extension SQLiteStore: TimelineCounter {
     }
 
     /// The first bucket's hour (migration 0016's: interval seconds / 3600) when every bucket is
-    /// one UTC hour from 2020 on (a zone whose offset is whole hours), else nil.
+    /// one UTC hour from 2020 on (a zone whose offset is whole hours), else nil. The last one
+    /// ends at `until`: a day cut short by it is no longer than an hour.
     static func utcHours(_ buckets: TimelineBuckets) -> Int64? {
-        guard let first = buckets.starts.first, first >= PollTransitions.intervalEpoch, (first - PollTransitions.intervalEpoch) % 3600 == 0,
+        guard let first = buckets.starts.first, let last = buckets.starts.last, buckets.until - last <= 3600,
+              first >= PollTransitions.intervalEpoch, (first - PollTransitions.intervalEpoch) % 3600 == 0,
               buckets.starts.enumerated().allSatisfy({ $0.element == first + 3600 * Int64($0.offset) }) else { return nil }
         return (first - PollTransitions.intervalEpoch) / 3600
     }

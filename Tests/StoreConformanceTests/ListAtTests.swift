@@ -309,6 +309,7 @@ struct ListAtTests {
             ("per day, --near", query { $0.near = Coordinate(latitude: 39.7, longitude: -105.0); $0.radiusMeters = 200_000 }, .source, .day, start, end, utc),
             ("per hour, a window of one hour", query(), .source, .hour, start.adding(seconds: 5 * 86_400 + 600), start.adding(seconds: 5 * 86_400 + 4200), utc),
             ("per day by road, a window within one day", query(), .road, .day, start.adding(seconds: 3 * 86_400 + 100), start.adding(seconds: 3 * 86_400 + 40_000), utc),
+            ("per day, a window of ten hours within one day", query(), nil, .day, start.adding(seconds: 3 * 86_400), start.adding(seconds: 3 * 86_400 + 36_000), utc),
         ]
         var nonEmpty = 0
         for (name, query, field, size, since, until, offsetAt) in cases {
