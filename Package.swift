@@ -65,6 +65,7 @@ let package = Package(
                 .embedInCode("0013_listed_intervals.sql"),
                 .embedInCode("0014_provider_end_index.sql"),
                 .embedInCode("0015_active_by_source.sql"),
+                .embedInCode("0016_listed_hours.sql"),
             ]
         ),
         // The PostgreSQL schema migrations, embedded in the binary.

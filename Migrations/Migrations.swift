@@ -25,5 +25,6 @@ public enum BundledMigrations {
         ("0013_listed_intervals.sql", String(decoding: PackageResources._013_listed_intervals_sql, as: UTF8.self)),
         ("0014_provider_end_index.sql", String(decoding: PackageResources._014_provider_end_index_sql, as: UTF8.self)),
         ("0015_active_by_source.sql", String(decoding: PackageResources._015_active_by_source_sql, as: UTF8.self)),
+        ("0016_listed_hours.sql", String(decoding: PackageResources._016_listed_hours_sql, as: UTF8.self)),
     ]
 }

@@ -727,7 +727,8 @@ def history_sql(n, now, rebuild):
     """SQL that stores, into a database the product just migrated, n incidents of source gits with 5 transitions
     each over HISTORY_SPAN_DAYS days (appeared; revised 20 minutes later; cleared 1-4 h after appearing; reopened
     0.5-1.5 h later; cleared 1-4 h after that, or, for one in 20, revised and still listed), a run every 5 minutes,
-    the counts, the R*Tree of positions, and the listed intervals as migration 0013 builds them (`rebuild`)."""
+    the counts, the R*Tree of positions, the listed intervals and the hours' counts as migrations 0013 and 0016 build
+    them (`rebuild`)."""
     start = (now - datetime.timedelta(days=HISTORY_SPAN_DAYS + 1)).strftime("%Y-%m-%dT%H:%M:%SZ")
     span = HISTORY_SPAN_DAYS * 86400
     runs = span // 300
@@ -766,6 +767,7 @@ SELECT i, 'gits', 'H' || i, 1 + at / 300, kind, fields, {t("at")} FROM (
 ORDER BY at, i;
 {BOXES_AND_COUNTS_SQL}DELETE FROM incident_listed_intervals;
 DELETE FROM incident_listed_open;
+DELETE FROM listed_hours;
 {rebuild}
 COMMIT;
 PRAGMA wal_checkpoint(TRUNCATE);
@@ -774,9 +776,11 @@ PRAGMA wal_checkpoint(TRUNCATE);
 
 def history_database(args):
     """The history database of args.size incidents, cached by binary, generator and the migration's rebuild."""
-    migration = glob.glob(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "Migrations", "*_listed_intervals.sql"))
-    text = open(migration[0], encoding="utf-8").read()
-    rebuild = text[text.index("-- rebuild:"):]
+    rebuild = ""
+    for name in ("*_listed_intervals.sql", "*_listed_hours.sql"):
+        migration = glob.glob(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "Migrations", name))
+        text = open(migration[0], encoding="utf-8").read()
+        rebuild += text[text.index("-- rebuild:"):] + "\n"
     key = hashlib.sha256(open(args.scheduler, "rb").read() + history_sql(0, datetime.datetime(2000, 1, 1), rebuild).encode()
                          ).hexdigest()[:12]
     db = os.path.join(args.cache, "history-%s-%d.sqlite" % (key, args.size))

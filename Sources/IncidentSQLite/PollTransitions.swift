@@ -70,6 +70,7 @@ enum PollTransitions {
         var history = true
         if case .live = poll.origin, poll.stale == nil { history = false }
         try indexIntervals(after: lastEntryBefore, history: history, db: db)
+        try countHours(after: lastEntryBefore, at: poll.observedAt, db: db)
     }
 
     private static func appendEntries(poll: PollContext, runID: Int64, lastIDBefore: Int64, db: Database) throws {
@@ -198,9 +199,10 @@ extension PollTransitions {
     static func indexIntervals(after id: Int64, history: Bool, db: Database) throws {
         let after: [String: SQLiteValue] = ["after": .integer(id)]
         try db.run("""
-            INSERT INTO incident_listed_open (id, incident_id, listed_from)
-            SELECT id, incident_id, unixepoch(at) - \(intervalEpoch) FROM incident_transitions
-            WHERE id > :after AND kind IN ('appeared', 'reopened') AND incident_id IS NOT NULL
+            INSERT INTO incident_listed_open (id, incident_id, listed_from, started_at)
+            SELECT t.id, t.incident_id, unixepoch(t.at) - \(intervalEpoch), (SELECT started_at FROM incidents i WHERE i.id = t.incident_id)
+            FROM incident_transitions t
+            WHERE t.id > :after AND t.kind IN ('appeared', 'reopened') AND t.incident_id IS NOT NULL
             """, after)
         try db.execute("""
             CREATE TEMP TABLE IF NOT EXISTS interval_ends (id INTEGER PRIMARY KEY, incident_id INTEGER, listed_from INTEGER, listed_until INTEGER);
@@ -228,14 +230,69 @@ extension PollTransitions {
     }
 
     /// Removes the intervals of the incidents in `temp.prune_batch` (before they are deleted,
-    /// with their log).
+    /// with their log), and the counts of the hours they touched (``countHours(after:at:db:)``).
     static func removeIntervals(ofPruneBatch db: Database) throws {
         let openings = """
             SELECT id FROM incident_transitions WHERE incident_id IN (SELECT id FROM temp.prune_batch) AND kind IN ('appeared', 'reopened')
             """
+        // From the first of their starts to the last of their ends (all hours on if one is open).
+        try db.run("""
+            DELETE FROM listed_hours WHERE hour >= (SELECT min(listed_from) / 3600 FROM (
+                    SELECT listed_from FROM incident_listed_intervals WHERE id IN (\(openings))
+                    UNION ALL SELECT listed_from FROM incident_listed_open WHERE id IN (\(openings))))
+              AND (hour <= (SELECT max(listed_until) / 3600 FROM incident_listed_intervals WHERE id IN (\(openings)))
+                   OR EXISTS (SELECT 1 FROM incident_listed_open WHERE id IN (\(openings))))
+            """)
         try db.run("DELETE FROM incident_listed_intervals WHERE id IN (\(openings))")
         try db.run("DELETE FROM incident_listed_open WHERE id IN (\(openings))")
     }
+
+    /// The counts of past hours a timeline per hour reads (migration 0016, `listed_hours`), kept
+    /// after a poll's entries after `id` are indexed: the hours from its earliest entry's on
+    /// (a replay's or a stale document's are in the past) are taken out; then the hours since
+    /// the last one held, at most ``countedHoursBack`` and before the hour of `instant` (the
+    /// poll's), are counted from the intervals, as the migration counts them. Once an hour, a
+    /// read of the intervals that touch those hours (the active set and the latest clears).
+    static func countHours(after id: Int64, at instant: UTCInstant, db: Database) throws {
+        try db.run("""
+            DELETE FROM listed_hours WHERE hour >= (SELECT (min(unixepoch(at)) - \(intervalEpoch)) / 3600 FROM incident_transitions WHERE id > :after)
+            """, ["after": .integer(id)])
+        let current = intervalSeconds(instant) / 3600
+        guard current > 0 else { return }
+        let last = try db.scalarInt("SELECT max(hour) FROM listed_hours") ?? -1
+        let first = max(last + 1, current - countedHoursBack, 0)
+        guard first < current else { return }
+        try db.run("INSERT INTO listed_hours (hour, listed) WITH hour_window(s0, e0) AS (SELECT :s0, :e0), \(hourCounts)",
+                   ["s0": .integer(first * 3600), "e0": .integer(current * 3600)])
+    }
+
+    /// How many hours back a poll counts the hours no count is held for (a new database, a
+    /// scheduler that was stopped, hours a change took out): older ones are counted at each read.
+    static let countedHoursBack: Int64 = 24
+
+    /// The CTEs and SELECT, after a CTE `hour_window(s0, e0)` of the hours' bounds (interval seconds,
+    /// whole hours), of each hour's number of incidents listed at some moment of it and not
+    /// ended by their provider by then: as migration 0016's rebuild counts them, and as the
+    /// timeline's statement (``SQLiteStore/timelineSteps(_:field:buckets:db:)``) does with UTC
+    /// hours as buckets and no filters.
+    static let hourCounts = """
+        hour_spans(incident, s, e) AS (
+            SELECT incident_id, listed_from, listed_until FROM incident_listed_intervals, hour_window WHERE listed_from < e0 AND listed_until > s0
+            UNION ALL SELECT incident_id, listed_from, e0 FROM incident_listed_open, hour_window WHERE listed_from < e0),
+        hour_cut(id, s, e) AS (
+            SELECT hour_spans.incident, max(hour_spans.s, s0), min(hour_spans.e, e0, coalesce(unixepoch(incidents.ended_at) - \(intervalEpoch), e0))
+            FROM hour_spans JOIN incidents ON incidents.id = hour_spans.incident, hour_window),
+        hour_ranges(id, first, last) AS (SELECT id, s / 3600, (e - 1) / 3600 FROM hour_cut WHERE s < e),
+        hour_joined(first, last, before) AS (
+            SELECT first, last, max(last) OVER (PARTITION BY id ORDER BY first, last ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)
+            FROM hour_ranges),
+        hour_steps(hour, change) AS (
+            SELECT max(first, coalesce(before + 1, first)), 1 FROM hour_joined WHERE coalesce(before, -1) < last
+            UNION ALL SELECT last + 1, -1 FROM hour_joined WHERE coalesce(before, -1) < last),
+        hour_totals(hour, change) AS (SELECT hour, sum(change) FROM hour_steps GROUP BY hour),
+        hours(hour) AS (SELECT s0 / 3600 FROM hour_window WHERE s0 < e0 UNION ALL SELECT hour + 1 FROM hours, hour_window WHERE hour + 1 < e0 / 3600)
+        SELECT hours.hour, sum(coalesce(hour_totals.change, 0)) OVER (ORDER BY hours.hour) FROM hours LEFT JOIN hour_totals ON hour_totals.hour = hours.hour
+        """
 
     /// What an incident listed as active at `instant` (a parameter, RFC 3339 text) also is, besides
     /// having an interval that contains it (``listedIntervals(containing:)``): seen by then and

@@ -156,7 +156,9 @@ struct MigrationTests {
         let all = try Migrator.bundled()
         do {
             let db = try Database(path: path)
-            try Migrator(migrations: all.migrations.filter { !$0.name.hasSuffix("_listed_intervals.sql") }).migrate(db, now: now)
+            // 0016 counts hours from the intervals: it comes after them.
+            try Migrator(migrations: all.migrations.filter { !$0.name.hasSuffix("_listed_intervals.sql") && !$0.name.hasSuffix("_listed_hours.sql") })
+                .migrate(db, now: now)
             try db.execute(ListedIntervalFixture.sql(key: "id"))
         }
         let store = try SQLiteStore(path: path, clock: .fixed(now))
@@ -228,6 +230,48 @@ struct MigrationTests {
         #expect(stored == ["gits/A active", "gits/B \(t1.rfc3339)", "its/X active"])
         let log = try store.changes(after: 0, limit: 10).map { "\($0.transition.kind.rawValue) \($0.transition.externalID ?? "?")" }
         #expect(log == ["appeared A", "appeared B", "appeared X", "cleared B"])
+    }
+
+    @Test("0016 on a database of the previous version: each past hour's count is built from the listed intervals (one incident once an hour, cut at its provider's end), and a timeline per hour reads them; the open intervals get their incident's start")
+    func listedHoursOnExistingData() throws {
+        let path = try TestPaths.temporaryDirectory("migrate-0016").appendingPathComponent("db.sqlite").path
+        do {
+            // Polled, then taken back to the previous version (this binary's polls keep the hours).
+            let store = try SQLiteStore(path: path, clock: .fixed(now))
+            let polls: [(Int64, [Incident])] = [(0, [incident("A"), incident("B"), incident("C", ended: now.adding(seconds: 3600 + 600))]),
+                                                (1800, [incident("A"), incident("C", ended: now.adding(seconds: 3600 + 600))]),
+                                                (3000, [incident("A"), incident("B"), incident("C", ended: now.adding(seconds: 3600 + 600))]),
+                                                (5400, [incident("A")])]
+            for (offset, listed) in polls {
+                _ = try store.ingest(PollContext(source: "gits", startedAt: now.adding(seconds: offset)), ListProducer(incidents: listed).callAsFunction)
+            }
+            try store.withDatabase { (db: Database) throws in
+                try db.execute("""
+                    DROP TRIGGER listed_hours_after_provider_end; DROP TABLE listed_hours; DROP TRIGGER incident_listed_open_started;
+                    DROP INDEX incident_listed_open_by_incident; DROP INDEX incident_listed_open_by_started;
+                    ALTER TABLE incident_listed_open DROP COLUMN started_at; DELETE FROM schema_migrations WHERE name LIKE '%_listed_hours.sql'
+                    """)
+            }
+        }
+        let later = now.adding(seconds: 4 * 3600)
+        let store = try SQLiteStore(path: path, clock: .fixed(later))
+        #expect(try store.migrationStates().first { $0.name.hasSuffix("_listed_hours.sql") }?.appliedAt == later)
+        let first = (now.secondsSince1970 - 1_577_836_800) / 3600
+        var held: [[Int64]] = []
+        try store.withDatabase { (db: Database) throws in
+            try db.query("SELECT hour - \(first), listed FROM listed_hours WHERE hour < \(first + 4) ORDER BY hour") { s in
+                held.append([s.int64(at: 0) ?? -1, s.int64(at: 1) ?? -1])
+            }
+        }
+        // Hour 0: A, B (cleared at 0:30, listed again at 0:50: once), C; hour 1: A, B, and C until its end at 1:10; then A.
+        #expect(held == [[0, 3], [1, 3], [2, 1], [3, 1]])
+        let counts = try Timeline.count(store, matching: IncidentQuery(now: later), by: nil, per: .hour, since: now, until: later) { _ in 0 }
+        #expect(counts.map(\.count) == [3, 3, 1, 1])
+        // The open interval (A's) has its incident's start.
+        let starts = try store.withDatabase { (db: Database) throws in
+            try db.scalarInt("SELECT count(*) FROM incident_listed_open o JOIN incidents i ON i.id = o.incident_id WHERE o.started_at = i.started_at")
+        }
+        #expect(starts == 1)
     }
 
     @Test("a migration edited after it was applied is refused and nothing changes")

@@ -27,6 +27,9 @@ struct PollPlanTests {
         ("SCAN source_leases", "a row per source"),
         ("SCAN sources", "the distinct sources of the run log (a CTE), found by seeking"),
         ("SCAN latest", "a row per source of the run log (a CTE)"),
+        ("SCAN hour_", "the listed intervals that touch the hours a poll counts, found through their indexes (PollTransitions.hourCounts's CTEs)"),
+        ("SCAN hours", "the hours a poll counts, at most a day (a CTE)"),
+        ("SCAN (subquery-", "a window function's rows, of the CTE it reads"),
     ]
 
     /// What a poll may read whole: its own source's active set comes from its index (0015), so
@@ -94,6 +97,9 @@ struct PollPlanTests {
                                                         verdict: ResponseVerdict(pages: 2)).callAsFunction)
                 #expect(run.counts.cleared == cleared, "\(run)")
             }
+            // The first poll of a later hour counts the hours since the last one held (0016).
+            _ = try store.ingest(PollContext(source: "its", startedAt: QueryFixture.pollC.adding(seconds: 2 * 3600)),
+                                 ListProducer(incidents: [QueryFixture.incident(0)], verdict: ResponseVerdict(incompleteBecause: ["a page was missing"])).callAsFunction)
             try store.release(source: "its", holder: holder)
             try store.recordRun(IngestRun(source: "gits", startedAt: QueryFixture.now, finishedAt: QueryFixture.now, status: .failed,
                                           error: "quota", resumesAt: QueryFixture.now.adding(seconds: 3600)))
@@ -107,7 +113,9 @@ struct PollPlanTests {
         // The transition log's statements, recorded: the poll's collection, its append, the
         // clears it logs and the listed intervals they end (issue 22).
         for table in ["temp.poll_transitions", "INSERT INTO incident_transitions", "INSERT INTO incident_listed_intervals",
-                      "UPDATE incident_listed_intervals", "DELETE FROM incident_listed_open", "temp.interval_ends"] {
+                      "UPDATE incident_listed_intervals", "DELETE FROM incident_listed_open", "temp.interval_ends",
+                      // and the past hours' counts it takes out and counts (0016)
+                      "DELETE FROM listed_hours", "INSERT INTO listed_hours"] {
             #expect(statements.contains { $0.contains(table) }, "no statement of \(table) recorded")
         }
         #expect(statements.contains { $0.contains("SELECT max(observed_at) FROM ingest_runs") },
