@@ -327,6 +327,21 @@ struct StoredTextExportTests {
         }
     }
 
+    @Test("JSON text is copied as it is exactly when no character of it is escaped, for every character up to U+FFFF")
+    func jsonCopy() throws {
+        for value in UInt32(0)...0xFFFF {
+            guard let scalar = Unicode.Scalar(value) else { continue }
+            let text = "a\(Character(scalar))b"
+            var written = ""
+            var out = OutputBuffer { written += $0 }
+            try out.writeJSONString(text)
+            try out.flush()
+            #expect(written == JSONString.quoted(text), "U+\(String(value, radix: 16))")
+            var copy = text
+            #expect(copy.withUTF8(OutputBuffer.needsJSONEscape) == (written != "\"" + text + "\""), "U+\(String(value, radix: 16))")
+        }
+    }
+
     @Test("the fast path's csv: quoting, absent values, normalized category, time and coordinates as the decoded path writes them")
     func csvValues() throws {
         let text = String(decoding: try Self.export(Self.database(), .csv, IncidentQuery(now: Self.t0, order: .source), fast: true), as: UTF8.self)
