@@ -411,8 +411,22 @@ struct GeoJSONWriter: ListingRowWriter {
 
     /// The RFC 7946 geometry object of an incident, or `null`.
     static func geometry(_ incident: Incident) -> String {
-        if let geometry = incident.geometry { return geometry.geoJSON }
-        return incident.coordinate.map { "{\"type\": \"Point\", \"coordinates\": [\($0.longitude), \($0.latitude)]}" } ?? "null"
+        var text = ""
+        var out = OutputBuffer { text += $0 }
+        try? writeGeometry(incident, to: &out)  // a buffer that collects into a string cannot fail
+        try? out.flush()
+        return text
+    }
+
+    /// Writes ``geometry(_:)`` without a String per feature (a point's degrees as their `description`).
+    static func writeGeometry(_ incident: Incident, to out: inout OutputBuffer) throws {
+        if let geometry = incident.geometry { return try out.write(geometry.geoJSON) }
+        guard let point = incident.coordinate else { return try out.write("null") }
+        try out.write("{\"type\": \"Point\", \"coordinates\": [")
+        out.writeDecimal(point.longitude)
+        try out.write(", ")
+        out.writeDecimal(point.latitude)
+        try out.write("]}")
     }
 
     mutating func write(_ row: ListedIncident) throws {
@@ -437,8 +451,11 @@ struct GeoJSONWriter: ListingRowWriter {
     /// Writes the feature's start up to its properties' first member: `located` gives its geometry.
     private mutating func startFeature(id: Int64, _ located: Incident) throws {
         if count == 0 { try out.write("{\"type\": \"FeatureCollection\", \"features\": [\n") }
-        try out.write((count == 0 ? "  " : ",\n  ") + "{\"type\": \"Feature\", \"id\": \(id), \"geometry\": "
-                      + Self.geometry(located) + ", \"properties\": {")
+        try out.write(count == 0 ? "  {\"type\": \"Feature\", \"id\": " : ",\n  {\"type\": \"Feature\", \"id\": ")
+        out.writeDecimal(id)
+        try out.write(", \"geometry\": ")
+        try Self.writeGeometry(located, to: &out)
+        try out.write(", \"properties\": {")
     }
 
     mutating func finish() throws {
