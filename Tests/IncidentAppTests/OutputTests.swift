@@ -338,7 +338,7 @@ struct StoredTextExportTests {
             try out.flush()
             #expect(written == JSONString.quoted(text), "U+\(String(value, radix: 16))")
             var copy = text
-            #expect(copy.withUTF8(OutputBuffer.needsJSONEscape) == (written != "\"" + text + "\""), "U+\(String(value, radix: 16))")
+            #expect(copy.withUTF8 { JSONString.needsEscape(utf8: $0) } == (written != "\"" + text + "\""), "U+\(String(value, radix: 16))")
         }
     }
 

@@ -91,38 +91,13 @@ struct OutputBuffer {
 
     /// Appends UTF-8 text (a stored column read in place) as a JSON string, as ``writeJSONString(_:)``.
     mutating func writeJSONString(utf8: UnsafeBufferPointer<UInt8>) throws {
-        guard !Self.needsJSONEscape(utf8) else {
+        guard !JSONString.needsEscape(utf8: utf8) else {
             return try write(JSONString.quoted(String(decoding: utf8, as: UTF8.self)))
         }
         bytes.append(0x22)
         bytes.append(contentsOf: utf8)
         bytes.append(0x22)
         if bytes.count >= Self.chunkBytes { try flush() }
-    }
-
-    /// Whether UTF-8 text holds a character that ``JSONString/escapes(_:style:)`` escapes in the
-    /// printable style: a control character, `"`, `\`, DEL, or a bidirectional control
-    /// (Bidi_Control in Unicode's PropList.txt: U+061C, `D8 9C`; U+200E–U+200F and
-    /// U+202A–U+202E, `E2 80 8E`–`8F` and `AA`–`AE`; U+2066–U+2069, `E2 81 A6`–`A9`). Looking
-    /// at the whole sequence, not its lead byte alone (``JSONString/mayEscape(utf8:)``), keeps
-    /// text with an arrow or other U+2000–U+2FFF character (`수원IC → 신갈JC`) on the copy.
-    static func needsJSONEscape(_ utf8: UnsafeBufferPointer<UInt8>) -> Bool {
-        var index = 0
-        while index < utf8.count {
-            let byte = utf8[index]
-            switch byte {
-            case 0..<0x20, 0x22, 0x5C, 0x7F: return true
-            case 0xD8: if index + 1 < utf8.count && utf8[index + 1] == 0x9C { return true }
-            case 0xE2 where index + 2 < utf8.count:
-                switch (utf8[index + 1], utf8[index + 2]) {
-                case (0x80, 0x8E...0x8F), (0x80, 0xAA...0xAE), (0x81, 0xA6...0xA9): return true
-                default: break
-                }
-            default: break
-            }
-            index += 1
-        }
-        return false
     }
 
     /// Appends `text` as one CSV field (RFC 4180): as it is, or quoted with its quotes doubled
