@@ -125,9 +125,10 @@ struct OutputBuffer {
         if bytes.count >= Self.chunkBytes { try flush() }
     }
 
-    /// Whether `utf8` holds a comma, a quote, CR or LF: eight bytes at a time (a byte of a word
-    /// is zero exactly when `(w - 0x01…) & ~w & 0x80…` is non-zero, the "haszero" test of
-    /// Bit Twiddling Hacks), since every stored text of an export is scanned.
+    /// Whether `utf8` holds a comma, a quote, CR or LF: eight bytes at a time (a word `w` has a
+    /// zero byte exactly when `(w - 0x01…) & ~w & 0x80…` is non-zero, the "haszero" test of
+    /// Bit Twiddling Hacks; `w ^ 0x2C2C…` has one where `w` has a comma), since every stored
+    /// text of an export is scanned.
     static func needsCSVQuotes(_ utf8: UnsafeBufferPointer<UInt8>) -> Bool {
         guard let base = UnsafeRawPointer(utf8.baseAddress) else { return false }
         func hasZeroByte(_ word: UInt64) -> Bool { (word &- 0x0101_0101_0101_0101) & ~word & 0x8080_8080_8080_8080 != 0 }
