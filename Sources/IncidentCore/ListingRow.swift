@@ -73,13 +73,10 @@ public struct StoredRowDecoder: Sendable {
         (firstSeenAt, lastSeenAt, clearedAt) = (try column("first_seen_at"), try column("last_seen_at"), try column("cleared_at"))
     }
 
-    /// The incident of the current row. Without `plainTexts`, its identity (`source`,
-    /// `external_id`) and the text fields kept as they are stored (``IncidentField/textPath``)
-    /// are left empty: the fast path of exports writes those from the row's bytes.
-    public func stored(_ row: some ListingRow, plainTexts: Bool = true) -> StoredIncident {
-        var incident = Incident(source: plainTexts ? row.string(at: source) ?? "" : "",
-                                externalID: plainTexts ? row.string(at: externalID) ?? "" : "", category: .other)
-        for (field, columns) in zip(fields, columns) where plainTexts || field.textPath == nil {
+    /// The incident of the current row.
+    public func stored(_ row: some ListingRow) -> StoredIncident {
+        var incident = Incident(source: row.string(at: source) ?? "", externalID: row.string(at: externalID) ?? "", category: .other)
+        for (field, columns) in zip(fields, columns) {
             field.assign(&incident, field.value(in: row, columns: columns))
         }
         return StoredIncident(

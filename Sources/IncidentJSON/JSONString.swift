@@ -24,13 +24,29 @@ public enum JSONString {
             || (style == .printable && (value == 0x7F || (value >= 0x61C && isBidiControl(value))))
     }
 
-    /// Whether a UTF-8 byte may belong to a character that ``escapes(_:style:)`` escapes in the
-    /// printable style: one that is such a character, or the lead byte of a bidirectional
-    /// control (0xD8 for U+061C, 0xE2 for U+200E–U+2069). Text without such a byte is copied as
-    /// it is.
-    @inlinable
-    public static func mayEscape(utf8 byte: UInt8) -> Bool {
-        escapes(UInt32(byte)) || byte == 0xD8 || byte == 0xE2
+    /// Whether UTF-8 text holds a character that ``escapes(_:style:)`` escapes in the printable
+    /// style: a control character, `"`, `\`, DEL, or a bidirectional control (Bidi_Control in
+    /// Unicode's PropList.txt: U+061C, `D8 9C`; U+200E–U+200F and U+202A–U+202E, `E2 80 8E`–`8F`
+    /// and `AA`–`AE`; U+2066–U+2069, `E2 81 A6`–`A9`). Text without one is copied as it is.
+    /// Looking at the whole sequence, not its lead byte alone, keeps text with an arrow or
+    /// another U+2000–U+2FFF character (`수원IC → 신갈JC`) on the copy (issue 23: every GITS
+    /// location went through ``quoted(_:style:)``, half of an ndjson export's time).
+    public static func needsEscape(utf8: UnsafeBufferPointer<UInt8>) -> Bool {
+        var index = 0
+        while index < utf8.count {
+            switch utf8[index] {
+            case 0..<0x20, 0x22, 0x5C, 0x7F: return true
+            case 0xD8: if index + 1 < utf8.count && utf8[index + 1] == 0x9C { return true }
+            case 0xE2 where index + 2 < utf8.count:
+                switch (utf8[index + 1], utf8[index + 2]) {
+                case (0x80, 0x8E...0x8F), (0x80, 0xAA...0xAE), (0x81, 0xA6...0xA9): return true
+                default: break
+                }
+            default: break
+            }
+            index += 1
+        }
+        return false
     }
 
     /// Unicode's Bidi_Control property (PropList.txt).

@@ -196,8 +196,9 @@ struct StoredTextExportTests {
 
     /// A database of ``incidents`` (the last one cleared by a second complete poll of its
     /// source), then values only other writers leave: a category this version does not know, an
-    /// RFC 3339 time with an offset, a coordinate with one NULL degree, GeoJSON spaced otherwise.
-    static func database() throws -> SQLiteStore {
+    /// RFC 3339 time with an offset, a coordinate with one NULL degree, GeoJSON spaced otherwise;
+    /// then `more` with the store and a connection to its file.
+    static func database(then more: (SQLiteStore, Database) throws -> Void = { _, _ in }) throws -> SQLiteStore {
         let path = try TestPaths.temporaryDirectory("stored-texts").appendingPathComponent("db.sqlite").path
         let store = try SQLiteStore(path: path, clock: .fixed(t0))
         for source in ["gits", "wzdx", "datex2", "its"] {
@@ -216,6 +217,7 @@ struct StoredTextExportTests {
             UPDATE incidents SET latitude = NULL WHERE external_id = 'S';
             UPDATE incidents SET geometry = '{ "type" : "LineString", "coordinates" : [ [127.0, 37.2], [127.1, 37.3] ] }' WHERE source = 'wzdx';
             """)
+        try more(store, db)
         return store
     }
 
@@ -223,9 +225,9 @@ struct StoredTextExportTests {
     static func export(_ store: SQLiteStore, _ format: IncidentOutput.Format, _ query: IncidentQuery, fast: Bool) throws -> [UInt8] {
         let sink = GrowingBuffer()
         let settings = IncidentOutput.Settings(width: 120, zone: DisplayZone(identifier: "Asia/Seoul")!, withDistance: query.near != nil)
-        var writer = try #require(IncidentOutput.writer(format, to: OutputBuffer(sink), settings) as? any StoredTextWriter)
+        var writer = try #require(IncidentOutput.writer(format, to: OutputBuffer(sink), settings) as? any ListingRowWriter)
         if fast {
-            try IncidentReads.listRows(store, query) { try writer.write($0, texts: $1) }
+            try IncidentReads.listRows(store, query) { try writer.write($0, $1) }
         } else {
             try IncidentReads.list(store, query) { try writer.write($0) }
         }
@@ -245,6 +247,98 @@ struct StoredTextExportTests {
             let decoded = try Self.export(store, format, query, fast: false)
             #expect(try Self.export(store, format, query, fast: true) == decoded)
             #expect(String(decoding: decoded, as: UTF8.self).contains("경부고속도로"))
+        }
+    }
+
+    /// ``database()`` plus rows holding what only other writers (an older or newer version, a
+    /// hand edit; checks off) leave, each a value the fast path reads itself: quotes, commas,
+    /// CR, LF and non-ASCII text (emoji, Hangul), a lone quote, DEL and a control character,
+    /// empty text beside absent text, an empty category, numbers in their shortest forms
+    /// (`1e-05`, `-0.5`, `180.0`, an integer in a text column), a coordinate outside WGS84,
+    /// times with an offset, a fraction, lower-case letters, a February 30 or no time at all,
+    /// an unknown validity, a cleared time that is not one, GeoJSON that is not, a MultiPoint,
+    /// and a second revision.
+    static func trickyDatabase() throws -> SQLiteStore {
+        try database { store, db in
+            for (offset, description) in [(0, "x"), (30, "y")] {
+                _ = try store.ingest(PollContext(source: "odd", startedAt: t0.adding(seconds: Int64(offset)))) { sink in
+                    for n in 1...5 {
+                        try sink.upsert(Incident(source: "odd", externalID: "O\(n)", category: .other, description: n == 1 ? description : "x"))
+                    }
+                    return .complete
+                }
+            }
+            try db.execute("""
+                PRAGMA ignore_check_constraints = ON;
+                UPDATE incidents SET description = '"', road = '', location = ' , ', direction = '🚧 공사 "A", B' || char(13),
+                  restriction = char(10), provider_category = char(127) || 'del' || char(31), link_id = 42, latitude = 1e-05,
+                  longitude = 180, started_at = '2024-01-01T09:00:00.5+09:00', confirmed_at = 'soon',
+                  expected_end_at = '2024-02-30T00:00:00Z', ended_at = '2024-01-02t00:00:00z', validity = 'maybe',
+                  cleared_at = 'garbage' WHERE external_id = 'O1';
+                UPDATE incidents SET category = '', latitude = -0.5, longitude = -179.25, validity = 'planned', started_at = NULL,
+                  geometry = 'not json', road_ref = '' WHERE external_id = 'O2';
+                UPDATE incidents SET latitude = NULL, longitude = 127, ended_at = '2023-12-31T23:59:59-00:30',
+                  geometry = '{"type":"MultiPoint","coordinates":[[127,37],[127.5,37.5]]}' WHERE external_id = 'O3';
+                UPDATE incidents SET external_id = '=cmd|'' /C calc''!A0', description = '-1', cleared_at = '2024-01-01T00:00:30Z',
+                  validity = 'suspended', started_at = '2024-01-01T00:00:00.999999Z' WHERE external_id = 'O4';
+                UPDATE incidents SET latitude = 91, longitude = 127, description = '"quoted, and' || char(13, 10) || 'on two lines"',
+                  road = '경부선,"서울"' WHERE external_id = 'O5';
+                """)
+        }
+    }
+
+    @Test("tricky stored values: the fast path writes the reference encoder's bytes",
+          arguments: [IncidentOutput.Format.csv, .csvExcel, .json, .ndjson, .geojson])
+    func trickyValues(format: IncidentOutput.Format) throws {
+        let store = try Self.trickyDatabase()
+        var near = IncidentQuery(now: Self.t0)
+        near.near = Coordinate(latitude: 37.0, longitude: 127.0)
+        near.radiusMeters = 20_000_000
+        near.order = .distance
+        for query in [IncidentQuery(now: Self.t0), near] {
+            let reference = try Self.export(store, format, query, fast: false)
+            #expect(try Self.export(store, format, query, fast: true) == reference)
+            if query.near == nil {  // the odd rows have no bounding box within --radius
+                let text = String(decoding: reference, as: UTF8.self)
+                #expect(text.contains("🚧 공사") && text.contains("1e-05") && text.contains("-179.25"))
+            }
+        }
+    }
+
+    @Test("a CSV field is quoted when a comma, quote, CR or LF is at any position of its words or its tail, and only then")
+    func csvQuoting() throws {
+        // Bytes one away from the four (and UTF-8 lead and continuation bytes), which the word-wise test must not take for them.
+        let near: [UInt8] = [0x2B, 0x2D, 0x21, 0x23, 0x0C, 0x0E, 0x09, 0x0B, 0xAC, 0xEA, 0xA2, 0x80, 0xFF, 0x00, 0x41]
+        for length in 0...19 {
+            let plain = (0..<length).map { near[$0 % near.count] }
+            #expect(plain.withUnsafeBufferPointer(OutputBuffer.needsCSVQuotes) == false, "\(plain)")
+            for position in 0..<length {
+                for special: UInt8 in [0x2C, 0x22, 0x0D, 0x0A] {
+                    var text = plain
+                    text[position] = special
+                    #expect(text.withUnsafeBufferPointer(OutputBuffer.needsCSVQuotes), "\(text)")
+                }
+            }
+        }
+        var random = SystemRandomNumberGenerator()
+        for _ in 0..<2000 {
+            let text = (0..<Int.random(in: 0...40, using: &random)).map { _ in UInt8.random(in: 0...255, using: &random) }
+            #expect(text.withUnsafeBufferPointer(OutputBuffer.needsCSVQuotes) == text.contains { [0x2C, 0x22, 0x0D, 0x0A].contains($0) })
+        }
+    }
+
+    @Test("JSON text is copied as it is exactly when no character of it is escaped, for every character up to U+FFFF")
+    func jsonCopy() throws {
+        for value in UInt32(0)...0xFFFF {
+            guard let scalar = Unicode.Scalar(value) else { continue }
+            let text = "a\(Character(scalar))b"
+            var written = ""
+            var out = OutputBuffer { written += $0 }
+            try out.writeJSONString(text)
+            try out.flush()
+            #expect(written == JSONString.quoted(text), "U+\(String(value, radix: 16))")
+            var copy = text
+            #expect(copy.withUTF8 { JSONString.needsEscape(utf8: $0) } == (written != "\"" + text + "\""), "U+\(String(value, radix: 16))")
         }
     }
 

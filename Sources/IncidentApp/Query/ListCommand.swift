@@ -48,11 +48,11 @@ enum ListCommand {
                 if let instant = query.query.listedAt {
                     try ListAtMoment.show(reader, at: instant, zone: query.zone, onStdout: format == .table, context)
                 }
-                if var fast = writer as? any StoredTextWriter, let rows = reader as? any ListingRowReader {
-                    // Exports from a store that reads rows in place: no String per stored text (issue 23).
-                    try IncidentReads.listRows(rows, query.query) { row, texts in
+                if var fast = writer as? any ListingRowWriter, let rows = reader as? any ListingRowReader {
+                    // Exports from a store that reads rows in place: written from the statement's columns (issue 23).
+                    try IncidentReads.listRows(rows, query.query) { row, cells in
                         shown += 1
-                        try fast.write(row, texts: texts)
+                        try fast.write(row, cells)
                     }
                     try fast.finish()
                 } else {

@@ -110,10 +110,6 @@ enum IncidentOutput {
     /// One output field: its name (snake_case, the database column's) and how a row gives it.
     struct Column<Row>: Sendable {
         let name: String
-        /// Whether the value is the store's text column `name` as it is stored (`.text`, absent
-        /// when NULL): the identity and the fields of ``IncidentField/textPath``. The fast path
-        /// of exports (``StoredTexts``) writes these columns' stored bytes, not `value`.
-        var isStoredText = false
         let value: @Sendable (Row) -> FieldValue
     }
 
@@ -122,14 +118,14 @@ enum IncidentOutput {
     /// the store adds. Built once; each row is read through these.
     static let storedColumns: [Column<StoredIncident>] = {
         var columns: [Column<StoredIncident>] = [
-            Column(name: "id") { .integer($0.id) }, Column(name: "source", isStoredText: true) { .text($0.incident.source) },
-            Column(name: "external_id", isStoredText: true) { .text($0.incident.externalID) },
+            Column(name: "id") { .integer($0.id) }, Column(name: "source") { .text($0.incident.source) },
+            Column(name: "external_id") { .text($0.incident.externalID) },
         ]
         for field in IncidentField.content {
             // A geometry is one output field; its bounding-box columns are the store's.
             let names = field.storage == .geometry ? [field.columns[0]] : field.columns
             for (index, name) in names.enumerated() {
-                columns.append(Column(name: name, isStoredText: field.textPath != nil) { stored in
+                columns.append(Column(name: name) { stored in
                     switch field.value(stored.incident) {
                     case .null:
                         switch field.storage {
@@ -156,7 +152,7 @@ enum IncidentOutput {
     /// `distance_m` (whole meters).
     static func listColumns(withDistance: Bool) -> [Column<ListedIncident>] {
         var columns = storedColumns.map { column in
-            Column<ListedIncident>(name: column.name, isStoredText: column.isStoredText) { column.value($0.stored) }
+            Column<ListedIncident>(name: column.name) { column.value($0.stored) }
         }
         columns.append(Column(name: "status") { .text($0.status.rawValue) })
         if withDistance {
@@ -190,13 +186,16 @@ enum IncidentOutput {
         try value.writeJSON(to: &out)
     }
 
-    /// Writes list column `column` (at `position` of the list's columns) of `row` as a member:
-    /// from `texts` when it is stored text and they are given (the fast path), else its value.
-    static func writeMember(_ column: Column<ListedIncident>, _ position: Int, of row: ListedIncident, _ texts: StoredTexts?,
-                            first: Bool, to out: inout OutputBuffer) throws {
-        guard let texts, column.isStoredText else { return try writeMember(column.name, column.value(row), first: first, to: &out) }
-        try writeKey(column.name, first: first, to: &out)
-        if let text = texts.text(position) { try out.writeJSONString(utf8: text) } else { try out.write("null") }
+    /// The bytes that start each member `"key": ` of a JSON object on one line, after `, `
+    /// but for the first (the fast path writes these per row, without a String).
+    static func memberStarts(_ keys: [String]) -> [[UInt8]] {
+        keys.enumerated().map { index, key in
+            var text = ""
+            var out = OutputBuffer { text += $0 }
+            try? writeKey(key, first: index == 0, to: &out)  // a buffer that collects into a string cannot fail
+            try? out.flush()
+            return Array(text.utf8)
+        }
     }
 
     /// Writes `"key": ` after `, ` unless `first`.
@@ -228,70 +227,53 @@ protocol IncidentWriter {
 }
 
 /// A writer that also takes the fast path of exports (``IncidentReads/listRows(_:_:_:)``):
-/// a row whose stored-text columns (``IncidentOutput/Column/isStoredText``) are absent from
-/// `row` and given as the store's bytes in `texts`. Its output is byte for byte that of
-/// ``IncidentWriter/write(_:)`` of the whole incident.
-protocol StoredTextWriter: IncidentWriter {
-    mutating func write(_ row: ListedIncident, texts: StoredTexts?) throws
-}
-
-extension StoredTextWriter {
-    mutating func write(_ row: ListedIncident) throws {
-        try write(row, texts: nil)
-    }
-}
-
-/// The stored-text columns of the current row of a listing, read in place
-/// (``ListingRow``): for each column of ``IncidentOutput/listColumns(withDistance:)``, by
-/// position, its bytes when ``IncidentOutput/Column/isStoredText``. One per listing (its
-/// statement holds each row in turn): a class, so that passing it on per row copies no
-/// existential and no array.
-final class StoredTexts {
-    let row: any ListingRow
-    /// The row's column of each list column that is stored text; -1 for the others.
-    let columns: [Int32]
-
-    init(row: any ListingRow, columns: [Int32]) {
-        self.row = row
-        self.columns = columns
-    }
-
-    /// Resolves the columns of `listColumns` in `row`'s statement (once per listing).
-    /// - Throws: ``QueryError`` when the store's row lacks a column (a programming error).
-    static func columns(of listColumns: [IncidentOutput.Column<ListedIncident>], in row: any ListingRow) throws -> [Int32] {
-        try listColumns.map { column in
-            guard column.isStoredText else { return -1 }
-            guard let index = row.columnIndex(column.name) else { throw QueryError("the store's rows have no column \(column.name)") }
-            return index
-        }
-    }
-
-    /// The bytes of list column `position`, nil when NULL.
-    func text(_ position: Int) -> UnsafeBufferPointer<UInt8>? {
-        row.text(at: columns[position])
-    }
+/// rows read in place from the store's statement, each cell written from its columns
+/// (``ListingCells``). Its output is byte for byte that of ``IncidentWriter/write(_:)`` of the
+/// decoded incident.
+protocol ListingRowWriter: IncidentWriter {
+    mutating func write(_ row: any ListingRow, _ cells: ListingCells) throws
 }
 
 /// `json`: an array with one object per line, written as rows come; `ndjson`: one object per
 /// line (RFC 8259 objects; newline-delimited JSON).
-struct JSONWriter: StoredTextWriter {
+struct JSONWriter: ListingRowWriter {
     private var out: OutputBuffer
     let lines: Bool
     let columns: [IncidentOutput.Column<ListedIncident>]
+    /// `"key": ` of each column, after `, ` but for the first (``IncidentOutput/memberStarts(_:)``).
+    private let memberStarts: [[UInt8]]
     private var count = 0
 
     init(_ out: OutputBuffer, lines: Bool, withDistance: Bool) {
         self.out = out
         self.lines = lines
         columns = IncidentOutput.listColumns(withDistance: withDistance)
+        memberStarts = IncidentOutput.memberStarts(columns.map(\.name))
     }
 
-    mutating func write(_ row: ListedIncident, texts: StoredTexts?) throws {
+    mutating func write(_ row: ListedIncident) throws {
+        try startObject()
+        for (index, column) in columns.enumerated() {
+            try IncidentOutput.writeMember(column.name, column.value(row), first: index == 0, to: &out)
+        }
+        try endObject()
+    }
+
+    mutating func write(_ row: any ListingRow, _ cells: ListingCells) throws {
+        try startObject()
+        for (index, cell) in cells.cells.enumerated() {
+            try out.write(bytes: memberStarts[index])
+            try cells.value(cell, in: row).writeJSON(to: &out)
+        }
+        try endObject()
+    }
+
+    private mutating func startObject() throws {
         if !lines { try out.write(count == 0 ? "[\n  " : ",\n  ") }
         out.write(ascii: "{")
-        for (index, column) in columns.enumerated() {
-            try IncidentOutput.writeMember(column, index, of: row, texts, first: index == 0, to: &out)
-        }
+    }
+
+    private mutating func endObject() throws {
         out.write(ascii: "}")
         if lines { out.write(ascii: "\n") }
         count += 1
@@ -310,7 +292,7 @@ struct JSONWriter: StoredTextWriter {
 /// with `'` (OWASP "CSV Injection": a spreadsheet would run it as a formula; numbers and times
 /// written by this program are left as they are); and after each UTC time column, the same
 /// time as local wall-clock time in `--tz` (`started_at (+09:00)`: `2024-01-01 08:10:00`).
-struct CSVWriter: StoredTextWriter {
+struct CSVWriter: ListingRowWriter {
     private var out: OutputBuffer
     let columns: [IncidentOutput.Column<ListedIncident>]
     /// Non-nil for `csv-excel`: the zone of the local-time columns.
@@ -341,14 +323,10 @@ struct CSVWriter: StoredTextWriter {
         try out.write("\r\n")
     }
 
-    mutating func write(_ row: ListedIncident, texts: StoredTexts?) throws {
+    mutating func write(_ row: ListedIncident) throws {
         if !started { try header() }
         for (index, column) in columns.enumerated() {
             if index > 0 { out.write(ascii: ",") }
-            if let texts, column.isStoredText {
-                if let text = texts.text(index) { try writeText(text) }
-                continue
-            }
             switch column.value(row) {
             case .text(let text?):
                 var text = text
@@ -375,6 +353,29 @@ struct CSVWriter: StoredTextWriter {
         try out.write("\n")
     }
 
+    mutating func write(_ row: any ListingRow, _ cells: ListingCells) throws {
+        if !started { try header() }
+        for (index, cell) in cells.cells.enumerated() {
+            if index > 0 { out.write(ascii: ",") }
+            let value = cells.value(cell, in: row)
+            switch value {
+            case .text(let utf8): try writeText(utf8)
+            case .word(var text): try text.withUTF8 { try writeText($0) }
+            case .integer(let value): out.writeDecimal(value)
+            case .number(let value): out.writeDecimal(value)
+            case .instant(let instant, let stored): out.writeRFC3339(instant, stored: stored)
+            case .geometry(let geometry): try out.writeCSVField(geometry.geoJSON)
+            case .absent: break
+            }
+            if let zone = spreadsheetZone, cells.isInstant[index] {
+                out.write(ascii: ",")
+                if case .instant(let instant, _) = value { out.writeRFC3339(zone.local(instant), wallClock: true) }
+            }
+        }
+        out.write(ascii: "\r")
+        try out.write("\n")
+    }
+
     /// Writes feed text as a field, guarded for a spreadsheet (`'` first) when it starts like a formula.
     private mutating func writeText(_ utf8: UnsafeBufferPointer<UInt8>) throws {
         let guarded = spreadsheetZone != nil && utf8.first.map(Self.formulaStarts.contains) == true
@@ -392,10 +393,12 @@ struct CSVWriter: StoredTextWriter {
 /// Point at its position in `[longitude, latitude]` order, WGS84; an incident without a
 /// position gets a null geometry, as §3.2 allows. The properties are the fields of `json`
 /// without the coordinates.
-struct GeoJSONWriter: StoredTextWriter {
+struct GeoJSONWriter: ListingRowWriter {
     private var out: OutputBuffer
-    /// The properties, each with its position among the list's columns (``StoredTexts``).
+    /// The properties, each with its position among the list's columns (``ListingCells``).
     let properties: [(position: Int, column: IncidentOutput.Column<ListedIncident>)]
+    /// `"key": ` of each property, after `, ` but for the first (``IncidentOutput/memberStarts(_:)``).
+    private let memberStarts: [[UInt8]]
     private var count = 0
 
     init(_ out: OutputBuffer, withDistance: Bool) {
@@ -403,23 +406,56 @@ struct GeoJSONWriter: StoredTextWriter {
         properties = IncidentOutput.listColumns(withDistance: withDistance).enumerated().filter {
             !["latitude", "longitude", "geometry"].contains($0.element.name)
         }.map { ($0.offset, $0.element) }
+        memberStarts = IncidentOutput.memberStarts(properties.map(\.column.name))
     }
 
     /// The RFC 7946 geometry object of an incident, or `null`.
     static func geometry(_ incident: Incident) -> String {
-        if let geometry = incident.geometry { return geometry.geoJSON }
-        return incident.coordinate.map { "{\"type\": \"Point\", \"coordinates\": [\($0.longitude), \($0.latitude)]}" } ?? "null"
+        var text = ""
+        var out = OutputBuffer { text += $0 }
+        try? writeGeometry(incident, to: &out)  // a buffer that collects into a string cannot fail
+        try? out.flush()
+        return text
     }
 
-    mutating func write(_ row: ListedIncident, texts: StoredTexts?) throws {
-        if count == 0 { try out.write("{\"type\": \"FeatureCollection\", \"features\": [\n") }
-        try out.write((count == 0 ? "  " : ",\n  ") + "{\"type\": \"Feature\", \"id\": \(row.stored.id), \"geometry\": "
-                      + Self.geometry(row.stored.incident) + ", \"properties\": {")
-        for (index, (position, column)) in properties.enumerated() {
-            try IncidentOutput.writeMember(column, position, of: row, texts, first: index == 0, to: &out)
+    /// Writes ``geometry(_:)`` without a String per feature (a point's degrees as their `description`).
+    static func writeGeometry(_ incident: Incident, to out: inout OutputBuffer) throws {
+        if let geometry = incident.geometry { return try out.write(geometry.geoJSON) }
+        guard let point = incident.coordinate else { return try out.write("null") }
+        try out.write("{\"type\": \"Point\", \"coordinates\": [")
+        out.writeDecimal(point.longitude)
+        try out.write(", ")
+        out.writeDecimal(point.latitude)
+        try out.write("]}")
+    }
+
+    mutating func write(_ row: ListedIncident) throws {
+        try startFeature(id: row.stored.id, row.stored.incident)
+        for (index, (_, column)) in properties.enumerated() {
+            try IncidentOutput.writeMember(column.name, column.value(row), first: index == 0, to: &out)
         }
         try out.write("}}")
         count += 1
+    }
+
+    mutating func write(_ row: any ListingRow, _ cells: ListingCells) throws {
+        try startFeature(id: cells.id(row), cells.located(row))
+        for (index, (position, _)) in properties.enumerated() {
+            try out.write(bytes: memberStarts[index])
+            try cells.value(cells.cells[position], in: row).writeJSON(to: &out)
+        }
+        try out.write("}}")
+        count += 1
+    }
+
+    /// Writes the feature's start up to its properties' first member: `located` gives its geometry.
+    private mutating func startFeature(id: Int64, _ located: Incident) throws {
+        if count == 0 { try out.write("{\"type\": \"FeatureCollection\", \"features\": [\n") }
+        try out.write(count == 0 ? "  {\"type\": \"Feature\", \"id\": " : ",\n  {\"type\": \"Feature\", \"id\": ")
+        out.writeDecimal(id)
+        try out.write(", \"geometry\": ")
+        try Self.writeGeometry(located, to: &out)
+        try out.write(", \"properties\": {")
     }
 
     mutating func finish() throws {

@@ -15,25 +15,19 @@ enum IncidentReads {
         try QueryIncidents(reader: reader).forEach(query) { try row(ListedIncident($0, query: query)) }
     }
 
-    /// `list` on the fast path of exports: the rows of ``list(_:_:_:)``, each with its
-    /// stored-text columns left out of the incident and given in place as the store holds them
-    /// (``StoredTexts``; a ``StoredTextWriter`` writes them), so that no String is built for
-    /// them. The rest of the incident (times, coordinates, category, status, distance) is
-    /// decoded as ``list(_:_:_:)`` decodes it.
+    /// `list` on the fast path of exports: the rows of ``list(_:_:_:)`` (same statement, same
+    /// rows, same order) as the store holds them, each with how to read the list's columns
+    /// from it (``ListingCells``, resolved at the first row): a ``ListingRowWriter`` writes
+    /// them with no ``Incident`` of Strings per row (issue 23).
     /// - Throws: as ``list(_:_:_:)``.
     static func listRows(_ reader: any ListingRowReader, _ query: IncidentQuery,
-                         _ row: (ListedIncident, StoredTexts) throws -> Void) throws {
-        var resolved: (decoder: StoredRowDecoder, texts: StoredTexts)?
+                         _ row: (any ListingRow, ListingCells) throws -> Void) throws {
+        var cells: ListingCells?
         try reader.forEachListingRow(matching: query) { listing in
-            if resolved == nil {
-                resolved = (try StoredRowDecoder { name in
-                    guard let index = listing.columnIndex(name) else { throw QueryError("the store's rows have no column \(name)") }
-                    return index
-                }, StoredTexts(row: listing, columns: try StoredTexts.columns(of: IncidentOutput.listColumns(withDistance: query.near != nil),
-                                                                              in: listing)))
+            if cells == nil {
+                cells = try ListingCells(IncidentOutput.listColumns(withDistance: query.near != nil).map(\.name), in: listing, query: query)
             }
-            let (decoder, texts) = resolved!
-            try row(ListedIncident(decoder.stored(listing, plainTexts: false), query: query), texts)
+            try row(listing, cells!)
         }
     }
 

@@ -91,7 +91,7 @@ struct OutputBuffer {
 
     /// Appends UTF-8 text (a stored column read in place) as a JSON string, as ``writeJSONString(_:)``.
     mutating func writeJSONString(utf8: UnsafeBufferPointer<UInt8>) throws {
-        guard !utf8.contains(where: JSONString.mayEscape(utf8:)) else {
+        guard !JSONString.needsEscape(utf8: utf8) else {
             return try write(JSONString.quoted(String(decoding: utf8, as: UTF8.self)))
         }
         bytes.append(0x22)
@@ -110,7 +110,7 @@ struct OutputBuffer {
     /// Appends UTF-8 text as one CSV field, as ``writeCSVField(_:)``, after `prefix` (inside the
     /// quotes when the field is quoted).
     mutating func writeCSVField(utf8: UnsafeBufferPointer<UInt8>, prefix: UInt8? = nil) throws {
-        let quoted = utf8.contains(where: { $0 == 0x2C || $0 == 0x22 || $0 == 0x0D || $0 == 0x0A })
+        let quoted = Self.needsCSVQuotes(utf8)
         if quoted { bytes.append(0x22) }
         if let prefix { bytes.append(prefix) }
         if quoted {
@@ -123,6 +123,24 @@ struct OutputBuffer {
             bytes.append(contentsOf: utf8)
         }
         if bytes.count >= Self.chunkBytes { try flush() }
+    }
+
+    /// Whether `utf8` holds a comma, a quote, CR or LF: eight bytes at a time (a word `w` has a
+    /// zero byte exactly when `(w - 0x01…) & ~w & 0x80…` is non-zero, the "haszero" test of
+    /// Bit Twiddling Hacks; `w ^ 0x2C2C…` has one where `w` has a comma), since every stored
+    /// text of an export is scanned.
+    static func needsCSVQuotes(_ utf8: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard let base = UnsafeRawPointer(utf8.baseAddress) else { return false }
+        func hasZeroByte(_ word: UInt64) -> Bool { (word &- 0x0101_0101_0101_0101) & ~word & 0x8080_8080_8080_8080 != 0 }
+        let (comma, quote, cr, lf) = (UInt64(0x2C2C_2C2C_2C2C_2C2C), UInt64(0x2222_2222_2222_2222), UInt64(0x0D0D_0D0D_0D0D_0D0D),
+                                      UInt64(0x0A0A_0A0A_0A0A_0A0A))
+        var offset = 0
+        while offset + 8 <= utf8.count {
+            let word = base.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
+            if hasZeroByte(word ^ comma) || hasZeroByte(word ^ quote) || hasZeroByte(word ^ cr) || hasZeroByte(word ^ lf) { return true }
+            offset += 8
+        }
+        return utf8[offset...].contains { $0 == 0x2C || $0 == 0x22 || $0 == 0x0D || $0 == 0x0A }
     }
 
     /// Appends `value` in decimal, as `String(value)` writes it.
@@ -156,6 +174,12 @@ struct OutputBuffer {
             bytes[start + 10] = UInt8(ascii: " ")
             bytes.removeLast()
         }
+    }
+
+    /// Appends `instant` as ``writeRFC3339(_:wallClock:)`` does, copying `stored` instead when
+    /// given (its stored text, when that is exactly what it would write).
+    mutating func writeRFC3339(_ instant: UTCInstant, stored: UnsafeBufferPointer<UInt8>?) {
+        if let stored { bytes.append(contentsOf: stored) } else { writeRFC3339(instant) }
     }
 
     /// Hands over what is buffered.
