@@ -235,15 +235,20 @@ struct StoredTextExportTests {
         return sink.bytes
     }
 
+    /// Every row, then nearest first from a point far enough to reach them all.
+    static var queries: [IncidentQuery] {
+        var near = IncidentQuery(now: t0)
+        near.near = Coordinate(latitude: 37.0, longitude: 127.0)
+        near.radiusMeters = 20_000_000
+        near.order = .distance
+        return [IncidentQuery(now: t0), near]
+    }
+
     @Test("csv, csv-excel, json, ndjson and geojson from rows read in place are byte for byte the decoded path's",
           arguments: [IncidentOutput.Format.csv, .csvExcel, .json, .ndjson, .geojson])
     func sameBytes(format: IncidentOutput.Format) throws {
         let store = try Self.database()
-        var near = IncidentQuery(now: Self.t0)
-        near.near = Coordinate(latitude: 37.0, longitude: 127.0)
-        near.radiusMeters = 20_000_000
-        near.order = .distance
-        for query in [IncidentQuery(now: Self.t0), near] {
+        for query in Self.queries {
             let decoded = try Self.export(store, format, query, fast: false)
             #expect(try Self.export(store, format, query, fast: true) == decoded)
             #expect(String(decoding: decoded, as: UTF8.self).contains("경부고속도로"))
@@ -291,11 +296,7 @@ struct StoredTextExportTests {
           arguments: [IncidentOutput.Format.csv, .csvExcel, .json, .ndjson, .geojson])
     func trickyValues(format: IncidentOutput.Format) throws {
         let store = try Self.trickyDatabase()
-        var near = IncidentQuery(now: Self.t0)
-        near.near = Coordinate(latitude: 37.0, longitude: 127.0)
-        near.radiusMeters = 20_000_000
-        near.order = .distance
-        for query in [IncidentQuery(now: Self.t0), near] {
+        for query in Self.queries {
             let reference = try Self.export(store, format, query, fast: false)
             #expect(try Self.export(store, format, query, fast: true) == reference)
             if query.near == nil {  // the odd rows have no bounding box within --radius
