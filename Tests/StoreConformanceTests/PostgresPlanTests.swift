@@ -289,8 +289,7 @@ struct PostgresPlanTests {
     func migration0012() throws {
         try TestServer.withDatabase { name in
             let location = try TestServer.location(database: name)
-            let bundled = try PostgresMigrator.bundled()
-            let previous = PostgresMigrator(migrations: bundled.migrations.filter { $0.name != "0012_incident_counts.sql" })
+            let previous = try PostgresMigrator.bundled(without: { $0 == "0012_incident_counts.sql" })
             // As the previous version's polls left them (this version's polls write the counts).
             try PostgresStore(location, clock: .fixed(t0), migrator: previous).withConnection { connection in
                 try connection.execute("""
@@ -318,8 +317,7 @@ struct PostgresPlanTests {
     func migration0014() throws {
         try TestServer.withDatabase { name in
             let location = try TestServer.location(database: name)
-            let bundled = try PostgresMigrator.bundled()
-            let previous = PostgresMigrator(migrations: bundled.migrations.filter { !$0.name.hasSuffix("_active_by_source.sql") })
+            let previous = try PostgresMigrator.bundled(without: { $0.hasSuffix("_active_by_source.sql") })
             let old = try PostgresStore(location, clock: .fixed(t0), migrator: previous)
             _ = try poll(old, live("A", "B"), at: t0)
             _ = try poll(old, [.incident(incident("X", source: "its"))], at: t0, source: "its")
@@ -415,8 +413,7 @@ struct PostgresPlanTests {
     func migration0013() throws {
         try TestServer.withDatabase { name in
             let location = try TestServer.location(database: name)
-            let bundled = try PostgresMigrator.bundled()
-            let previous = PostgresMigrator(migrations: bundled.migrations.filter { $0.name < "0013" })
+            let previous = try PostgresMigrator.bundled(without: { $0 >= "0013" })
             try poll(PostgresStore(location, clock: .fixed(t0), migrator: previous), [.incident(incident("A")), .incident(incident("B", ended: t0.adding(seconds: 1800)))], at: t0)
             let store = try PostgresStore(location, clock: .fixed(t2))
             #expect(try store.migrationStates().first { $0.name == "0013_provider_end_index.sql" }?.appliedAt == t2)
@@ -431,8 +428,7 @@ struct PostgresPlanTests {
     func migration0011() throws {
         try TestServer.withDatabase { name in
             let location = try TestServer.location(database: name)
-            let bundled = try PostgresMigrator.bundled()
-            let previous = PostgresMigrator(migrations: bundled.migrations.filter { !$0.name.hasSuffix("_listed_intervals.sql") })
+            let previous = try PostgresMigrator.bundled(without: { $0.hasSuffix("_listed_intervals.sql") })
             try PostgresStore(location, clock: .fixed(t0), migrator: previous).withConnection { connection in
                 try connection.execute(ListedIntervalFixture.sql(key: "cursor"), context: "a database of the previous version")
             }
@@ -450,8 +446,7 @@ struct PostgresPlanTests {
     func migration0009() throws {
         try TestServer.withDatabase { name in
             let location = try TestServer.location(database: name)
-            let bundled = try PostgresMigrator.bundled()
-            let previous = PostgresMigrator(migrations: bundled.migrations.filter { $0.name != "0009_history_independent_runs.sql" })
+            let previous = try PostgresMigrator.bundled(without: { $0 == "0009_history_independent_runs.sql" })
             try poll(try PostgresStore(location, clock: .fixed(t0), migrator: previous), live("E0"), at: t0)
             let store = try PostgresStore(location, clock: .fixed(t1))
             #expect(try store.migrationStates().first { $0.name == "0009_history_independent_runs.sql" }.map { [$0.name, $0.appliedAt?.rfc3339] }

@@ -187,3 +187,11 @@ func integer(_ store: any TestStore, _ sql: String) throws -> Int? {
 func revisionCount(_ store: any TestStore) throws -> Int? {
     try integer(store, "SELECT count(*) FROM incident_revisions")
 }
+
+extension PostgresMigrator {
+    /// The bundled migrations but those `left` names (a database of an earlier version, for a
+    /// migration's test on existing data).
+    static func bundled(without left: (String) -> Bool) throws -> PostgresMigrator {
+        PostgresMigrator(migrations: try bundled().migrations.filter { !left($0.name) })
+    }
+}

@@ -123,8 +123,7 @@ struct WatchPositionTests {
     func migration0010() throws {
         try TestServer.withDatabase { name in
             let location = try TestServer.location(database: name)
-            let bundled = try PostgresMigrator.bundled()
-            let previous = PostgresMigrator(migrations: bundled.migrations.filter { $0.name != "0010_watch_positions.sql" })
+            let previous = try PostgresMigrator.bundled(without: { $0 == "0010_watch_positions.sql" })
             try poll(try PostgresStore(location, clock: .fixed(t0), migrator: previous), live("A", "B"), at: t0)
             let store = try PostgresStore(location, clock: .fixed(t1))
             #expect(try store.migrationStates().first { $0.name == "0010_watch_positions.sql" }.map { [$0.name, $0.appliedAt?.rfc3339] }
