@@ -32,6 +32,8 @@ extension SQLiteStore: IngestStore {
                     run.id = nil
                 } else {
                     try db.execute("COMMIT")
+                    // Committed: a failure here changes no answer (see countHours).
+                    _ = try? PollTransitions.countHours(before: poll.startedAt, db: db)
                     db.checkpoint()
                 }
                 return run
