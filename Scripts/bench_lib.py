@@ -1019,6 +1019,10 @@ def history_log_share(args, db, failures):
         for _ in range(args.rounds):
             for traced in (False, True):
                 copy = copy_database(db, args.work)
+                # As for a scheduler's first poll of an hour, whatever the cached database's age: the last hour
+                # counted is taken out, so the first poll counts it again after its commit (and any hour since).
+                subprocess.run([args.sqlite3, copy, "DELETE FROM listed_hours WHERE hour = (SELECT max(hour) FROM listed_hours)"],
+                               check=True)
                 for name, _ in feeds:
                     config = poll_config(args.work, "poll-%s.json" % name, server.url("/%s/" % name))
                     trace = os.path.join(args.work, "trace-%s.sql" % name)
@@ -1048,8 +1052,7 @@ def history_log_share(args, db, failures):
               statistics.median(w for _, w in pairs) * 1000, statistics.median(l for l, _ in pairs) * 1000, share))
         if max(counted[name]) > 0:
             print("    and after its commit, in a transaction of its own, the count of the hours since the last one counted "
-                  "(once an hour; here %s): p50 %.1f ms" % ("the database's last poll was hours ago" if name == "first" else "again",
-                                                            statistics.median(counted[name]) * 1000))
+                  "(once an hour): p50 %.1f ms" % (statistics.median(counted[name]) * 1000))
         worst = share if worst is None else max(worst, share)
     return worst
 
