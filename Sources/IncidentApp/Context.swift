@@ -37,7 +37,7 @@ public struct Context: Sendable {
     public static func live() -> Context {
         // Key values are hidden in every text from the start, not only once a request is built.
         ProviderRegistry.registerKeyParameterNames()
-        var context = Context(environment: ProcessInfo.processInfo.environment, clock: .system, output: { text in
+        var context = Context(environment: processEnvironment(), clock: .system, output: { text in
             FileHandle.standardOutput.write(Data(text.utf8))
         })
         context.outputBytes = { bytes in FileHandle.standardOutput.write(Data(bytes)) }
@@ -49,6 +49,32 @@ public struct Context: Sendable {
             context.host = String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         }
         return context
+    }
+
+    /// The process's environment, `NAME=value` entries of `environ` split at the first `=` (an
+    /// entry without one is left out; of two with the same name the first counts, as with getenv(3)).
+    /// Read straight from the bytes: `ProcessInfo.processInfo.environment` took about 0.7 million
+    /// instructions a call (it compares Characters), a tenth of a short query's own start.
+    static func processEnvironment() -> [String: String] {
+        // NULL after clearenv(3), though Swift imports it as never nil.
+        let start: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>? = environ
+        guard var entry = start else { return [:] }
+        var count = 0
+        while entry[count] != nil { count += 1 }
+        var environment = [String: String](minimumCapacity: count)  // no rehashing while it fills
+        while let text = entry.pointee {
+            let length = strlen(text)
+            text.withMemoryRebound(to: UInt8.self, capacity: length) { bytes in
+                let buffer = UnsafeBufferPointer(start: bytes, count: length)
+                guard let equals = buffer.firstIndex(of: UInt8(ascii: "=")) else { return }
+                let name = String(decoding: buffer[..<equals], as: UTF8.self)
+                if environment[name] == nil {
+                    environment[name] = String(decoding: buffer[(equals + 1)...], as: UTF8.self)
+                }
+            }
+            entry += 1
+        }
+        return environment
     }
 
     /// The configuration file: `--config FILE`, else ``defaultConfigurationFile``

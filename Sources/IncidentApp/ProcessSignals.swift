@@ -51,7 +51,8 @@ public enum ProcessSignals {
     public static func runCancellable(_ body: @escaping @Sendable () async -> Int32) async -> Int32 {
         let received = Received()
         // Before a command has parsed --log-format: logfmt, with journal priorities under systemd.
-        let logger = Logger(clock: .system, syslogPriorities: JournalStream.isStandardError(ProcessInfo.processInfo.environment))
+        let logger = Logger(clock: .system, syslogPriorities: JournalStream.isStandardError(
+            getenv("JOURNAL_STREAM").map { ["JOURNAL_STREAM": String(cString: $0)] } ?? [:]))
         let task = Task { await body() }
         let sources = [SIGINT, SIGTERM].map { number -> any DispatchSourceSignal in
             signal(number, SIG_IGN)  // let Dispatch, not the default action, handle it

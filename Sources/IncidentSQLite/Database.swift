@@ -143,7 +143,8 @@ public final class Database {
     }
 
     private static let traceDescriptor: Int32? = {
-        guard let path = ProcessInfo.processInfo.environment["INCIDENTS_SQL_TRACE"], !path.isEmpty else { return nil }
+        guard let value = getenv("INCIDENTS_SQL_TRACE"), value.pointee != 0 else { return nil }
+        let path = String(cString: value)
         let descriptor = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o600)
         return descriptor >= 0 ? descriptor : nil
     }()

@@ -25,6 +25,13 @@ struct ConfigurationTests {
         }
     }
 
+    @Test("the process environment read from environ is Foundation's, entry for entry")
+    func processEnvironment() {
+        let environment = Context.processEnvironment()
+        #expect(environment == ProcessInfo.processInfo.environment)
+        #expect(environment["PATH"] == getenv("PATH").map { String(cString: $0) })
+    }
+
     @Test("a full configuration loads with its values")
     func loads() throws {
         let c = try load("""
