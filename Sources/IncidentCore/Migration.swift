@@ -7,7 +7,14 @@ public struct Migration: Sendable, Equatable {
     public var name: String
     public var sql: String
     /// FNV-1a 64 of the SQL text, recorded when applied: detects an edited migration.
-    public var checksum: String { var h = FNV1a64(); h.combine(sql.utf8); return h.hex }
+    /// (Over the contiguous UTF-8 bytes: every query verifies all of them at its start, and
+    /// iterating the `utf8` view took 31 instructions a byte.)
+    public var checksum: String {
+        var h = FNV1a64()
+        var text = sql
+        text.withUTF8 { h.combine($0) }
+        return h.hex
+    }
 
     /// - Throws: ``MigrationError/badName(_:)`` unless `name` is `NNNN_….sql`.
     public init(name: String, sql: String) throws {

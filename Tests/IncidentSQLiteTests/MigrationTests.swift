@@ -15,6 +15,19 @@ struct MigrationTests {
         return names
     }
 
+    @Test("the checksum is FNV-1a 64 of the SQL's UTF-8 bytes, as recorded in existing databases")
+    func checksumValues() throws {
+        // The published FNV-1a 64 test vectors, then a text with multi-byte characters.
+        #expect(try Migration(name: "0001_a.sql", sql: "").checksum == "cbf29ce484222325")
+        #expect(try Migration(name: "0001_a.sql", sql: "a").checksum == "af63dc4c8601ec8c")
+        #expect(try Migration(name: "0001_a.sql", sql: "foobar").checksum == "85944171f73967e8")
+        let korean = "-- 경부고속도로\nCREATE TABLE t (x);"
+        var byByte: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in korean.utf8 { byByte = (byByte ^ UInt64(byte)) &* 0x0000_0100_0000_01b3 }
+        let hex = String(byByte, radix: 16)
+        #expect(try Migration(name: "0001_a.sql", sql: korean).checksum == String(repeating: "0", count: 16 - hex.count) + hex)
+    }
+
     @Test("every Migrations/*.sql file is embedded, in order, and the bundle applies to a fresh database")
     func fresh() throws {
         let files = try FileManager.default.contentsOfDirectory(atPath: TestPaths.packageRoot.appendingPathComponent("Migrations").path)
