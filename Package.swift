@@ -16,7 +16,6 @@ let package = Package(
     ],
     targets: [
         // C libraries from Debian packages. Each is imported by exactly one Swift target.
-        .systemLibrary(name: "CLibXML2", pkgConfig: "libxml-2.0", providers: [.apt(["libxml2-dev"])]),
         .systemLibrary(name: "CSQLite3", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CYAJL", pkgConfig: "yajl", providers: [.apt(["libyajl-dev"])]),
         // gzip bodies (NDW's DATEX II .xml.gz files), inflated while they are read.
@@ -35,6 +34,8 @@ let package = Package(
         .target(name: "CCurl", dependencies: ["CLibraryLoader"]),
         // OpenSSL's libcrypto (libssl-dev), for the HMAC-SHA256 that signs watch deliveries (no CryptoKit on Linux).
         .target(name: "CCrypto", dependencies: ["CLibraryLoader"]),
+        // libxml2 (libxml2-dev), for the XML feeds; Debian's brings ICU and liblzma, which a query never uses.
+        .target(name: "CLibXML2", dependencies: ["CLibraryLoader"]),
 
         // Domain: incidents, categories, instants, ports and use cases. No C, no I/O.
         .target(name: "IncidentCore"),

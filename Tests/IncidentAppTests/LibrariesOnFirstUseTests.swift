@@ -2,6 +2,7 @@
 @testable import IncidentHTTP
 @testable import IncidentNetworking
 @testable import IncidentPostgres
+@testable import IncidentXML
 import Testing
 
 /// The C libraries opened on first use (issue 23, "start fast"; docs/development.md, "C libraries
@@ -26,6 +27,8 @@ struct LibrariesOnFirstUseTests {
                 load: LibXLSXWriter.loadFailure, open: LibXLSXWriter.failure(opening:)),
         Library(soname: "libcurl.so.4", message: "HTTP requests need libcurl4: apt-get install libcurl4",
                 load: Libcurl.loadFailure, open: Libcurl.failure(opening:)),
+        Library(soname: "libxml2.so.2", message: "XML feeds need libxml2: apt-get install libxml2",
+                load: LibXML2.loadFailure, open: LibXML2.failure(opening:)),
     ]
 
     @Test("installed: it opens, and every function the program calls resolves", arguments: libraries)
