@@ -67,6 +67,7 @@ let package = Package(
                 .embedInCode("0014_provider_end_index.sql"),
                 .embedInCode("0015_active_by_source.sql"),
                 .embedInCode("0016_listed_hours.sql"),
+                .embedInCode("0017_listed_starts.sql"),
             ]
         ),
         // The PostgreSQL schema migrations, embedded in the binary.

@@ -26,5 +26,6 @@ public enum BundledMigrations {
         ("0014_provider_end_index.sql", String(decoding: PackageResources._014_provider_end_index_sql, as: UTF8.self)),
         ("0015_active_by_source.sql", String(decoding: PackageResources._015_active_by_source_sql, as: UTF8.self)),
         ("0016_listed_hours.sql", String(decoding: PackageResources._016_listed_hours_sql, as: UTF8.self)),
+        ("0017_listed_starts.sql", String(decoding: PackageResources._017_listed_starts_sql, as: UTF8.self)),
     ]
 }

@@ -31,6 +31,8 @@ CREATE INDEX IF NOT EXISTS ceiling_active ON incidents (regSeq, endDate) WHERE s
 CREATE INDEX IF NOT EXISTS ceiling_active_by_source ON incidents (source, regSeq) WHERE source IS NOT NULL;
 -- incidents_by_seen
 CREATE INDEX IF NOT EXISTS ceiling_by_seen ON incidents (source);
+-- incidents_started_by_id (0017)
+CREATE INDEX IF NOT EXISTS ceiling_started_by_id ON incidents (regSeq, startDate);
 CREATE INDEX IF NOT EXISTS ceiling_by_road ON incidents (inciPlace1);
 CREATE INDEX IF NOT EXISTS ceiling_by_category ON incidents (restrictType);
 INSERT INTO ceiling_search (rowid, description, location)

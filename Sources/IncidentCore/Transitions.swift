@@ -141,7 +141,9 @@ public struct SourceAsOf: Equatable, Sendable {
     /// source not polled yet at the instant is named), of its last run started at or before the
     /// instant parameter `instant`, and for each status that stores a response the id of its run
     /// of that status observed last at or before it (each a seek of `ingest_runs_by_source` or
-    /// `ingest_runs_by_completion`; the same text for both stores).
+    /// `ingest_runs_by_completion`; the same text for both stores). The last run started by the
+    /// instant is read back from the last run: on SQLite in `ingest_runs_by_source_started`
+    /// (0017), which holds the start, not row by row.
     public static func lastRunIDs(at instant: String) -> String {
         (["""
             SELECT (SELECT max(r.id) FROM ingest_runs r WHERE r.source = s.source) FROM sources s

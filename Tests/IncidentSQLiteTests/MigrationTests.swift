@@ -169,8 +169,9 @@ struct MigrationTests {
         let all = try Migrator.bundled()
         do {
             let db = try Database(path: path)
-            // 0016 counts hours from the intervals: it comes after them.
-            try Migrator(migrations: all.migrations.filter { !$0.name.hasSuffix("_listed_intervals.sql") && !$0.name.hasSuffix("_listed_hours.sql") })
+            // 0016 counts hours from the intervals, 0017 indexes their table: they come after them.
+            try Migrator(migrations: all.migrations.filter { migration in
+                !["_listed_intervals.sql", "_listed_hours.sql", "_listed_starts.sql"].contains { migration.name.hasSuffix($0) } })
                 .migrate(db, now: now)
             try db.execute(ListedIntervalFixture.sql(key: "id"))
         }
@@ -261,8 +262,9 @@ struct MigrationTests {
             try store.withDatabase { (db: Database) throws in
                 try db.execute("""
                     DROP TRIGGER listed_hours_after_provider_end; DROP TABLE listed_hours; DROP TRIGGER incident_listed_open_started;
-                    DROP INDEX incident_listed_open_by_incident; DROP INDEX incident_listed_open_by_started;
-                    ALTER TABLE incident_listed_open DROP COLUMN started_at; DELETE FROM schema_migrations WHERE name LIKE '%_listed_hours.sql'
+                    DROP INDEX incident_listed_open_by_incident; DROP INDEX incident_listed_open_by_started; DROP INDEX incident_listed_open_ahead;
+                    DROP INDEX incidents_started_by_id; DROP INDEX ingest_runs_by_source_started; ALTER TABLE incident_listed_open DROP COLUMN started_at;
+                    DELETE FROM schema_migrations WHERE name LIKE '%_listed_hours.sql' OR name LIKE '%_listed_starts.sql'
                     """)
             }
         }
@@ -285,6 +287,12 @@ struct MigrationTests {
             try db.scalarInt("SELECT count(*) FROM incident_listed_open o JOIN incidents i ON i.id = o.incident_id WHERE o.started_at = i.started_at")
         }
         #expect(starts == 1)
+        // 0017 ran again after it: the indexes of the starts a page of list --at reads.
+        let indexes = try store.withDatabase { (db: Database) throws in
+            try db.scalarInt("SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name IN ('incidents_started_by_id', 'incident_listed_open_ahead', 'ingest_runs_by_source_started')")
+        }
+        #expect(indexes == 3)
+        #expect(try store.migrationStates().first { $0.name.hasSuffix("_listed_starts.sql") }?.appliedAt == later)
     }
 
     @Test("a migration edited after it was applied is refused and nothing changes")

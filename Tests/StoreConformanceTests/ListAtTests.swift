@@ -241,6 +241,36 @@ struct ListAtTests {
         }
     }
 
+    @Test("list --at T in start order with a limit: an incident listed before its start (planned work), one without a start and one started before T but listed after it each take their place (SQLite: the open intervals read from T's start down and from the index of those listed ahead, 0017)",
+          arguments: StoreKind.allCases)
+    func startsAroundTheMoment(kind: StoreKind) throws {
+        func started(_ id: String, _ start: UTCInstant?) -> FeedRecord {
+            var record = incident(id)
+            record.startedAt = start
+            return .incident(record)
+        }
+        let (a, l, p, q) = (started("A", t0.adding(seconds: -3600)), started("L", t0.adding(seconds: -600)),
+                            started("P", t2.adding(seconds: 3600)), started("Q", t2.adding(seconds: 7200)))
+        try withStore(kind) { store in
+            // P is listed an hour and more before its start; N has none; L started before t0 + 60 s but is listed from t1,
+            // Q too and starts after P.
+            try poll(store, [a, p, started("N", nil)], at: t0)
+            try poll(store, [a, p, started("N", nil), l, q], at: t1)
+            func page(at instant: UTCInstant, _ order: IncidentOrder, limit: Int) throws -> [String] {
+                var query = IncidentQuery(now: t2, order: order)
+                query.limit = limit
+                query.listedAt = instant
+                return try list(store, query).map(\.incident.externalID)
+            }
+            let before = t0.adding(seconds: 60)
+            #expect(try (1...4).map { try page(at: before, .started, limit: $0) } == [["P"], ["P", "A"], ["P", "A", "N"], ["P", "A", "N"]])
+            #expect(try (1...4).map { try page(at: before, .startedAscending, limit: $0) } == [["A"], ["A", "P"], ["A", "P", "N"], ["A", "P", "N"]])
+            #expect(try page(at: t2, .started, limit: 5) == ["Q", "P", "L", "A", "N"])
+            #expect(try page(at: t2, .startedAscending, limit: 5) == ["A", "L", "P", "Q", "N"])
+            #expect(try page(at: t2, .started, limit: 2) == ["Q", "P"])
+        }
+    }
+
     /// The timeline as it was counted before the stores counted it: every listed interval of the
     /// log (``Timeline/forEachListedInterval(_:through:_:)``) walked in Swift over the incidents
     /// the query selects, each counted once in each bucket it touches.
