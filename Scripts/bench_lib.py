@@ -730,6 +730,27 @@ def growth_postgres_database(args, size, feeds):
         time.perf_counter() - start, filled - migrated, vacuumed - filled)
 
 
+def server_cpu(args):
+    """PostgreSQL: the CPU seconds (user + system) the server has used, the postmaster's own and that of every process
+    of it that ended (a client's backend ends when the client disconnects; /proc/PID/stat, clock ticks); 0 for SQLite."""
+    if args.store != "postgres" or not args.postmaster:
+        return 0.0
+    with open("/proc/%d/stat" % args.postmaster) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return sum(int(v) for v in fields[11:15]) / os.sysconf("SC_CLK_TCK")
+
+
+def with_server_cpu(args, run):
+    """run() (a `timed` result) with, for PostgreSQL, the server's CPU time during it added to the client's: the
+    backend's work is the poll's. The backend ends just after its client; the postmaster counts it once it reaped it."""
+    before = server_cpu(args)
+    wall, cpu, rss, status, err = run()
+    if args.store == "postgres":
+        time.sleep(0.2)
+        cpu += server_cpu(args) - before
+    return wall, cpu, rss, status, err
+
+
 def growth_query(args, db, sql):
     """One value from db, read-only: the sqlite3 shell, or psql for the PostgreSQL store."""
     if args.store == "postgres":
@@ -759,26 +780,28 @@ def growth_statements(args, sizes, dbs, feeds, next_feed):
         growth_poll(args, db, feed, os.path.join(args.work, "poll.out"))
         timed([args.scheduler, "prune", "--older-than", GROWTH_RETENTION, "--database", db], None,
               os.path.join(args.work, "prune.out"))
-        rows = psql(admin, "SELECT s.queryid, s.calls, s.total_exec_time, s.rows, "
+        rows = psql(admin, "SELECT s.jit_generation_time + s.jit_inlining_time + s.jit_optimization_time + "
+                           "s.jit_emission_time, s.calls, s.total_exec_time, s.rows, "
                            "regexp_replace(left(s.query, 400), '\\s+', ' ', 'g') "
                            "FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid "
                            "WHERE d.datname = 'growth_%d' ORDER BY s.total_exec_time DESC" % size)
         for line in rows.splitlines():
-            _, calls, total, nrows, text = line.split("|", 4)
-            c, t, n = times.get((size, text), (0, 0.0, 0))
-            times[(size, text)] = (c + int(calls), t + float(total), n + int(nrows))
+            jit, calls, total, nrows, text = line.split("|", 4)
+            c, t, n, j = times.get((size, text), (0, 0.0, 0, 0.0))
+            times[(size, text)] = (c + int(calls), t + float(total), n + int(nrows), j + float(jit))
     top, base = sizes[-1], sizes[0]
     ids = sorted({q for (s, q) in times if s == top}, key=lambda q: -times[(top, q)][1])
     print()
     print("  statements of one poll + prune, the server's time (pg_stat_statements), at %s and at %s stored:"
           % (format(base, ","), format(top, ",")))
-    print("  %13s %13s %7s  %s" % ("ms @%s" % format(base, ","), "ms @%s" % format(top, ","), "calls", "statement"))
+    print("  %13s %13s %9s %7s  %s" % ("ms @%s" % format(base, ","), "ms @%s" % format(top, ","), "of it JIT", "calls",
+                                        "statement"))
     total_base = sum(v[1] for (s, q), v in times.items() if s == base)
     total_top = sum(v[1] for (s, q), v in times.items() if s == top)
     for q in ids[:15]:
         b = times.get((base, q))
-        print("  %13s %13.2f %7d  %s" % ("-" if b is None else "%.2f" % b[1], times[(top, q)][1], times[(top, q)][0],
-                                       q[:150]))
+        print("  %13s %13.2f %9.2f %7d  %s" % ("-" if b is None else "%.2f" % b[1], times[(top, q)][1], times[(top, q)][3],
+                                              times[(top, q)][0], q[:150]))
     print("  all statements: %.1f ms at %s, %.1f ms at %s" % (total_base, format(base, ","), total_top, format(top, ",")))
 
 
@@ -803,10 +826,11 @@ def cmd_growth(args):
             feed = feeds[next_feed[size]]
             next_feed[size] = 1 - next_feed[size]
             measured = {
-                "poll": growth_poll(args, db, feed, os.path.join(args.work, "poll.out")),
-                "prune": timed([args.scheduler, "prune", "--older-than", GROWTH_RETENTION, "--database", db], None,
-                               os.path.join(args.work, "prune.out")),
-                "stats": timed([args.incidents, "stats", "--format", "json", "--database", db], None, stats_out),
+                "poll": with_server_cpu(args, lambda: growth_poll(args, db, feed, os.path.join(args.work, "poll.out"))),
+                "prune": with_server_cpu(args, lambda: timed([args.scheduler, "prune", "--older-than", GROWTH_RETENTION,
+                                                              "--database", db], None, os.path.join(args.work, "prune.out"))),
+                "stats": with_server_cpu(args, lambda: timed([args.incidents, "stats", "--format", "json", "--database", db],
+                                                             None, stats_out)),
             }
             row = growth_query(args, db, "SELECT status, fetched, updated, unchanged, inserted "
                                          "FROM ingest_runs ORDER BY id DESC LIMIT 1")
@@ -828,6 +852,9 @@ def cmd_growth(args):
     print("  medians of %d rounds, ms (wall / CPU = user + system); the poll: %d records, %d changed, as `ingest --complete`;"
           % (args.rounds, GROWTH_POLL, GROWTH_POLL // GROWTH_CHANGED_EVERY))
     print("  the prune: `prune --older-than %s`, which deletes nothing (what `retention` runs after each poll)" % GROWTH_RETENTION)
+    if args.store == "postgres":
+        print("  PostgreSQL: CPU is the client's and the server's (the postmaster's and its ended processes' during the run;")
+        print("  an autovacuum worker that ended meanwhile is counted too: the median leaves such outliers out)")
     header = ["stored", "poll wall", "poll CPU", "prune wall", "prune CPU", "poll+prune wall", "stats wall", "stats CPU", "max RSS MiB"]
     lines = [header]
     for size in sizes:
@@ -1341,6 +1368,7 @@ def main():
     p.add_argument("--sizes", default=",".join(str(s) for s in GROWTH_SIZES))
     p.add_argument("--store", choices=("sqlite", "postgres"), default="sqlite")
     p.add_argument("--uri", help="with --store postgres: the server, postgresql://USER@HOST:PORT (no database)")
+    p.add_argument("--postmaster", type=int, help="with --store postgres: the server's process id, for its CPU time")
     p.set_defaults(func=cmd_growth)
     p = sub.add_parser("history")
     p.add_argument("--scheduler", required=True)
