@@ -531,6 +531,18 @@ INSERT INTO incident_counts (dimension, key, incidents)
 """
 
 
+# The stored incidents of the growth benchmark, from i (1...n), t (when cleared) and t0 (when started), on both stores.
+GROWTH_INCIDENTS_SQL = """INSERT INTO incidents (source, external_id, category, provider_category, description, road, location, restriction,
+    latitude, longitude, link_id, started_at, confirmed_at, expected_end_at, content_hash, revision,
+    first_seen_at, last_seen_at, first_seen_run_id, last_seen_run_id, cleared_at)
+SELECT 'gits', 'H' || i, CASE i % 5 WHEN 0 THEN 'accident' WHEN 1 THEN 'breakdown' WHEN 2 THEN 'roadwork'
+        WHEN 3 THEN 'obstruction' ELSE 'closure' END, '사고',
+    '[사고] 도로' || (i % 3000) || ' (서울방향) A IC → B IC  1차로 통제, 사고처리 ' || i, '도로' || (i % 3000),
+    '(서울방향) A IC → B IC', '1차로', 36.9 + (i % 997) / 997.0, 126.5 + (i * 7 % 1201) / 1000.0, '20' || (i % 100000),
+    t0, t0, t, (i * 2654435761) % 9223372036854775807, 1, t0, t, 1 + (i - 1) / 100, 1 + (i - 1) / 100, t
+"""
+
+
 def growth_history_sql(n, now):
     """SQL that stores n cleared incidents of source gits (and a run per 100 of them) into a database the
     product just migrated, with their search index, R*Tree and counts, as years of polls would leave them:
@@ -546,15 +558,7 @@ INSERT INTO ingest_runs (id, source, started_at, finished_at, status, fetched, i
 SELECT i, 'gits', t, t, 'succeeded', 100, 100, 'live', t
 FROM (SELECT i, strftime('%Y-%m-%dT%H:%M:%SZ', '{start}', (i * {span} / {runs}) || ' seconds') AS t FROM r);
 WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r WHERE i < {n})
-INSERT INTO incidents (source, external_id, category, provider_category, description, road, location, restriction,
-    latitude, longitude, link_id, started_at, confirmed_at, expected_end_at, content_hash, revision,
-    first_seen_at, last_seen_at, first_seen_run_id, last_seen_run_id, cleared_at)
-SELECT 'gits', 'H' || i, CASE i % 5 WHEN 0 THEN 'accident' WHEN 1 THEN 'breakdown' WHEN 2 THEN 'roadwork'
-        WHEN 3 THEN 'obstruction' ELSE 'closure' END, '사고',
-    '[사고] 도로' || (i % 3000) || ' (서울방향) A IC → B IC  1차로 통제, 사고처리 ' || i, '도로' || (i % 3000),
-    '(서울방향) A IC → B IC', '1차로', 36.9 + (i % 997) / 997.0, 126.5 + (i * 7 % 1201) / 1000.0, '20' || (i % 100000),
-    t0, t0, t, (i * 2654435761) % 9223372036854775807, 1, t0, t, 1 + (i - 1) / 100, 1 + (i - 1) / 100, t
-FROM (SELECT i, strftime('%Y-%m-%dT%H:%M:%SZ', '{start}', (i * {span} / {n}) || ' seconds') AS t,
+{GROWTH_INCIDENTS_SQL}FROM (SELECT i, strftime('%Y-%m-%dT%H:%M:%SZ', '{start}', (i * {span} / {n}) || ' seconds') AS t,
              strftime('%Y-%m-%dT%H:%M:%SZ', '{start}', (i * {span} / {n} - 3600 - i % 3600) || ' seconds') AS t0 FROM r);
 INSERT INTO incidents_search (rowid, description, location) SELECT id, description, location FROM incidents ORDER BY id;
 {BOXES_AND_COUNTS_SQL}COMMIT;
@@ -595,15 +599,7 @@ FROM (SELECT i, timestamptz '{start}' + (i * {span} / {runs}) * interval '1 seco
       FROM generate_series(1::bigint, {runs}) i) r
 WHERE {n} > 0;
 SELECT setval(pg_get_serial_sequence('ingest_runs', 'id'), (SELECT coalesce(max(id), 0) + 1 FROM ingest_runs), false);
-INSERT INTO incidents (source, external_id, category, provider_category, description, road, location, restriction,
-    latitude, longitude, link_id, started_at, confirmed_at, expected_end_at, content_hash, revision,
-    first_seen_at, last_seen_at, first_seen_run_id, last_seen_run_id, cleared_at)
-SELECT 'gits', 'H' || i, CASE i % 5 WHEN 0 THEN 'accident' WHEN 1 THEN 'breakdown' WHEN 2 THEN 'roadwork'
-        WHEN 3 THEN 'obstruction' ELSE 'closure' END, '사고',
-    '[사고] 도로' || (i % 3000) || ' (서울방향) A IC → B IC  1차로 통제, 사고처리 ' || i, '도로' || (i % 3000),
-    '(서울방향) A IC → B IC', '1차로', 36.9 + (i % 997) / 997.0, 126.5 + (i * 7 % 1201) / 1000.0, '20' || (i % 100000),
-    t0, t0, t, (i * 2654435761) % 9223372036854775807, 1, t0, t, 1 + (i - 1) / 100, 1 + (i - 1) / 100, t
-FROM (SELECT i, timestamptz '{start}' + (i * {span} / {max(n, 1)}) * interval '1 second' AS t,
+{GROWTH_INCIDENTS_SQL}FROM (SELECT i, timestamptz '{start}' + (i * {span} / {max(n, 1)}) * interval '1 second' AS t,
              timestamptz '{start}' + (i * {span} / {max(n, 1)} - 3600 - i % 3600) * interval '1 second' AS t0
       FROM generate_series(1::bigint, {n}) i) s
 ORDER BY i;
@@ -618,21 +614,19 @@ SELECT t.cursor, t.incident_id, tstzrange(t.at, i.cleared_at, '[)')
 FROM incident_transitions t JOIN incidents i ON i.id = t.incident_id WHERE t.kind = 'appeared';
 UPDATE change_feed SET last_cursor = (SELECT coalesce(max(cursor), 0) FROM incident_transitions);
 DELETE FROM incident_counts;
-INSERT INTO incident_counts (source, dimension, key, incidents)
-    SELECT i.source, k.dimension, k.key, count(*)
-    FROM incidents i CROSS JOIN LATERAL (VALUES
-        ('category', i.category),
-        ('road', coalesce(i.road, '')),
-        ('start_minute', coalesce(to_char(i.started_at AT TIME ZONE 'UTC', 'HH24:MI'), '')),
-        ('listed', CASE WHEN i.cleared_at IS NOT NULL THEN NULL WHEN i.ended_at IS NULL THEN '' ELSE 'with_end' END))
-        AS k (dimension, key)
-    WHERE k.key IS NOT NULL
-    GROUP BY 1, 2, 3;
-DO $$ DECLARE r record; BEGIN
+{postgres_counts_sql()}DO $$ DECLARE r record; BEGIN
     FOR r IN SELECT indexdef FROM growth_indexes LOOP EXECUTE r.indexdef; END LOOP;
 END $$;
 COMMIT;
 """
+
+
+def postgres_counts_sql():
+    """The counts of every incident, as PostgreSQL 0012 builds them for an existing database (read from it)."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "Migrations", "postgres", "0012_incident_counts.sql")
+    text = open(path, encoding="utf-8").read()
+    start = text.index("INSERT INTO incident_counts")
+    return text[start:text.index(";", start) + 1] + "\n"
 
 
 def psql(uri, sql, check=True):
