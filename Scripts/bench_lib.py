@@ -531,6 +531,18 @@ INSERT INTO incident_counts (dimension, key, incidents)
 """
 
 
+# The stored incidents of the growth benchmark, from i (1...n), t (when cleared) and t0 (when started), on both stores.
+GROWTH_INCIDENTS_SQL = """INSERT INTO incidents (source, external_id, category, provider_category, description, road, location, restriction,
+    latitude, longitude, link_id, started_at, confirmed_at, expected_end_at, content_hash, revision,
+    first_seen_at, last_seen_at, first_seen_run_id, last_seen_run_id, cleared_at)
+SELECT 'gits', 'H' || i, CASE i % 5 WHEN 0 THEN 'accident' WHEN 1 THEN 'breakdown' WHEN 2 THEN 'roadwork'
+        WHEN 3 THEN 'obstruction' ELSE 'closure' END, '사고',
+    '[사고] 도로' || (i % 3000) || ' (서울방향) A IC → B IC  1차로 통제, 사고처리 ' || i, '도로' || (i % 3000),
+    '(서울방향) A IC → B IC', '1차로', 36.9 + (i % 997) / 997.0, 126.5 + (i * 7 % 1201) / 1000.0, '20' || (i % 100000),
+    t0, t0, t, (i * 2654435761) % 9223372036854775807, 1, t0, t, 1 + (i - 1) / 100, 1 + (i - 1) / 100, t
+"""
+
+
 def growth_history_sql(n, now):
     """SQL that stores n cleared incidents of source gits (and a run per 100 of them) into a database the
     product just migrated, with their search index, R*Tree and counts, as years of polls would leave them:
@@ -546,20 +558,84 @@ INSERT INTO ingest_runs (id, source, started_at, finished_at, status, fetched, i
 SELECT i, 'gits', t, t, 'succeeded', 100, 100, 'live', t
 FROM (SELECT i, strftime('%Y-%m-%dT%H:%M:%SZ', '{start}', (i * {span} / {runs}) || ' seconds') AS t FROM r);
 WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r WHERE i < {n})
-INSERT INTO incidents (source, external_id, category, provider_category, description, road, location, restriction,
-    latitude, longitude, link_id, started_at, confirmed_at, expected_end_at, content_hash, revision,
-    first_seen_at, last_seen_at, first_seen_run_id, last_seen_run_id, cleared_at)
-SELECT 'gits', 'H' || i, CASE i % 5 WHEN 0 THEN 'accident' WHEN 1 THEN 'breakdown' WHEN 2 THEN 'roadwork'
-        WHEN 3 THEN 'obstruction' ELSE 'closure' END, '사고',
-    '[사고] 도로' || (i % 3000) || ' (서울방향) A IC → B IC  1차로 통제, 사고처리 ' || i, '도로' || (i % 3000),
-    '(서울방향) A IC → B IC', '1차로', 36.9 + (i % 997) / 997.0, 126.5 + (i * 7 % 1201) / 1000.0, '20' || (i % 100000),
-    t0, t0, t, (i * 2654435761) % 9223372036854775807, 1, t0, t, 1 + (i - 1) / 100, 1 + (i - 1) / 100, t
-FROM (SELECT i, strftime('%Y-%m-%dT%H:%M:%SZ', '{start}', (i * {span} / {n}) || ' seconds') AS t,
+{GROWTH_INCIDENTS_SQL}FROM (SELECT i, strftime('%Y-%m-%dT%H:%M:%SZ', '{start}', (i * {span} / {n}) || ' seconds') AS t,
              strftime('%Y-%m-%dT%H:%M:%SZ', '{start}', (i * {span} / {n} - 3600 - i % 3600) || ' seconds') AS t0 FROM r);
 INSERT INTO incidents_search (rowid, description, location) SELECT id, description, location FROM incidents ORDER BY id;
 {BOXES_AND_COUNTS_SQL}COMMIT;
 PRAGMA wal_checkpoint(TRUNCATE);
 """
+
+
+# The incidents' indexes a PostgreSQL fill drops and builds again after its rows (a bulk build is many times
+# faster than an insert per row into the trigram and GiST indexes): every index of these tables that backs no
+# constraint, as the product's migrations made it.
+GROWTH_PG_REBUILT = ("incidents", "incident_transitions", "incident_listed_intervals")
+
+
+def growth_postgres_sql(n, now):
+    """growth_history_sql for the PostgreSQL store: the same n cleared incidents of source gits (same roads, start
+    minutes, positions, times, a run per 100), with their counts, and the transition log years of polls leave for
+    each (appeared, cleared; its listed interval, ended), into a database the product just migrated. Foreign keys
+    are not checked while it runs (session_replication_role = replica: the rows are consistent by construction)."""
+    start = (now - datetime.timedelta(days=GROWTH_SPAN_DAYS + 1)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    span = GROWTH_SPAN_DAYS * 86400
+    runs = max(1, n // 100)
+    tables = ", ".join("'%s'" % t for t in GROWTH_PG_REBUILT)
+    return f"""
+SET maintenance_work_mem = '1GB';
+SET work_mem = '256MB';
+SET session_replication_role = replica;
+BEGIN;
+CREATE TEMP TABLE growth_indexes ON COMMIT DROP AS
+    SELECT indexname, indexdef FROM pg_indexes
+    WHERE schemaname = 'public' AND tablename IN ({tables})
+      AND indexname NOT IN (SELECT conname FROM pg_constraint);
+DO $$ DECLARE r record; BEGIN
+    FOR r IN SELECT indexname FROM growth_indexes LOOP EXECUTE 'DROP INDEX ' || quote_ident(r.indexname); END LOOP;
+END $$;
+INSERT INTO ingest_runs (id, source, started_at, finished_at, status, fetched, inserted, origin, observed_at)
+SELECT i, 'gits', t, t, 'succeeded', 100, 100, 'live', t
+FROM (SELECT i, timestamptz '{start}' + (i * {span} / {runs}) * interval '1 second' AS t
+      FROM generate_series(1::bigint, {runs}) i) r
+WHERE {n} > 0;
+SELECT setval(pg_get_serial_sequence('ingest_runs', 'id'), (SELECT coalesce(max(id), 0) + 1 FROM ingest_runs), false);
+{GROWTH_INCIDENTS_SQL}FROM (SELECT i, timestamptz '{start}' + (i * {span} / {max(n, 1)}) * interval '1 second' AS t,
+             timestamptz '{start}' + (i * {span} / {max(n, 1)} - 3600 - i % 3600) * interval '1 second' AS t0
+      FROM generate_series(1::bigint, {n}) i) s
+ORDER BY i;
+INSERT INTO incident_transitions (cursor, incident_id, source, external_id, run_id, kind, fields, at)
+SELECT row_number() OVER (ORDER BY at, phase, incident_id), incident_id, 'gits', external_id, run_id, kind, NULL, at
+FROM (SELECT 3 AS phase, id AS incident_id, external_id, first_seen_run_id AS run_id, 'appeared' AS kind, first_seen_at AS at
+      FROM incidents
+      UNION ALL
+      SELECT 4, id, external_id, last_seen_run_id, 'cleared', cleared_at FROM incidents) log;
+INSERT INTO incident_listed_intervals (opening, incident_id, listed)
+SELECT t.cursor, t.incident_id, tstzrange(t.at, i.cleared_at, '[)')
+FROM incident_transitions t JOIN incidents i ON i.id = t.incident_id WHERE t.kind = 'appeared';
+UPDATE change_feed SET last_cursor = (SELECT coalesce(max(cursor), 0) FROM incident_transitions);
+DELETE FROM incident_counts;
+{postgres_counts_sql()}DO $$ DECLARE r record; BEGIN
+    FOR r IN SELECT indexdef FROM growth_indexes LOOP EXECUTE r.indexdef; END LOOP;
+END $$;
+COMMIT;
+"""
+
+
+def postgres_counts_sql():
+    """The counts of every incident, as PostgreSQL 0012 builds them for an existing database (read from it)."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "Migrations", "postgres", "0012_incident_counts.sql")
+    text = open(path, encoding="utf-8").read()
+    start = text.index("INSERT INTO incident_counts")
+    return text[start:text.index(";", start) + 1] + "\n"
+
+
+def psql(uri, sql, check=True):
+    """Runs sql with psql against uri; returns its unaligned, tuples-only output."""
+    done = subprocess.run(["psql", "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", uri],
+                          input=sql, capture_output=True, text=True)
+    if check and done.returncode != 0:
+        raise SystemExit("growth: psql failed: " + done.stderr[-800:])
+    return done.stdout.strip()
 
 
 def write_changed_feed(feed, out, every):
@@ -591,7 +667,10 @@ def growth_poll(args, db, feed, out):
 
 
 def growth_database(args, size, feeds):
-    """The database of `size` stored incidents plus the poll's, cached by binary, generator and size."""
+    """The database of `size` stored incidents plus the poll's, cached by binary, generator and size
+    (with --store postgres: a database of the throwaway server at --uri, built every run)."""
+    if args.store == "postgres":
+        return growth_postgres_database(args, size, feeds)
     key = hashlib.sha256(open(args.scheduler, "rb").read() + open(args.gen, "rb").read()
                          + growth_history_sql(0, datetime.datetime(2000, 1, 1)).encode()).hexdigest()[:12]
     db = os.path.join(args.cache, "growth-%s-%d.sqlite" % (key, size))
@@ -619,21 +698,121 @@ def growth_database(args, size, feeds):
     return db, "built in %.0f s" % (time.perf_counter() - start)
 
 
+def growth_postgres_database(args, size, feeds):
+    """CREATE DATABASE growth_SIZE on the server at --uri, `migrate`, growth_postgres_sql, VACUUM ANALYZE (what
+    autovacuum does to a table after such a load), then the two polls every measured poll starts from."""
+    name = "growth_%d" % size
+    db = "%s/%s" % (args.uri, name)
+    admin = "%s/postgres" % args.uri
+    psql(admin, "DROP DATABASE IF EXISTS %s WITH (FORCE);\nCREATE DATABASE %s;" % (name, name))
+    start = time.perf_counter()
+    out = os.path.join(args.work, "build.out")
+    done = subprocess.run([args.scheduler, "migrate", "--database", db], capture_output=True, text=True)
+    if done.returncode != 0:
+        raise SystemExit("growth: migrate failed: " + done.stderr[-500:])
+    migrated = time.perf_counter()
+    if size:
+        psql(db, growth_postgres_sql(size, datetime.datetime.now(datetime.timezone.utc)))
+    filled = time.perf_counter()
+    if size:
+        psql(db, "VACUUM ANALYZE;\nCHECKPOINT;")
+    vacuumed = time.perf_counter()
+    for feed in feeds:
+        if growth_poll(args, db, feed, out)[3] != 0:
+            raise SystemExit("growth: the first polls failed: " + open(out, errors="replace").read()[-500:])
+    return db, "built in %.0f s (SQL fill with indexes built after %.0f s, VACUUM ANALYZE %.0f s)" % (
+        time.perf_counter() - start, filled - migrated, vacuumed - filled)
+
+
+def server_cpu(args):
+    """PostgreSQL: the CPU seconds (user + system) the server has used, the postmaster's own and that of every process
+    of it that ended (a client's backend ends when the client disconnects; /proc/PID/stat, clock ticks); 0 for SQLite."""
+    if args.store != "postgres" or not args.postmaster:
+        return 0.0
+    with open("/proc/%d/stat" % args.postmaster) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return sum(int(v) for v in fields[11:15]) / os.sysconf("SC_CLK_TCK")
+
+
+def with_server_cpu(args, run):
+    """run() (a `timed` result) with, for PostgreSQL, the server's CPU time during it added to the client's: the
+    backend's work is the poll's. The backend ends just after its client; the postmaster counts it once it reaped it."""
+    before = server_cpu(args)
+    wall, cpu, rss, status, err = run()
+    if args.store == "postgres":
+        time.sleep(0.2)
+        cpu += server_cpu(args) - before
+    return wall, cpu, rss, status, err
+
+
+def growth_query(args, db, sql):
+    """One value from db, read-only: the sqlite3 shell, or psql for the PostgreSQL store."""
+    if args.store == "postgres":
+        return psql(db, sql)
+    return subprocess.run([args.sqlite3, "-readonly", db, sql], capture_output=True, text=True).stdout.strip()
+
+
+def growth_size_mib(args, db):
+    if args.store == "postgres":
+        return int(psql(db, "SELECT pg_database_size(current_database())")) / 2**20
+    return os.path.getsize(db) / 2**20
+
+
+def growth_statements(args, sizes, dbs, feeds, next_feed):
+    """PostgreSQL: the server's own time of each statement of one poll (+ prune) per size, from pg_stat_statements
+    (the server is started with it preloaded), so a statement whose cost grows with the history shows. Statements
+    are matched across sizes by their normalized text: a queryid depends on the tables' OIDs, which differ from one
+    database to the next (and for a temporary table, from one poll to the next)."""
+    admin = "%s/postgres" % args.uri
+    psql(admin, "CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
+    times = {}
+    for size in sizes:
+        db = dbs[size]
+        psql(admin, "SELECT pg_stat_statements_reset()")
+        feed = feeds[next_feed[size]]
+        next_feed[size] = 1 - next_feed[size]
+        growth_poll(args, db, feed, os.path.join(args.work, "poll.out"))
+        timed([args.scheduler, "prune", "--older-than", GROWTH_RETENTION, "--database", db], None,
+              os.path.join(args.work, "prune.out"))
+        rows = psql(admin, "SELECT s.jit_generation_time + s.jit_inlining_time + s.jit_optimization_time + "
+                           "s.jit_emission_time, s.calls, s.total_exec_time, s.rows, "
+                           "regexp_replace(left(s.query, 400), '\\s+', ' ', 'g') "
+                           "FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid "
+                           "WHERE d.datname = 'growth_%d' ORDER BY s.total_exec_time DESC" % size)
+        for line in rows.splitlines():
+            jit, calls, total, nrows, text = line.split("|", 4)
+            c, t, n, j = times.get((size, text), (0, 0.0, 0, 0.0))
+            times[(size, text)] = (c + int(calls), t + float(total), n + int(nrows), j + float(jit))
+    top, base = sizes[-1], sizes[0]
+    ids = sorted({q for (s, q) in times if s == top}, key=lambda q: -times[(top, q)][1])
+    print()
+    print("  statements of one poll + prune, the server's time (pg_stat_statements), at %s and at %s stored:"
+          % (format(base, ","), format(top, ",")))
+    print("  %13s %13s %9s %7s  %s" % ("ms @%s" % format(base, ","), "ms @%s" % format(top, ","), "of it JIT", "calls",
+                                        "statement"))
+    total_base = sum(v[1] for (s, q), v in times.items() if s == base)
+    total_top = sum(v[1] for (s, q), v in times.items() if s == top)
+    for q in ids[:15]:
+        b = times.get((base, q))
+        print("  %13s %13.2f %9.2f %7d  %s" % ("-" if b is None else "%.2f" % b[1], times[(top, q)][1], times[(top, q)][3],
+                                              times[(top, q)][0], q[:150]))
+    print("  all statements: %.1f ms at %s, %.1f ms at %s" % (total_base, format(base, ","), total_top, format(top, ",")))
+
+
 def cmd_growth(args):
     sizes = [int(s) for s in args.sizes.split(",")]
     feeds = growth_feeds(args)
     dbs = {}
     for size in sizes:
         dbs[size], note = growth_database(args, size, feeds)
-        print("  %s incidents: %s, %.0f MiB" % (format(size, ","), note, os.path.getsize(dbs[size]) / 2**20), flush=True)
+        print("  %s incidents: %s, %.0f MiB" % (format(size, ","), note, growth_size_mib(args, dbs[size])), flush=True)
     stats_out = os.path.join(args.work, "stats.json")
     runs = {(size, kind): [] for size in sizes for kind in ("poll", "prune", "stats")}
     failures = []
     # Each poll lists the version of the feed the database does not hold: 5 % changed, every time.
     def holds_second(db):
-        return subprocess.run([args.sqlite3, "-readonly", db, "SELECT description LIKE '%(변경)%' FROM incidents "
-                               "WHERE source = 'gits' AND external_id = '202300000000'"],
-                              capture_output=True, text=True).stdout.strip() == "1"
+        return growth_query(args, db, "SELECT CASE WHEN description LIKE '%(변경)%' THEN 1 ELSE 0 END FROM incidents "
+                                      "WHERE source = 'gits' AND external_id = '202300000000'") == "1"
     next_feed = {size: 0 if holds_second(dbs[size]) else 1 for size in sizes}
     for round_index in range(args.rounds):
         for size in sizes:  # interleaved: each round measures every size once
@@ -641,13 +820,14 @@ def cmd_growth(args):
             feed = feeds[next_feed[size]]
             next_feed[size] = 1 - next_feed[size]
             measured = {
-                "poll": growth_poll(args, db, feed, os.path.join(args.work, "poll.out")),
-                "prune": timed([args.scheduler, "prune", "--older-than", GROWTH_RETENTION, "--database", db], None,
-                               os.path.join(args.work, "prune.out")),
-                "stats": timed([args.incidents, "stats", "--format", "json", "--database", db], None, stats_out),
+                "poll": with_server_cpu(args, lambda: growth_poll(args, db, feed, os.path.join(args.work, "poll.out"))),
+                "prune": with_server_cpu(args, lambda: timed([args.scheduler, "prune", "--older-than", GROWTH_RETENTION,
+                                                              "--database", db], None, os.path.join(args.work, "prune.out"))),
+                "stats": with_server_cpu(args, lambda: timed([args.incidents, "stats", "--format", "json", "--database", db],
+                                                             None, stats_out)),
             }
-            row = subprocess.run([args.sqlite3, "-readonly", db, "SELECT status, fetched, updated, unchanged, inserted "
-                                  "FROM ingest_runs ORDER BY id DESC LIMIT 1"], capture_output=True, text=True).stdout.strip()
+            row = growth_query(args, db, "SELECT status, fetched, updated, unchanged, inserted "
+                                         "FROM ingest_runs ORDER BY id DESC LIMIT 1")
             expected = "succeeded|%d|%d|%d|0" % (GROWTH_POLL, GROWTH_POLL // GROWTH_CHANGED_EVERY,
                                                   GROWTH_POLL - GROWTH_POLL // GROWTH_CHANGED_EVERY)
             if row != expected:
@@ -666,6 +846,9 @@ def cmd_growth(args):
     print("  medians of %d rounds, ms (wall / CPU = user + system); the poll: %d records, %d changed, as `ingest --complete`;"
           % (args.rounds, GROWTH_POLL, GROWTH_POLL // GROWTH_CHANGED_EVERY))
     print("  the prune: `prune --older-than %s`, which deletes nothing (what `retention` runs after each poll)" % GROWTH_RETENTION)
+    if args.store == "postgres":
+        print("  PostgreSQL: CPU is the client's and the server's (the postmaster's and its ended processes' during the run;")
+        print("  an autovacuum worker that ended meanwhile is counted too: the median leaves such outliers out)")
     header = ["stored", "poll wall", "poll CPU", "prune wall", "prune CPU", "poll+prune wall", "stats wall", "stats CPU", "max RSS MiB"]
     lines = [header]
     for size in sizes:
@@ -703,6 +886,8 @@ def cmd_growth(args):
     for t in targets:
         print("  %s  %s  %s  %s" % (t[0].ljust(4), t[1].ljust(widths[1]), t[2].ljust(widths[2]), t[3]))
     print("  %d of %d targets met" % (sum(1 for t in targets if t[0] == "PASS"), len(targets)))
+    if args.store == "postgres":
+        growth_statements(args, sizes, dbs, feeds, next_feed)
     for failure in failures:
         print("FAILED: " + failure)
     return 1 if failures else 0
@@ -1191,6 +1376,9 @@ def main():
     p.add_argument("--work", required=True)
     p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--sizes", default=",".join(str(s) for s in GROWTH_SIZES))
+    p.add_argument("--store", choices=("sqlite", "postgres"), default="sqlite")
+    p.add_argument("--uri", help="with --store postgres: the server, postgresql://USER@HOST:PORT (no database)")
+    p.add_argument("--postmaster", type=int, help="with --store postgres: the server's process id, for its CPU time")
     p.set_defaults(func=cmd_growth)
     p = sub.add_parser("history")
     p.add_argument("--scheduler", required=True)
