@@ -218,9 +218,22 @@ final class PollWriter: PollSink, UnlistedIncidents {
         guess = try db.scalarInt("SELECT EXISTS (SELECT 1 FROM incidents WHERE source = :source)",
                                  ["source": .text(poll.source)]) == 1 ? .unchanged : .new
         lastIDBefore = try db.scalarInt("SELECT coalesce(max(id), 0) FROM incidents") ?? 0
+        listed = try PollTransitions.prepareListed(for: poll, db: db)
         if lastIDBefore == 0 { try dropIndexesForFreshLoad() }
         try PollTransitions.prepare(db: db)
         try DerivedIndexes.prepareChanges(in: db)
+    }
+
+    /// A replay's or a stale document's record of the ids it lists (``PollTransitions/prepareListed(for:db:)``);
+    /// nil for a live poll.
+    private let listed: Statement?
+
+    /// Notes that this poll lists `externalID` (a replay's or a stale document's history starts from them).
+    private func noteListed(_ externalID: String) throws {
+        guard let listed else { return }
+        listed.reset()
+        try listed.bind(["external_id": .text(externalID)])
+        try listed.run()
     }
 
     /// A poll into a database with no incidents (a first poll, a backfill) inserts every row:
@@ -250,6 +263,7 @@ final class PollWriter: PollSink, UnlistedIncidents {
 
     func upsert(_ incident: Incident) throws {
         fetched += 1
+        try noteListed(incident.externalID)
         let (values, hash) = columns.values(of: incident)
         switch guess {
         case .unchanged:
@@ -441,6 +455,7 @@ final class PollWriter: PollSink, UnlistedIncidents {
                   "rejected_at": .text(poll.observedAt.rfc3339)])
         try PollTransitions.quarantined(record.externalID, position: fetched, at: poll.observedAt, db: db)
         if let externalID = record.externalID {
+            try noteListed(externalID)
             // Listed, though unreadable: this poll must not clear it.
             try db.run("""
                 UPDATE incidents SET last_seen_run_id = :run

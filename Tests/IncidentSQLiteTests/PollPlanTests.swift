@@ -21,6 +21,8 @@ struct PollPlanTests {
         ("SCAN temp.changed_incidents", "the incidents this poll changed"),
         ("SCAN was", "the incidents this poll changed (temp.changed_incidents)"),
         ("SCAN temp.poll_transitions", "this poll's entries of the transition log"),
+        ("SCAN listed_then", "a replay's appearances in this poll's entries (temp.poll_transitions)"),
+        ("SCAN listed_ids", "the ids a replay lists (temp.poll_listed)"),
         ("SCAN interval_ends", "the listed intervals of the incidents this poll cleared or listed again (temp.interval_ends)"),
         ("SCAN temp.interval_ends", "the listed intervals of the incidents this poll cleared or listed again"),
         ("SCAN source_state", "a row per source"),
@@ -100,11 +102,22 @@ struct PollPlanTests {
             // The first poll of a later hour counts the hours since the last one held (0016).
             _ = try store.ingest(PollContext(source: "its", startedAt: QueryFixture.pollC.adding(seconds: 2 * 3600)),
                                  ListProducer(incidents: [QueryFixture.incident(0)], verdict: ResponseVerdict(incompleteBecause: ["a page was missing"])).callAsFunction)
+            // A replayed file of an earlier time: history at its own time, from the ids it lists.
+            _ = try store.ingest(PollContext(source: "its", startedAt: QueryFixture.pollC.adding(seconds: 2 * 3600 + 60),
+                                             observedAt: QueryFixture.pollA.adding(seconds: -3600), origin: .file(path: "old.xml", complete: false)),
+                                 ListProducer(records: [.incident(QueryFixture.incident(2)),
+                                                        .rejected(RejectedRecord(externalID: "E3", position: "item 2", reason: "a test"))]).callAsFunction)
             try store.release(source: "its", holder: holder)
             try store.recordRun(IngestRun(source: "gits", startedAt: QueryFixture.now, finishedAt: QueryFixture.now, status: .failed,
                                           error: "quota", resumesAt: QueryFixture.now.adding(seconds: 3600)))
         }
         #expect(failures == [])
+        // A replay's history starts from the ids it lists, through the source's unique key: not
+        // a search of every incident of the source, which grows with the history (issue 23).
+        let history = try #require(statements.first { $0.contains("temp.poll_listed listed_ids CROSS JOIN incidents") })
+        let plan = try store.withDatabase { try $0.queryPlan(history) }
+        #expect(!plan.contains { $0.contains("(source=?)") }, "\(plan)")
+        #expect(plan.contains { $0.contains("(source=? AND external_id=?)") }, "\(plan)")
         // The statements issue 23 found, recorded: the test would see them scan.
         #expect(statements.contains { $0.hasPrefix("INSERT INTO incident_counts") })
         #expect(statements.contains { $0.hasPrefix("DELETE FROM incident_counts WHERE incidents = 0") })

@@ -130,7 +130,8 @@ struct PostgresPlanTests {
 
     /// Polls of every kind of record: inserted, unchanged, changed, reopened (an incident of the
     /// history), repeated, set aside with an id; an older replay; two answers of two pages (the
-    /// first looks up the previous complete poll), the second clearing.
+    /// first looks up the previous complete poll), the second clearing; a replayed file of an
+    /// earlier time.
     static func polls(_ store: PostgresStore) throws {
         let holder = LeaseHolder(host: "plan-test", pid: 1)
         _ = try store.quotaResumesAt(source: "gits")
@@ -146,6 +147,10 @@ struct PostgresPlanTests {
             let run = try poll(store, live("E0", "E1"), at: t1.adding(seconds: Int64(minutes) * 60), verdict: ResponseVerdict(pages: 2))
             #expect(run.counts.cleared == cleared, "\(run)")
         }
+        // A replayed file of an earlier time, one record set aside: history at its own time,
+        // from the ids it lists (not every incident of the source, issue 23).
+        try poll(store, live("E1", "E4") + [.rejected(RejectedRecord(externalID: "H9", position: "item 3", reason: "a test"))],
+                 at: t1.adding(seconds: 3600), origin: .file(path: "old.xml", complete: false), observedAt: t0.adding(seconds: -1200))
         try store.release(source: "gits", holder: holder)
         try store.recordRun(IngestRun(source: "its", startedAt: t2, finishedAt: t2, status: .failed, error: "quota",
                                       resumesAt: t2.adding(seconds: 3600)))
@@ -166,6 +171,8 @@ struct PostgresPlanTests {
                 #expect(observed.statements.contains { $0.contains(statement) }, "no \(statement) observed")
             }
             #expect(observed.statements.contains { $0.contains("SELECT max(observed_at) FROM ingest_runs") })
+            #expect(observed.statements.contains { $0.contains("FROM poll_rows WHERE external_id IS NOT NULL) r") },
+                    "the replayed file's history, from the ids it lists")
             #expect(observed.statements.contains { $0.contains("SELECT count(*), max(last_seen_at) FROM incidents") },
                     "the older replay's count of what a later poll listed (walk finding 24)")
             #expect(try integer(store, "SELECT count(*) FROM incidents WHERE cleared_at IS NULL AND source = 'gits'") == 2)
