@@ -58,7 +58,10 @@ enum PollTransitionLog {
             // incident at the poll's time, and the clears of the source's first complete live
             // poll after it. The listed incidents are found from the poll's own rows through
             // the source's unique key, not among every incident of the source (which grew with
-            // the history: 1.16 s of a poll at 3,000,000, issue 23).
+            // the history: 1.16 s of a poll at 3,000,000, issue 23): one lookup per row (LATERAL,
+            // kept by its LIMIT from being flattened into a join: the key is unique anyway), since
+            // `poll_rows` has no statistics and a join let the planner rescan its rows for each
+            // incident (28 s for a 30,000-record file).
             let clearing = try connection.query("""
                 SELECT min(observed_at) FROM ingest_runs
                 WHERE source = :source AND status = 'succeeded' AND origin = 'live' AND id <> :run_id AND observed_at > :at
@@ -74,7 +77,7 @@ enum PollTransitionLog {
                            EXISTS (SELECT 1 FROM incident_transitions t WHERE t.incident_id = i.id
                                AND t.kind IN ('appeared', 'reopened') AND t.at > :at) AS later
                     FROM (SELECT DISTINCT external_id FROM poll_rows WHERE external_id IS NOT NULL) r
-                    JOIN incidents i ON i.source = :source AND i.external_id = r.external_id
+                    CROSS JOIN LATERAL (SELECT * FROM incidents WHERE source = :source AND external_id = r.external_id LIMIT 1) i
                     WHERE i.last_seen_run_id = :run_id
                       AND i.id NOT IN (SELECT incident_id FROM poll_transitions WHERE phase = 2)) listed
                 WHERE state IS NULL OR (state = 'cleared' AND (later OR CAST(:clearing AS timestamptz) IS NOT NULL))
