@@ -48,6 +48,14 @@ public struct PollContext: Equatable, Sendable {
         }
     }
 
+    /// Whether this poll is history rather than the present: a file replay or a stale
+    /// document, whose appearances, reopenings and clears the transition log places at the
+    /// document's own time. A live poll of a current document is the present (false).
+    public var isHistory: Bool {
+        if case .live = origin, stale == nil { return false }
+        return true
+    }
+
     /// The same poll as a stale document: observed at its publication time when that is
     /// earlier (its own time), stored as history only.
     public func asStale(_ stale: StaleDocument) -> PollContext {

@@ -46,7 +46,7 @@ enum PollTransitionLog {
             JOIN incident_revisions o ON o.incident_id = n.id AND o.revision = n.revision - 1
             WHERE p.action IN ('update', 'reopen')
             """, named: values, context: context)
-        if case .live = poll.origin, poll.stale == nil {
+        if !poll.isHistory {
             try connection.query("""
                 INSERT INTO poll_transitions (phase, ord, incident_id, external_id, kind, at)
                 SELECT 3, e.id, e.id, e.external_id, 'appeared', :at
@@ -121,9 +121,7 @@ enum PollTransitionLog {
             SELECT :base + row_number() OVER (ORDER BY phase, ord), incident_id, :source, external_id, :run_id, kind, fields, at
             FROM poll_transitions
             """, named: ["base": .integer(base), "source": .text(poll.source), "run_id": .integer(runID)], context: context)
-        var history = true
-        if case .live = poll.origin, poll.stale == nil { history = false }
-        try indexIntervals(after: base, history: history, connection: connection)
+        try indexIntervals(after: base, history: poll.isHistory, connection: connection)
     }
 
     /// The first clear of the incident of log entry `o` (an alias) after it, in the log's order

@@ -25,14 +25,15 @@ enum PollTransitions {
         try db.run("DELETE FROM temp.poll_transitions")
     }
 
-    /// For a replay or a stale document (history at its own time, ``appendHistory(poll:runID:db:)``),
+    /// For a poll that is history (``PollContext/isHistory``, ``appendHistory(poll:runID:db:)``),
     /// empties `temp.poll_listed` and returns the statement that adds one external id to it
-    /// (`:external_id`), so that its history starts from the ids it lists, found through the
+    /// (`:external_id`). Its history then starts from the ids it lists, found through the
     /// source's unique key (a CROSS JOIN, which SQLite keeps in its order: the temporary table
-    /// has no statistics, and the planner preferred reading the source's incidents), not from every incident of the source (which grew with the history:
-    /// 356 ms of CPU at 1,000,000 incidents, issue 23). Nil for a live poll, which needs none.
+    /// has no statistics, and the planner preferred reading the source's incidents), not from
+    /// every incident of the source (which grew with the history: 356 ms of CPU at 1,000,000
+    /// incidents, issue 23). Nil for a poll of the present, which needs none.
     static func prepareListed(for poll: PollContext, db: Database) throws -> Statement? {
-        if case .live = poll.origin, poll.stale == nil { return nil }
+        guard poll.isHistory else { return nil }
         try db.execute("CREATE TEMP TABLE IF NOT EXISTS poll_listed (external_id TEXT PRIMARY KEY) WITHOUT ROWID")
         try db.run("DELETE FROM temp.poll_listed")
         return try db.cachedStatement("INSERT OR IGNORE INTO temp.poll_listed (external_id) VALUES (:external_id)")
@@ -80,9 +81,7 @@ enum PollTransitions {
     static func append(poll: PollContext, runID: Int64, lastIDBefore: Int64, db: Database) throws {
         let lastEntryBefore = try db.scalarInt("SELECT coalesce(max(id), 0) FROM incident_transitions") ?? 0
         try appendEntries(poll: poll, runID: runID, lastIDBefore: lastIDBefore, db: db)
-        var history = true
-        if case .live = poll.origin, poll.stale == nil { history = false }
-        try indexIntervals(after: lastEntryBefore, history: history, db: db)
+        try indexIntervals(after: lastEntryBefore, history: poll.isHistory, db: db)
         try takeOutHours(after: lastEntryBefore, db: db)
     }
 
@@ -98,7 +97,7 @@ enum PollTransitions {
             INSERT INTO incident_transitions (incident_id, source, external_id, run_id, kind, fields, at)
             SELECT incident_id, :source, external_id, :run, kind, fields, at FROM temp.poll_transitions
             """
-        guard case .live = poll.origin, poll.stale == nil else {
+        if poll.isHistory {
             try appendHistory(poll: poll, runID: runID, db: db)
             try db.run(append + " ORDER BY phase, ord", arguments)
             return try db.run("DELETE FROM temp.poll_transitions")
