@@ -29,6 +29,8 @@ let package = Package(
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         // glibc's wcwidth(3), for aligning Korean text in tables.
         .systemLibrary(name: "CTerminal"),
+        // SIGINT/SIGTERM for a command with nothing to cancel, without a thread (ProcessSignals).
+        .target(name: "CProcessSignals"),
         // Libraries opened on first use (dlopen), so that a query loads only what it uses
         // (docs/development.md, "C libraries opened on first use"): each wrapper defines the
         // functions its Swift target calls, with the header's signatures, over CLibraryLoader.
@@ -106,7 +108,7 @@ let package = Package(
         .target(name: "IncidentFeeds", dependencies: ["CZlib", "IncidentCore", "IncidentNetworking", "IncidentXML", "IncidentJSON"],
                 swiftSettings: curlOnFirstUse + metadataAccessors),
         // Configuration, argument parsing, commands, logging: the composition root.
-        .target(name: "IncidentApp", dependencies: ["CCrypto", "CTerminal", "CXLSX", "IncidentCore", "IncidentNetworking", "IncidentFeeds", "IncidentJSON", "IncidentSQLite", "IncidentPostgres", "IncidentHTTP"],
+        .target(name: "IncidentApp", dependencies: ["CCrypto", "CProcessSignals", "CTerminal", "CXLSX", "IncidentCore", "IncidentNetworking", "IncidentFeeds", "IncidentJSON", "IncidentSQLite", "IncidentPostgres", "IncidentHTTP"],
                 swiftSettings: curlOnFirstUse + metadataAccessors),
 
         .executableTarget(name: "incident-scheduler", dependencies: ["IncidentApp"], swiftSettings: curlOnFirstUse + metadataAccessors),

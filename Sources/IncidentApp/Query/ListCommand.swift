@@ -30,7 +30,8 @@ enum ListCommand {
             """,
             options: QueryTool.databaseOptions + QueryTool.filterOptions + [ListAtMoment.at]
                 + [order, limit, format, output, CommonOptions.timeZone, CommonOptions.wide],
-            run: { arguments in try run(arguments, context) })
+            // A read that never suspends nor checks for cancellation: nothing for a signal to cancel.
+            cancellable: false, run: { arguments in try run(arguments, context) })
     }
 
     static func run(_ arguments: ParsedArguments, _ context: Context) throws {
