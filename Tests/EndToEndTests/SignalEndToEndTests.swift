@@ -5,9 +5,11 @@ import TestSupport
 import Testing
 
 /// SIGINT and SIGTERM while a command's own thread is blocked. A command runs on the main
-/// thread until it first suspends (a query never does) and the signals are taken by a thread of
-/// their own (`ProcessSignals`): the first is logged and cancels the command, a second ends
-/// the process at once with 128 + the signal, even while the command cannot move.
+/// thread until it first suspends (a query never does); a read with nothing to cancel takes the
+/// signals without a thread (`ProcessSignals`, CProcessSignals): the first is logged as the
+/// signal thread of a cancellable command logs it, a second ends the process at once with
+/// 128 + the signal, even while the command cannot move. (Cancellable commands: HistoryCLITests'
+/// `changes --follow`, FaultsEndToEndTests' SIGTERM during a download, LoopEndToEndTests.)
 @Suite("End to end: signals while a command is blocked", .serialized)
 struct SignalEndToEndTests {
     @Test("a query blocked writing to a full pipe: the first signal is logged, the second ends it at once (130, 143)",
