@@ -29,21 +29,19 @@ public enum ProcessSignals {
             return first == 0 ? nil : first
         }
 
-        /// Cancels the attached task, if one is attached; ``attach(_:)`` cancels it otherwise.
+        /// Cancels the attached task, if one is attached.
         func cancel() {
             lock.lock()
             defer { lock.unlock() }
             task?.cancel()
         }
 
-        /// Cancels `task` on a signal from now on (at once if one was already received and
-        /// signals cancel), until ``detach()``. Called from inside the task, which outlives the
-        /// attachment: the reference is never used after ``detach()`` returns.
-        func attach(_ task: UnsafeCurrentTask?, cancelNow: Bool) {
+        /// ``cancel()`` cancels `task` from now on, until ``detach()``. Called from inside the
+        /// task, which outlives the attachment: the reference is never used after ``detach()``.
+        func attach(_ task: UnsafeCurrentTask?) {
             lock.lock()
             defer { lock.unlock() }
             self.task = task
-            if cancelNow { task?.cancel() }
         }
 
         func detach() {
@@ -84,7 +82,7 @@ public enum ProcessSignals {
         let finished = DispatchSemaphore(value: 0)
         let status = Mutex<Int32>(ExitStatus.failure)
         Task.immediate {
-            withUnsafeCurrentTask { received.attach($0, cancelNow: false) }
+            withUnsafeCurrentTask { received.attach($0) }
             var value = await body()
             received.detach()
             if let number = received.value, value == ExitStatus.interrupted || value == ExitStatus.terminated {
