@@ -7,6 +7,13 @@ import PackageDescription
 // program asks the linker for it (docs/development.md, "C libraries opened on first use").
 let curlOnFirstUse: [SwiftSetting] = [.unsafeFlags(["-Xfrontend", "-disable-autolink-library", "-Xfrontend", "curl"])]
 
+// A concrete generic type's metadata (e.g. a Dictionary's storage) through a metadata accessor,
+// which passes its conformances (String: Hashable) as they are, instead of by mangled name,
+// which has the runtime demangle the name and scan every conformance record of the executable
+// for each key type's first use: about 0.35 M instructions each, several per query (issue 23,
+// "start fast"; docs/development.md, "C libraries opened on first use").
+let metadataAccessors: [SwiftSetting] = [.unsafeFlags(["-Xfrontend", "-disable-concrete-type-metadata-mangled-name-accessors"])]
+
 let package = Package(
     name: "TrafficIncidents",
     platforms: [.macOS(.v15)],  // Synchronization.Mutex; the product targets Linux
@@ -22,6 +29,8 @@ let package = Package(
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         // glibc's wcwidth(3), for aligning Korean text in tables.
         .systemLibrary(name: "CTerminal"),
+        // SIGINT/SIGTERM for a command with nothing to cancel, without a thread (ProcessSignals).
+        .target(name: "CProcessSignals"),
         // Libraries opened on first use (dlopen), so that a query loads only what it uses
         // (docs/development.md, "C libraries opened on first use"): each wrapper defines the
         // functions its Swift target calls, with the header's signatures, over CLibraryLoader.
@@ -38,13 +47,13 @@ let package = Package(
         .target(name: "CLibXML2", dependencies: ["CLibraryLoader"]),
 
         // Domain: incidents, categories, instants, ports and use cases. No C, no I/O.
-        .target(name: "IncidentCore"),
+        .target(name: "IncidentCore", swiftSettings: metadataAccessors),
         // HTTP: routers, request building, the URLSession-based session, retries, redaction.
-        .target(name: "IncidentNetworking", dependencies: ["CCurl"], swiftSettings: curlOnFirstUse),
+        .target(name: "IncidentNetworking", dependencies: ["CCurl"], swiftSettings: curlOnFirstUse + metadataAccessors),
         // Streaming XML: a libxml2 SAX2 record reader.
-        .target(name: "IncidentXML", dependencies: ["CLibXML2"]),
+        .target(name: "IncidentXML", dependencies: ["CLibXML2"], swiftSettings: metadataAccessors),
         // Streaming JSON: a yajl push-parser record reader.
-        .target(name: "IncidentJSON", dependencies: ["CYAJL"]),
+        .target(name: "IncidentJSON", dependencies: ["CYAJL"], swiftSettings: metadataAccessors),
         // The SQL migrations, embedded in the binary.
         .target(
             name: "IncidentMigrations",
@@ -92,18 +101,18 @@ let package = Package(
             ]
         ),
         // SQLite: connection/statement wrappers, migrator, the incident repository.
-        .target(name: "IncidentSQLite", dependencies: ["CSQLite3", "IncidentCore", "IncidentMigrations"]),
+        .target(name: "IncidentSQLite", dependencies: ["CSQLite3", "IncidentCore", "IncidentMigrations"], swiftSettings: metadataAccessors),
         // PostgreSQL: the shared store for several scheduler hosts (libpq), the same ports.
-        .target(name: "IncidentPostgres", dependencies: ["CLibPQ", "IncidentCore", "IncidentPostgresMigrations"]),
+        .target(name: "IncidentPostgres", dependencies: ["CLibPQ", "IncidentCore", "IncidentPostgresMigrations"], swiftSettings: metadataAccessors),
         // Providers: one folder each (router, record reader, mapper).
         .target(name: "IncidentFeeds", dependencies: ["CZlib", "IncidentCore", "IncidentNetworking", "IncidentXML", "IncidentJSON"],
-                swiftSettings: curlOnFirstUse),
+                swiftSettings: curlOnFirstUse + metadataAccessors),
         // Configuration, argument parsing, commands, logging: the composition root.
-        .target(name: "IncidentApp", dependencies: ["CCrypto", "CTerminal", "CXLSX", "IncidentCore", "IncidentNetworking", "IncidentFeeds", "IncidentJSON", "IncidentSQLite", "IncidentPostgres", "IncidentHTTP"],
-                swiftSettings: curlOnFirstUse),
+        .target(name: "IncidentApp", dependencies: ["CCrypto", "CProcessSignals", "CTerminal", "CXLSX", "IncidentCore", "IncidentNetworking", "IncidentFeeds", "IncidentJSON", "IncidentSQLite", "IncidentPostgres", "IncidentHTTP"],
+                swiftSettings: curlOnFirstUse + metadataAccessors),
 
-        .executableTarget(name: "incident-scheduler", dependencies: ["IncidentApp"], swiftSettings: curlOnFirstUse),
-        .executableTarget(name: "incidents", dependencies: ["IncidentApp"], swiftSettings: curlOnFirstUse),
+        .executableTarget(name: "incident-scheduler", dependencies: ["IncidentApp"], swiftSettings: curlOnFirstUse + metadataAccessors),
+        .executableTarget(name: "incidents", dependencies: ["IncidentApp"], swiftSettings: curlOnFirstUse + metadataAccessors),
         // Scripts/bench-json's reader: JSONRecordReader over one file, nothing else.
         .executableTarget(name: "bench-json", dependencies: ["IncidentJSON"]),
 
@@ -122,7 +131,7 @@ let package = Package(
 
         // `incidents serve`: libmicrohttpd (imported by IncidentHTTP only) and the HTTP server on it.
         .target(name: "CMicroHTTPD", dependencies: ["CLibraryLoader"]),
-        .target(name: "IncidentHTTP", dependencies: ["CMicroHTTPD"]),
+        .target(name: "IncidentHTTP", dependencies: ["CMicroHTTPD"], swiftSettings: metadataAccessors),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -66,11 +66,18 @@ struct Logger: Sendable {
     /// appear only with `--verbose`.
     func log(_ level: Level, _ event: String, _ fields: KeyValuePairs<String, (any CustomStringConvertible)?> = [:]) {
         if level == .debug ? !(verbose || minimumLevel == .debug) : level < minimumLevel { return }
-        var pairs: [(String, Value)] = [("ts", .text(clock.now().rfc3339)), ("level", .text(level.rawValue)), ("event", .text(event))]
+        var pairs: [(String, Value)] = []
         for (key, value) in fields {
             if let value { pairs.append((key, Self.value(value))) }
         }
-        write((syslogPriorities ? "<\(level.syslogPriority)>" : "") + render(pairs))
+        write(line(level, event, pairs))
+    }
+
+    /// The line of `event` at `level` (whatever the minimum level), now: its time, level and
+    /// event, then `pairs` as they are (not redacted: for values known to hold no secret).
+    func line(_ level: Level, _ event: String, _ pairs: [(String, Value)]) -> String {
+        (syslogPriorities ? "<\(level.syslogPriority)>" : "")
+            + render([("ts", .text(clock.now().rfc3339)), ("level", .text(level.rawValue)), ("event", .text(event))] + pairs)
     }
 
     /// Integers and finite doubles are numbers (doubles to the millisecond: `0.042`); anything

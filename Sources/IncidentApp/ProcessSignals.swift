@@ -1,3 +1,4 @@
+import CProcessSignals
 import Dispatch
 import Foundation
 import IncidentCore
@@ -7,72 +8,170 @@ import Synchronization
 /// requests are cancelled, the open transaction rolls back, the run is recorded as cancelled,
 /// and the process exits with 128 + the signal number (130, 143). A second signal exits at once
 /// (SQLite's journal makes even that safe: the next open rolls the transaction back).
+///
+/// Starting fast (issue 23): the command runs on the main thread until it first truly suspends
+/// (`Task.immediate`), so a query, which never does, starts no Dispatch worker thread. Until a
+/// command that can be cancelled starts (``Command/cancellable``, ``cancelOnSignal()``), the
+/// signals are handled without any thread (CProcessSignals): the first is logged and recorded,
+/// a second exits at once. There is nothing to cancel then: parsing, help, `--version` and the
+/// reads that never suspend nor check for cancellation (`list`, `show`, `stats`, …). Only a
+/// command that can be cancelled starts the thread that cancels it. On a busy machine every
+/// thread a short process starts waits for a core, at its start and again at the process's exit.
 public enum ProcessSignals {
+    /// The task to cancel on a signal while it runs.
     final class Received: @unchecked Sendable {
         private let lock = NSLock()
-        private var signal: Int32?
+        private var task: UnsafeCurrentTask?
 
-        /// Records `signal`; returns false when one had already been received.
-        func record(_ value: Int32) -> Bool {
-            lock.lock()
-            defer { lock.unlock() }
-            if signal != nil { return false }
-            signal = value
-            return true
+        /// The first signal received (by the thread-free handler or the signal thread), nil when none.
+        var value: Int32? {
+            let first = process_signals_first()
+            return first == 0 ? nil : first
         }
 
-        var value: Int32? {
+        /// Cancels the attached task, if one is attached.
+        func cancel() {
             lock.lock()
             defer { lock.unlock() }
-            return signal
+            task?.cancel()
+        }
+
+        /// ``cancel()`` cancels `task` from now on, until ``detach()``. Called from inside the
+        /// task, which outlives the attachment: the reference is never used after ``detach()``.
+        func attach(_ task: UnsafeCurrentTask?) {
+            lock.lock()
+            defer { lock.unlock() }
+            self.task = task
+        }
+
+        func detach() {
+            lock.lock()
+            defer { lock.unlock() }
+            task = nil
         }
     }
 
-    /// The executables' entry point: runs `body` in a task that SIGINT/SIGTERM cancel, and
-    /// exits the process with its status.
+    /// What ``main(_:)`` set up: nil in a process it does not run (the tests' own).
+    struct Installed: Sendable {
+        let received: Received
+        let logger: Logger
+    }
+
+    private static let installed = Mutex<Installed?>(nil)
+    private static let cancelling = Atomic<Bool>(false)
+
+    /// The executables' entry point: runs `body` in a task that SIGINT/SIGTERM cancel once
+    /// ``cancelOnSignal()`` has been called, and exits the process with its status.
     ///
-    /// The main thread waits on a semaphore rather than in `dispatch_main` (what a top-level
-    /// `await` uses): same behaviour, and the binaries can then run under valgrind's callgrind,
-    /// which crashes in `dispatch_main`'s `sigsuspend` loop (valgrind 3.19).
+    /// The task starts on this (the main) thread and stays on it until its first real
+    /// suspension; after one it continues on the global executor while this thread waits on a
+    /// semaphore rather than in `dispatch_main` (what a top-level `await` uses): same behaviour,
+    /// and the binaries can then run under valgrind's callgrind, which crashes in
+    /// `dispatch_main`'s `sigsuspend` loop (valgrind 3.19).
     public static func main(_ body: @escaping @Sendable () async -> Int32) -> Never {
+        // Before a command has parsed --log-format: logfmt, with journal priorities under systemd.
+        let logger = Logger(clock: .system, syslogPriorities: JournalStream.isStandardError(
+            getenv("JOURNAL_STREAM").map { ["JOURNAL_STREAM": String(cString: $0)] } ?? [:]))
+        for number in [SIGINT, SIGTERM] {
+            let (line, timeOffset) = receivedLine(number, logger)
+            line.withUnsafeBufferPointer { process_signals_set_line(number, $0.baseAddress, $0.count, timeOffset) }
+        }
+        process_signals_install()
+        let received = Received()
+        installed.withLock { $0 = Installed(received: received, logger: logger) }
         let finished = DispatchSemaphore(value: 0)
         let status = Mutex<Int32>(ExitStatus.failure)
-        Task {
-            let value = await runCancellable(body)
-            status.withLock { $0 = value }
+        Task.immediate {
+            withUnsafeCurrentTask { received.attach($0) }
+            var value = await body()
+            received.detach()
+            if let number = received.value, value == ExitStatus.interrupted || value == ExitStatus.terminated {
+                value = 128 + number
+            }
+            status.withLock { [value] in $0 = value }
             finished.signal()
         }
         finished.wait()
         exit(status.withLock { $0 })
     }
 
-    /// Runs `body` in a task that SIGINT/SIGTERM cancel, and returns its exit status (mapped to
-    /// 128 + signal when it reports an interruption).
-    public static func runCancellable(_ body: @escaping @Sendable () async -> Int32) async -> Int32 {
-        let received = Received()
-        // Before a command has parsed --log-format: logfmt, with journal priorities under systemd.
-        let logger = Logger(clock: .system, syslogPriorities: JournalStream.isStandardError(
-            getenv("JOURNAL_STREAM").map { ["JOURNAL_STREAM": String(cString: $0)] } ?? [:]))
-        let task = Task { await body() }
-        let sources = [SIGINT, SIGTERM].map { number -> any DispatchSourceSignal in
-            signal(number, SIG_IGN)  // let Dispatch, not the default action, handle it
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler {
-                guard received.record(number) else { _exit(128 + number) }
-                logger.log(.warning, "signal.received", [
-                    "signal": number == SIGINT ? "SIGINT" : "SIGTERM",
-                    "note": "stopping (a poll under way is rolled back); send it again to stop at once",
-                ])
-                task.cancel()
-            }
-            source.resume()
-            return source
+    /// From now on SIGINT and SIGTERM cancel the task of ``main(_:)``: a thread of its own
+    /// waits for them (``SignalThread``), logs the first and cancels the task (at once when
+    /// one was received before), and exits at once on a second. Call from the task, before it
+    /// first suspends (on the main thread, whose signal mask every later thread inherits).
+    /// Does nothing outside ``main(_:)`` or when called before.
+    static func cancelOnSignal() {
+        guard let installed = installed.withLock({ $0 }),
+              !cancelling.exchange(true, ordering: .sequentiallyConsistent) else { return }
+        let (received, logger) = (installed.received, installed.logger)
+        SignalThread.start { number in
+            guard process_signals_record(number) == 1 else { _exit(128 + number) }
+            logger.write(logger.line(.warning, "signal.received", receivedPairs(number)))
+            received.cancel()
         }
-        let status = await task.value
-        sources.forEach { $0.cancel() }
-        if let number = received.value, status == ExitStatus.interrupted || status == ExitStatus.terminated {
-            return 128 + number
+        // A signal the thread-free handler took before: cancel as the thread would have.
+        if received.value != nil { received.cancel() }
+    }
+
+    /// The fields of the line logged when `number` is received first.
+    static func receivedPairs(_ number: Int32) -> [(String, Logger.Value)] {
+        [("signal", .text(number == SIGINT ? "SIGINT" : "SIGTERM")),
+         ("note", .text("stopping (a poll under way is rolled back); send it again to stop at once"))]
+    }
+
+    /// The line `logger` writes for `number` received (newline included) at the time
+    /// 1970-01-01T00:00:00Z, and the offset of that time in it: for the thread-free handler,
+    /// which cannot format a line itself, the line the signal thread logs.
+    static func receivedLine(_ number: Int32, _ logger: Logger) -> (line: [CChar], timeOffset: Int) {
+        var epoch = logger
+        epoch.clock = .fixed(UTCInstant(secondsSince1970: 0))
+        let line = epoch.line(.warning, "signal.received", receivedPairs(number)) + "\n"
+        let prefix = "ts=1970-01-01T00:00:00Z"
+        // After the journal's priority, if any: `<4>ts=…`.
+        let time = line.utf8.starts(with: prefix.utf8) ? 3 : (line.utf8.firstIndex(of: UInt8(ascii: ">")).map { line.utf8.distance(from: line.utf8.startIndex, to: $0) + 1 + 3 } ?? 0)
+        return (line.utf8.map { CChar(bitPattern: $0) }, time)
+    }
+}
+
+/// One thread that takes SIGINT and SIGTERM with `sigwait`. They are blocked in the calling
+/// thread first, and so in every thread started after it (threads inherit the mask): the
+/// kernel keeps them pending for `sigwait` instead of running a handler on some thread, and no
+/// system call elsewhere is interrupted (EINTR). Children started later inherit the blocked
+/// mask, as they did from Dispatch's worker threads, which block them too.
+enum SignalThread {
+    final class Handler {
+        let handle: @Sendable (Int32) -> Void
+        init(_ handle: @escaping @Sendable (Int32) -> Void) { self.handle = handle }
+    }
+
+    static var signals: sigset_t {
+        var set = sigset_t()
+        sigemptyset(&set)
+        sigaddset(&set, SIGINT)
+        sigaddset(&set, SIGTERM)
+        return set
+    }
+
+    /// Blocks SIGINT and SIGTERM in the calling thread and calls `handle` on a thread of its
+    /// own with each one received, in order, for the rest of the process.
+    static func start(_ handle: @escaping @Sendable (Int32) -> Void) {
+        var set = signals
+        pthread_sigmask(SIG_BLOCK, &set, nil)
+        let context = Unmanaged.passRetained(Handler(handle)).toOpaque()
+        var thread = pthread_t()
+        let created = pthread_create(&thread, nil, { context in
+            let handler = Unmanaged<Handler>.fromOpaque(context!).takeRetainedValue()
+            var set = SignalThread.signals
+            var number: Int32 = 0
+            while sigwait(&set, &number) == 0 { handler.handle(number) }
+            return nil
+        }, context)
+        if created == 0 {
+            pthread_detach(thread)
+        } else {
+            // No thread: the thread-free handler goes on taking them (logged, not cancelled).
+            Unmanaged<Handler>.fromOpaque(context).release()
+            pthread_sigmask(SIG_UNBLOCK, &set, nil)
         }
-        return status
     }
 }

@@ -36,6 +36,10 @@ public protocol ListingRowReader: IncidentReader {
     func forEachListingRow(matching query: IncidentQuery, _ row: (any ListingRow) throws -> Void) throws
 }
 
+extension ListingRowReader {
+    public var listingRows: (any ListingRowReader)? { self }
+}
+
 extension IncidentField {
     /// The field's stored value in `row`, read from its columns (indexes of ``columns``, in
     /// order): NULL text is absent; an instant that is not RFC 3339, a coordinate outside WGS84

@@ -201,9 +201,17 @@ public protocol IncidentReader: Sendable {
     /// The number of incidents active at `now` (``StoredIncident/isActive(at:)``) per source;
     /// sources without any are absent. For health views and metrics.
     func activeIncidentCounts(at now: UTCInstant) throws -> [String: Int]
+    /// This store as a ``ListingRowReader`` when it is one (the fast path of exports), else nil:
+    /// a witness chosen when the conformance is compiled, where `as? any ListingRowReader` has the
+    /// runtime scan every protocol conformance of the executable (about 0.4 M instructions, once
+    /// per process: issue 23, "start fast").
+    var listingRows: (any ListingRowReader)? { get }
 }
 
 extension IncidentReader {
+    /// Not a ``ListingRowReader``: nil (a ``ListingRowReader`` is its own).
+    public var listingRows: (any ListingRowReader)? { nil }
+
     /// Counted through ``statistics(matching:utcOffsetSeconds:)``; a store with a cheaper
     /// query (one `GROUP BY source`) implements the requirement itself.
     public func activeIncidentCounts(at now: UTCInstant) throws -> [String: Int] {

@@ -197,11 +197,17 @@ public struct Command: Sendable {
     /// (``UsageError`` for a bad value, the error of what failed otherwise), turned into the
     /// exit status and message in one place (``Failure/init(_:)``).
     var run: (@Sendable (ParsedArguments) async throws -> Void)?
+    /// Whether SIGINT and SIGTERM cancel `run` (``ProcessSignals/cancelOnSignal()``; a thread
+    /// waits for them while it runs). False for a read that never suspends and never checks for
+    /// cancellation, which a signal could not stop anyway: the first is only logged, a second
+    /// still ends the process at once, and no thread is started (issue 23, "start fast").
+    var cancellable = true
 
     init(name: String, abstract: String, discussion: String? = nil, options: [any OptionDeclaration] = [],
-         positionals: [Positional] = [], subcommands: [Command] = [], hidden: Bool = false,
+         positionals: [Positional] = [], subcommands: [Command] = [], hidden: Bool = false, cancellable: Bool = true,
          run: (@Sendable (ParsedArguments) async throws -> Void)? = nil) {
         self.isHidden = hidden
+        self.cancellable = cancellable
         self.name = name
         self.abstract = abstract
         self.discussion = discussion

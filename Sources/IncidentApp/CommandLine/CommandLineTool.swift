@@ -33,6 +33,7 @@ public enum CommandLineTool {
             return ExitStatus.success
         case .run(let command, let parsed):
             guard let run = command.run else { return ExitStatus.usage }
+            if command.cancellable { ProcessSignals.cancelOnSignal() }
             do {
                 try await run(parsed)
                 return ExitStatus.success

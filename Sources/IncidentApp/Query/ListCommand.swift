@@ -30,7 +30,8 @@ enum ListCommand {
             """,
             options: QueryTool.databaseOptions + QueryTool.filterOptions + [ListAtMoment.at]
                 + [order, limit, format, output, CommonOptions.timeZone, CommonOptions.wide],
-            run: { arguments in try run(arguments, context) })
+            // A read that never suspends nor checks for cancellation: nothing for a signal to cancel.
+            cancellable: false, run: { arguments in try run(arguments, context) })
     }
 
     static func run(_ arguments: ParsedArguments, _ context: Context) throws {
@@ -48,7 +49,7 @@ enum ListCommand {
                 if let instant = query.query.listedAt {
                     try ListAtMoment.show(reader, at: instant, zone: query.zone, onStdout: format == .table, context)
                 }
-                if var fast = writer as? any ListingRowWriter, let rows = reader as? any ListingRowReader {
+                if var fast = writer.listingRowWriter, let rows = reader.listingRows {
                     // Exports from a store that reads rows in place: written from the statement's columns (issue 23).
                     try IncidentReads.listRows(rows, query.query) { row, cells in
                         shown += 1

@@ -44,7 +44,8 @@ enum MapCommand {
             """,
             options: QueryTool.databaseOptions + QueryTool.filterOptions
                 + [ListCommand.order, ListCommand.limit, output, tiles, timeline, CommonOptions.timeZone],
-            run: { arguments in try run(arguments, context) })
+            // A read that never suspends nor checks for cancellation: nothing for a signal to cancel.
+            cancellable: false, run: { arguments in try run(arguments, context) })
     }
 
     static func run(_ arguments: ParsedArguments, _ context: Context) throws {

@@ -21,7 +21,8 @@ enum RunsCommand {
             it was published, duplicates, warnings and the host that ran the poll.
             """,
             options: QueryTool.databaseOptions + [source, failuresFirst, limit, CommonOptions.tableOrJSON, CommonOptions.timeZone, CommonOptions.wide],
-            run: { arguments in try run(arguments, context) })
+            // A read that never suspends nor checks for cancellation: nothing for a signal to cancel.
+            cancellable: false, run: { arguments in try run(arguments, context) })
     }
 
     static func run(_ arguments: ParsedArguments, _ context: Context) throws {

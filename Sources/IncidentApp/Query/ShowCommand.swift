@@ -18,7 +18,8 @@ enum ShowCommand {
             """,
             options: QueryTool.databaseOptions + [format, CommonOptions.timeZone],
             positionals: [Positional("id", help: "The incident's id (the ID column of `incidents list`).")],
-            run: { arguments in try run(arguments, context) })
+            // A read that never suspends nor checks for cancellation: nothing for a signal to cancel.
+            cancellable: false, run: { arguments in try run(arguments, context) })
     }
 
     static func run(_ arguments: ParsedArguments, _ context: Context) throws {

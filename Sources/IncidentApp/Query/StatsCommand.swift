@@ -35,7 +35,8 @@ enum StatsCommand {
               incidents stats --by hour --chart --since 7d
             """,
             options: QueryTool.databaseOptions + QueryTool.filterOptions + [by, per, chart, format, top, ListCommand.output, CommonOptions.timeZone, CommonOptions.wide],
-            run: { arguments in try run(arguments, context) })
+            // A read that never suspends nor checks for cancellation: nothing for a signal to cancel.
+            cancellable: false, run: { arguments in try run(arguments, context) })
     }
 
     static func run(_ arguments: ParsedArguments, _ context: Context) throws {

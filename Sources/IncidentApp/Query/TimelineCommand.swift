@@ -34,7 +34,8 @@ enum TimelineCommand {
               incidents timeline --per day --since 30d --by category --format csv
             """,
             options: QueryTool.databaseOptions + filters + [per, by, since, until, format, CommonOptions.timeZone, CommonOptions.wide],
-            run: { arguments in try run(arguments, context) })
+            // A read that never suspends nor checks for cancellation: nothing for a signal to cancel.
+            cancellable: false, run: { arguments in try run(arguments, context) })
     }
 
     static func run(_ arguments: ParsedArguments, _ context: Context) throws {

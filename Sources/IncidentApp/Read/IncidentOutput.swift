@@ -224,6 +224,13 @@ enum IncidentOutput {
 protocol IncidentWriter {
     mutating func write(_ row: ListedIncident) throws
     mutating func finish() throws
+    /// A copy of this writer as a ``ListingRowWriter`` when it is one, else nil (without the
+    /// runtime's conformance scan of `as?`, as ``IncidentReader/listingRows``).
+    var listingRowWriter: (any ListingRowWriter)? { get }
+}
+
+extension IncidentWriter {
+    var listingRowWriter: (any ListingRowWriter)? { nil }
 }
 
 /// A writer that also takes the fast path of exports (``IncidentReads/listRows(_:_:_:)``):
@@ -232,6 +239,10 @@ protocol IncidentWriter {
 /// decoded incident.
 protocol ListingRowWriter: IncidentWriter {
     mutating func write(_ row: any ListingRow, _ cells: ListingCells) throws
+}
+
+extension ListingRowWriter {
+    var listingRowWriter: (any ListingRowWriter)? { self }
 }
 
 /// `json`: an array with one object per line, written as rows come; `ndjson`: one object per
