@@ -95,13 +95,12 @@ enum PollTransitions {
         try takeOutHours(after: lastEntryBefore, db: db)
     }
 
-    /// Whether no incident is stored and no log entry names one: a poll into such a database
-    /// stores incidents with no history (``append(poll:runID:lastIDBefore:unlogged:db:)``). A
-    /// record set aside with no incident leaves an entry with none, which is no history.
-    static func isUnlogged(db: Database) throws -> Bool {
-        try db.scalarInt("""
-            SELECT NOT EXISTS (SELECT 1 FROM incidents) AND NOT EXISTS (SELECT 1 FROM incident_transitions WHERE incident_id IS NOT NULL)
-            """) == 1
+    /// Whether no log entry names an incident, in a database with no incident (`lastIDBefore`
+    /// 0): a poll into it stores incidents with no history (``append(poll:runID:lastIDBefore:unlogged:db:)``).
+    /// A record set aside with no incident leaves an entry with none, which is no history.
+    static func isUnlogged(lastIDBefore: Int64, db: Database) throws -> Bool {
+        guard lastIDBefore == 0 else { return false }
+        return try db.scalarInt("SELECT NOT EXISTS (SELECT 1 FROM incident_transitions WHERE incident_id IS NOT NULL)") == 1
     }
 
     private static func appendEntries(poll: PollContext, runID: Int64, lastIDBefore: Int64, unlogged: Bool, db: Database) throws {

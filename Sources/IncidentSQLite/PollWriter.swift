@@ -231,14 +231,14 @@ final class PollWriter: PollSink, UnlistedIncidents {
         guess = try db.scalarInt("SELECT EXISTS (SELECT 1 FROM incidents WHERE source = :source)",
                                  ["source": .text(poll.source)]) == 1 ? .unchanged : .new
         lastIDBefore = try db.scalarInt("SELECT coalesce(max(id), 0) FROM incidents") ?? 0
-        unlogged = try PollTransitions.isUnlogged(db: db)
+        unlogged = try PollTransitions.isUnlogged(lastIDBefore: lastIDBefore, db: db)
         listed = try PollTransitions.prepareListed(for: poll, unlogged: unlogged, db: db)
         cacheSizeBefore = try db.scalarInt("PRAGMA cache_size") ?? -2000
         if lastIDBefore == 0 {
             deferredIndexes = try dropIndexes(of: "incidents")
             try setCacheSize(kibibytes: Self.largeCacheKiB)
         }
-        if try db.scalarInt("SELECT NOT EXISTS (SELECT 1 FROM incident_listed_open)") == 1 {
+        if try db.scalarInt("SELECT max(id) IS NULL FROM incident_listed_open") == 1 {
             deferredIntervalIndexes = try dropIndexes(of: "incident_listed_open")
         }
         try PollTransitions.prepare(db: db)
