@@ -81,7 +81,7 @@ enum PollTransitions {
     /// the intervals they open or end (``indexIntervals(after:history:db:)``).
     /// `lastIDBefore`: the largest incident id before the poll (its new incidents are above it).
     /// `unlogged`: the database held no incident before the poll and the log no entry of an
-    /// incident (``isUnlogged(db:)``), so that every incident is the poll's and has no history: a
+    /// incident (``isUnlogged(lastIDBefore:db:)``), so that every incident is the poll's and has no history: a
     /// replay's or a stale document's appearances are then every incident it stored, read from
     /// `incidents` directly, not looked up one by one in `temp.poll_listed` and the log (a first
     /// ingest of a 300,000-record file spent 1.8 s on those lookups, issue 23), and its

@@ -177,12 +177,12 @@ final class PollWriter: PollSink, UnlistedIncidents {
     private let fill: Statement
     private let fillBinder: ContentColumns.Binder
     /// The `CREATE INDEX` statements of the indexes of `incidents` dropped for a load into an
-    /// empty table (``dropIndexesForFreshLoad()``), until ``createDeferredIndexes()``.
+    /// empty table (``dropIndexes(of:)``), until ``createDeferredIndexes()``.
     private var deferredIndexes: [String] = []
     /// The same for `incident_listed_open`, until the end of ``finish()``, which fills it.
     private var deferredIntervalIndexes: [String] = []
     /// Whether the database held no incident and no log entry of one before the poll
-    /// (``PollTransitions/isUnlogged(db:)``): a first poll, a load into an emptied database.
+    /// (``PollTransitions/isUnlogged(lastIDBefore:db:)``): a first poll, a load into an emptied database.
     private let unlogged: Bool
     /// The connection's page cache size before the poll (`PRAGMA cache_size`), restored by
     /// ``restoreCacheSize()``.
@@ -245,8 +245,8 @@ final class PollWriter: PollSink, UnlistedIncidents {
         try DerivedIndexes.prepareChanges(in: db)
     }
 
-    /// A replay's or a stale document's record of the ids it lists (``PollTransitions/prepareListed(for:db:)``);
-    /// nil for a live poll.
+    /// A replay's or a stale document's record of the ids it lists (``PollTransitions/prepareListed(for:unlogged:db:)``);
+    /// nil for a live poll and an unlogged one.
     private let listed: Statement?
 
     /// Notes that this poll lists `externalID` (a replay's or a stale document's history starts from them).
@@ -293,8 +293,9 @@ final class PollWriter: PollSink, UnlistedIncidents {
     /// then stay in memory instead of being read and written again through the -wal at each
     /// record (a fresh 300,000-record ingest spent a quarter of its CPU in the kernel, issue 23).
     /// Not while sorting (``createDeferredIndexes()``, the counts): a sorter's buffer is the size
-    /// of the cache, one per `GROUP BY`.
-    /// 12 MiB: a fresh 300,000-record ingest from a file then peaked at 53 MiB (16 MiB: 57.5 MiB).
+    /// of the cache, one per `GROUP BY`. With 12 MiB a fresh 300,000-record ingest peaked at
+    /// 41.6 MiB from a file and 58.6 MiB over HTTP (`Scripts/bench`; 16 MiB took a file ingest
+    /// 4.5 MiB higher), within the 64 MiB budget (issue 23).
     static let largeCacheKiB = 12 << 10
 
     /// Sets the page cache to `kibibytes`, or to what it was before the poll (nil).
