@@ -25,15 +25,17 @@ enum PollTransitions {
         try db.run("DELETE FROM temp.poll_transitions")
     }
 
-    /// For a poll that is history (``PollContext/isHistory``, ``appendHistory(poll:runID:db:)``),
+    /// For a poll that is history (``PollContext/isHistory``, ``appendHistory(poll:runID:unlogged:db:)``),
     /// empties `temp.poll_listed` and returns the statement that adds one external id to it
     /// (`:external_id`). Its history then starts from the ids it lists, found through the
     /// source's unique key (a CROSS JOIN, which SQLite keeps in its order: the temporary table
     /// has no statistics, and the planner preferred reading the source's incidents), not from
     /// every incident of the source (which grew with the history: 356 ms of CPU at 1,000,000
-    /// incidents, issue 23). Nil for a poll of the present, which needs none.
-    static func prepareListed(for poll: PollContext, db: Database) throws -> Statement? {
-        guard poll.isHistory else { return nil }
+    /// incidents, issue 23). Nil for a poll of the present, which needs none, and when
+    /// `unlogged` (``append(poll:runID:lastIDBefore:unlogged:db:)``): then what the poll lists
+    /// are the incidents it stored.
+    static func prepareListed(for poll: PollContext, unlogged: Bool, db: Database) throws -> Statement? {
+        guard poll.isHistory, !unlogged else { return nil }
         try db.execute("CREATE TEMP TABLE IF NOT EXISTS poll_listed (external_id TEXT PRIMARY KEY) WITHOUT ROWID")
         try db.run("DELETE FROM temp.poll_listed")
         return try db.cachedStatement("INSERT OR IGNORE INTO temp.poll_listed (external_id) VALUES (:external_id)")
@@ -78,14 +80,28 @@ enum PollTransitions {
     /// Adds the poll's appearances, then appends its entries to the log in order, and indexes
     /// the intervals they open or end (``indexIntervals(after:history:db:)``).
     /// `lastIDBefore`: the largest incident id before the poll (its new incidents are above it).
-    static func append(poll: PollContext, runID: Int64, lastIDBefore: Int64, db: Database) throws {
+    /// `unlogged`: the database held no incident before the poll and the log no entry of an
+    /// incident (``isUnlogged(lastIDBefore:db:)``), so that every incident is the poll's and has no history: a
+    /// replay's or a stale document's appearances are then every incident it stored, read from
+    /// `incidents` directly, not looked up one by one in `temp.poll_listed` and the log (a first
+    /// ingest of a 300,000-record file spent 1.8 s on those lookups, issue 23), and its
+    /// intervals end only by the clears it logs, as a live poll's.
+    static func append(poll: PollContext, runID: Int64, lastIDBefore: Int64, unlogged: Bool, db: Database) throws {
         let lastEntryBefore = try db.scalarInt("SELECT coalesce(max(id), 0) FROM incident_transitions") ?? 0
-        try appendEntries(poll: poll, runID: runID, lastIDBefore: lastIDBefore, db: db)
-        try indexIntervals(after: lastEntryBefore, history: poll.isHistory, db: db)
+        try appendEntries(poll: poll, runID: runID, lastIDBefore: lastIDBefore, unlogged: unlogged, db: db)
+        try indexIntervals(after: lastEntryBefore, history: poll.isHistory && !unlogged, db: db)
         try takeOutHours(after: lastEntryBefore, db: db)
     }
 
-    private static func appendEntries(poll: PollContext, runID: Int64, lastIDBefore: Int64, db: Database) throws {
+    /// Whether no log entry names an incident, in a database with no incident (`lastIDBefore`
+    /// 0): a poll into it stores incidents with no history (``append(poll:runID:lastIDBefore:unlogged:db:)``).
+    /// A record set aside with no incident leaves an entry with none, which is no history.
+    static func isUnlogged(lastIDBefore: Int64, db: Database) throws -> Bool {
+        guard lastIDBefore == 0 else { return false }
+        return try db.scalarInt("SELECT NOT EXISTS (SELECT 1 FROM incident_transitions WHERE incident_id IS NOT NULL)") == 1
+    }
+
+    private static func appendEntries(poll: PollContext, runID: Int64, lastIDBefore: Int64, unlogged: Bool, db: Database) throws {
         let at = SQLiteValue.text(poll.observedAt.rfc3339)
         try db.run("""
             UPDATE temp.poll_transitions SET incident_id = (SELECT id FROM incidents i
@@ -98,7 +114,7 @@ enum PollTransitions {
             SELECT incident_id, :source, external_id, :run, kind, fields, at FROM temp.poll_transitions
             """
         if poll.isHistory {
-            try appendHistory(poll: poll, runID: runID, db: db)
+            try appendHistory(poll: poll, runID: runID, unlogged: unlogged, db: db)
             try db.run(append + " ORDER BY phase, ord", arguments)
             return try db.run("DELETE FROM temp.poll_transitions")
         }
@@ -119,21 +135,31 @@ enum PollTransitions {
     /// (``firstClearingPoll(after:)``), unless a listing at or before that poll continues it. An
     /// incident only this document lists is cleared as of that poll (the present it has is that
     /// poll's); one cleared before and listed again later keeps its present.
-    private static func appendHistory(poll: PollContext, runID: Int64, db: Database) throws {
+    /// `unlogged`: every incident is this poll's, with no log before it (no state, no later listing).
+    private static func appendHistory(poll: PollContext, runID: Int64, unlogged: Bool, db: Database) throws {
         let at = SQLiteValue.text(poll.observedAt.rfc3339)
         let arguments: [String: SQLiteValue] = ["at": at, "source": .text(poll.source), "run": .integer(runID)]
         var clearing: SQLiteValue = .null
         try db.query(firstClearingPoll(after: ":at"), arguments) { row in clearing = row.string(at: 0).map(SQLiteValue.text) ?? .null }
-        try db.run("""
-            INSERT INTO temp.poll_transitions (phase, ord, incident_id, external_id, kind, at)
-            SELECT 3, id, id, external_id, CASE WHEN state IS NULL THEN 'appeared' ELSE 'reopened' END, :at FROM (
-                SELECT i.id, i.external_id, \(stateAt(":at")) AS state, \(listedAfter(":at")) AS later
-                FROM temp.poll_listed listed_ids CROSS JOIN incidents i ON i.source = :source AND i.external_id = listed_ids.external_id
-                WHERE i.last_seen_run_id = :run
-                  AND i.id NOT IN (SELECT incident_id FROM temp.poll_transitions WHERE phase = 2))
-            WHERE state IS NULL OR (state = 'cleared' AND (later OR :clearing IS NOT NULL))
-            ORDER BY id
-            """, arguments.merging(["clearing": clearing]) { $1 })
+        if unlogged {
+            try db.run("""
+                INSERT INTO temp.poll_transitions (phase, ord, incident_id, external_id, kind, at)
+                SELECT 3, id, id, external_id, 'appeared', :at FROM incidents
+                WHERE last_seen_run_id = :run AND id NOT IN (SELECT incident_id FROM temp.poll_transitions WHERE phase = 2)
+                ORDER BY id
+                """, ["at": at, "run": .integer(runID)])
+        } else {
+            try db.run("""
+                INSERT INTO temp.poll_transitions (phase, ord, incident_id, external_id, kind, at)
+                SELECT 3, id, id, external_id, CASE WHEN state IS NULL THEN 'appeared' ELSE 'reopened' END, :at FROM (
+                    SELECT i.id, i.external_id, \(stateAt(":at")) AS state, \(listedAfter(":at")) AS later
+                    FROM temp.poll_listed listed_ids CROSS JOIN incidents i ON i.source = :source AND i.external_id = listed_ids.external_id
+                    WHERE i.last_seen_run_id = :run
+                      AND i.id NOT IN (SELECT incident_id FROM temp.poll_transitions WHERE phase = 2))
+                WHERE state IS NULL OR (state = 'cleared' AND (later OR :clearing IS NOT NULL))
+                ORDER BY id
+                """, arguments.merging(["clearing": clearing]) { $1 })
+        }
         guard case .text = clearing else { return }
         try db.run("""
             INSERT INTO temp.poll_transitions (phase, ord, incident_id, external_id, kind, at)

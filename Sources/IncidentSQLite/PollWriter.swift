@@ -1,4 +1,5 @@
 import IncidentCore
+internal import CSQLite3
 
 extension SQLiteStore: IngestStore {
     public func ingest(_ poll: PollContext, _ produce: (any PollSink) throws -> ResponseVerdict) throws -> IngestRun {
@@ -9,6 +10,7 @@ extension SQLiteStore: IngestStore {
                                     status: .succeeded, origin: poll.origin, observedAt: poll.observedAt, host: poll.host)
                 let runID = try RunRow.insert(run, running: true, db: db)
                 let writer = try PollWriter(db: db, columns: columns, poll: poll, runID: runID)
+                defer { writer.restoreCacheSize() }
                 let verdict = try produce(writer)
                 try writer.createDeferredIndexes()
                 let publication = try Publication(stated: verdict.publishedAt, poll: poll,
@@ -30,8 +32,10 @@ extension SQLiteStore: IngestStore {
                 if poll.dryRun {
                     try db.execute("ROLLBACK")
                     run.id = nil
+                    writer.restoreCacheSize()
                 } else {
                     try db.execute("COMMIT")
+                    writer.restoreCacheSize()
                     // Committed: a failure here changes no answer (see countHours).
                     _ = try? PollTransitions.countHours(before: poll.startedAt, db: db)
                     db.checkpoint()
@@ -173,8 +177,17 @@ final class PollWriter: PollSink, UnlistedIncidents {
     private let fill: Statement
     private let fillBinder: ContentColumns.Binder
     /// The `CREATE INDEX` statements of the indexes of `incidents` dropped for a load into an
-    /// empty table (``dropIndexesForFreshLoad()``), until ``createDeferredIndexes()``.
+    /// empty table (``dropIndexes(of:)``), until ``createDeferredIndexes()``.
     private var deferredIndexes: [String] = []
+    /// The same for `incident_listed_open`, until the end of ``finish()``, which fills it.
+    private var deferredIntervalIndexes: [String] = []
+    /// Whether the database held no incident and no log entry of one before the poll
+    /// (``PollTransitions/isUnlogged(lastIDBefore:db:)``): a first poll, a load into an emptied database.
+    private let unlogged: Bool
+    /// The connection's page cache size before the poll (`PRAGMA cache_size`), restored by
+    /// ``restoreCacheSize()``.
+    private let cacheSizeBefore: Int64
+    private var cacheRestored = false
 
     init(db: Database, columns: ContentColumns, poll: PollContext, runID: Int64) throws {
         self.db = db
@@ -218,14 +231,22 @@ final class PollWriter: PollSink, UnlistedIncidents {
         guess = try db.scalarInt("SELECT EXISTS (SELECT 1 FROM incidents WHERE source = :source)",
                                  ["source": .text(poll.source)]) == 1 ? .unchanged : .new
         lastIDBefore = try db.scalarInt("SELECT coalesce(max(id), 0) FROM incidents") ?? 0
-        listed = try PollTransitions.prepareListed(for: poll, db: db)
-        if lastIDBefore == 0 { try dropIndexesForFreshLoad() }
+        unlogged = try PollTransitions.isUnlogged(lastIDBefore: lastIDBefore, db: db)
+        listed = try PollTransitions.prepareListed(for: poll, unlogged: unlogged, db: db)
+        cacheSizeBefore = try db.scalarInt("PRAGMA cache_size") ?? -2000
+        if lastIDBefore == 0 {
+            deferredIndexes = try dropIndexes(of: "incidents")
+            try setCacheSize(kibibytes: Self.largeCacheKiB)
+        }
+        if try db.scalarInt("SELECT max(id) IS NULL FROM incident_listed_open") == 1 {
+            deferredIntervalIndexes = try dropIndexes(of: "incident_listed_open")
+        }
         try PollTransitions.prepare(db: db)
         try DerivedIndexes.prepareChanges(in: db)
     }
 
-    /// A replay's or a stale document's record of the ids it lists (``PollTransitions/prepareListed(for:db:)``);
-    /// nil for a live poll.
+    /// A replay's or a stale document's record of the ids it lists (``PollTransitions/prepareListed(for:unlogged:db:)``);
+    /// nil for a live poll and an unlogged one.
     private let listed: Statement?
 
     /// Notes that this poll lists `externalID` (a replay's or a stale document's history starts from them).
@@ -239,26 +260,60 @@ final class PollWriter: PollSink, UnlistedIncidents {
     /// A poll into a database with no incidents (a first poll, a backfill) inserts every row:
     /// each index of `incidents` but the unique key the upsert needs is dropped for the load and
     /// created again after it (``createDeferredIndexes()``), from one sort of the table each,
-    /// instead of kept row by row, as the bench's ceiling builds them (issue 23). In the poll's
-    /// transaction: a poll that fails or is rolled back leaves them as they were.
-    private func dropIndexesForFreshLoad() throws {
+    /// instead of kept row by row, as the bench's ceiling builds them (issue 23); so are the
+    /// indexes of `incident_listed_open` when it is empty, created at the end of ``finish()``,
+    /// which fills it (one open interval per new incident: its start index took them in random
+    /// order). In the poll's transaction: a poll that fails or is rolled back leaves them as they
+    /// were. Returns the `CREATE INDEX` statements of the indexes dropped.
+    private func dropIndexes(of table: String) throws -> [String] {
         var indexes: [(name: String, sql: String)] = []
         try db.query("""
-            SELECT name, sql FROM sqlite_schema WHERE type = 'index' AND tbl_name = 'incidents' AND sql IS NOT NULL ORDER BY name
-            """) { row in
+            SELECT name, sql FROM sqlite_schema WHERE type = 'index' AND tbl_name = :table AND sql IS NOT NULL ORDER BY name
+            """, ["table": .text(table)]) { row in
             if let name = row.string(at: 0), let sql = row.string(at: 1) { indexes.append((name, sql)) }
         }
         for index in indexes {
             try db.execute("DROP INDEX \"\(index.name)\"")
         }
-        deferredIndexes = indexes.map(\.sql)
+        return indexes.map(\.sql)
     }
 
-    /// Creates the indexes ``dropIndexesForFreshLoad()`` dropped; the store calls it when the
-    /// poll's records are in, before anything reads the table by those indexes.
+    /// Creates the indexes of `incidents` ``dropIndexes(of:)`` dropped; the store calls it when
+    /// the poll's records are in, before anything reads the table by those indexes.
     func createDeferredIndexes() throws {
+        // Each index's sort buffer is the size of the page cache: SQLite's default for them.
+        try setCacheSize(kibibytes: nil)
         for sql in deferredIndexes { try db.execute(sql) }
         deferredIndexes = []
+    }
+
+    /// The page cache of a load into an empty table (``init``) and of the search index's and the
+    /// R*Tree's fill after it (``finish()``), in KiB; SQLite's default (2 MiB) otherwise. The
+    /// unique key the load's upsert keeps (about 25 bytes an incident) and the R*Tree's nodes
+    /// then stay in memory instead of being read and written again through the -wal at each
+    /// record (a fresh 300,000-record ingest spent a quarter of its CPU in the kernel, issue 23).
+    /// Not while sorting (``createDeferredIndexes()``, the counts): a sorter's buffer is the size
+    /// of the cache, one per `GROUP BY`. With 12 MiB a fresh 300,000-record ingest peaked at
+    /// 41.6 MiB from a file and 58.6 MiB over HTTP (`Scripts/bench`; 16 MiB took a file ingest
+    /// 4.5 MiB higher), within the 64 MiB budget (issue 23).
+    static let largeCacheKiB = 12 << 10
+
+    /// Sets the page cache to `kibibytes`, or to what it was before the poll (nil).
+    private func setCacheSize(kibibytes: Int?) throws {
+        try db.execute("PRAGMA cache_size = \(kibibytes.map { -Int64($0) } ?? cacheSizeBefore)")
+    }
+
+    /// Sets the page cache back to what it was before the poll and, when the poll had a larger
+    /// one, gives its memory back to the system (the pages SQLite frees stay in the process's
+    /// heap otherwise, and the hours counted after the commit would sort on top of them); the
+    /// store calls it when the poll's transaction ends, whether it succeeded or not.
+    func restoreCacheSize() {
+        guard !cacheRestored else { return }
+        cacheRestored = true
+        try? setCacheSize(kibibytes: nil)
+        guard lastIDBefore == 0 else { return }
+        try? db.execute("PRAGMA shrink_memory")
+        csqlite3_trim_heap()
     }
 
     func upsert(_ incident: Incident) throws {
@@ -515,8 +570,13 @@ final class PollWriter: PollSink, UnlistedIncidents {
     /// Adds the poll's new incidents to the derived structures, in the poll's transaction.
     func finish() throws {
         try DerivedIndexes.finishChanges(in: db)
-        try DerivedIndexes.add(.after(lastIDBefore), in: db)
-        try PollTransitions.append(poll: poll, runID: runID, lastIDBefore: lastIDBefore, db: db)
+        if lastIDBefore == 0 { try setCacheSize(kibibytes: Self.largeCacheKiB) }
+        try DerivedIndexes.addSearchAndBoxes(.after(lastIDBefore), in: db)
+        try setCacheSize(kibibytes: nil)
+        try DerivedIndexes.addCounts(.after(lastIDBefore), in: db)
+        try PollTransitions.append(poll: poll, runID: runID, lastIDBefore: lastIDBefore, unlogged: unlogged, db: db)
+        for sql in deferredIntervalIndexes { try db.execute(sql) }
+        deferredIntervalIndexes = []
     }
 
     /// The poll's counts; `cleared` is filled in by the store.

@@ -218,6 +218,16 @@ struct FreshLoadIndexTests {
         let store = try memoryStore()
         let migrated = try Self.schema(store)
         #expect(migrated.indexes.count == 11)  // the unique key and the ten of migrations 0005–0010, 0014, 0015 and 0017
+        let intervalIndexes = "SELECT name || ' ' || sql FROM sqlite_schema WHERE type = 'index' AND tbl_name = 'incident_listed_open' ORDER BY name"
+        func indexesOfIntervals() throws -> [String] {
+            try store.withDatabase { (db: Database) throws in
+                var lines: [String] = []
+                try db.query(intervalIndexes) { lines.append($0.string(at: 0) ?? "") }
+                return lines
+            }
+        }
+        let migratedIntervalIndexes = try indexesOfIntervals()
+        #expect(migratedIntervalIndexes.count == 4)  // 0013, 0016 (two) and 0017
         let records = ["A", "B", "C"].map { DerivedIndexTests.varied($0) }
 
         #expect(throws: ListProducer.Boom.self) {
@@ -228,11 +238,13 @@ struct FreshLoadIndexTests {
         #expect(try Self.schema(store) == migrated)
         #expect(try allRows(store).isEmpty)
 
-        // The first poll: each of the ten dropped and created (two schema changes each).
+        // The first poll: each of the ten dropped and created (two schema changes each), and
+        // the four of the open intervals (incident_listed_open is empty too).
         _ = try store.ingest(PollContext(source: "gits", startedAt: t0), ListProducer(incidents: records).callAsFunction)
         let afterFirst = try Self.schema(store)
         #expect(afterFirst.indexes == migrated.indexes)
-        #expect(afterFirst.version == migrated.version + 20)
+        #expect(afterFirst.version == migrated.version + 28)
+        #expect(try indexesOfIntervals() == migratedIntervalIndexes)
         try DerivedIndexTests.expectInStep(store, "a first poll")
         try store.withDatabase { (db: Database) throws in
             #expect(try db.queryPlan("SELECT id FROM incidents WHERE road = '경부고속도로'").joined().contains("incidents_by_road"))
