@@ -11,8 +11,17 @@ enum PollTransitionLog {
         try connection.execute("""
             CREATE TEMP TABLE poll_transitions (
                 phase integer NOT NULL, ord bigint NOT NULL, incident_id bigint, external_id text COLLATE "C",
-                kind text NOT NULL, fields text, at timestamptz NOT NULL) ON COMMIT DROP
+                kind text NOT NULL, fields text, at timestamptz NOT NULL, fresh boolean NOT NULL DEFAULT false) ON COMMIT DROP
             """, context: "preparing the transitions of a poll")
+    }
+
+    /// The statement that logs the appearances of the incidents a poll inserted: `rows` (a table
+    /// or a CTE with the columns `id, external_id`), at `at`. Marked `fresh`: an incident this
+    /// poll inserted has no other entries in the log, so its listed interval needs no end from
+    /// it (``indexIntervals(after:history:connection:)``).
+    static func appearances(of rows: String, at: String) -> String {
+        "INSERT INTO poll_transitions (phase, ord, incident_id, external_id, kind, at, fresh) "
+            + "SELECT 3, id, id, external_id, 'appeared', \(at), true FROM \(rows)"
     }
 
     /// Logs the clears `PollStaging.clearUnlisted(at:)` is about to make: the same rows, read
@@ -26,7 +35,9 @@ enum PollTransitionLog {
     }
 
     /// Logs what the applied records did (`poll_rows`, `poll_plan`): records set aside,
-    /// revisions, ends and reopenings, appearances.
+    /// revisions, ends and reopenings, and for a document that is not a live poll the
+    /// appearances and reopenings of incidents it did not insert (the inserted ones' appearances
+    /// were logged by their insert, ``appearances(of:at:)``).
     static func collect(poll: PollContext, runID: Int64, fields: [IncidentField], connection: Connection) throws {
         let context = "logging the transitions of \(poll.source)"
         let values: [String: PostgresValue] = ["source": .text(poll.source), "run_id": .integer(runID), "at": .instant(poll.observedAt)]
@@ -46,22 +57,17 @@ enum PollTransitionLog {
             JOIN incident_revisions o ON o.incident_id = n.id AND o.revision = n.revision - 1
             WHERE p.action IN ('update', 'reopen')
             """, named: values, context: context)
-        if !poll.isHistory {
-            try connection.query("""
-                INSERT INTO poll_transitions (phase, ord, incident_id, external_id, kind, at)
-                SELECT 3, e.id, e.id, e.external_id, 'appeared', :at
-                FROM poll_plan p JOIN poll_rows s ON s.ord = p.ord JOIN incidents e ON e.source = :source AND e.external_id = s.external_id
-                WHERE p.action = 'insert'
-                """, named: values, context: context)
-        } else {
+        // A live poll's appearances are its inserts, logged already.
+        if poll.isHistory {
             // History at its own time (see PollTransitions): the log's state of each listed
             // incident at the poll's time, and the clears of the source's first complete live
-            // poll after it. The listed incidents are found from the poll's own rows through
-            // the source's unique key, not among every incident of the source (which grew with
-            // the history: 1.16 s of a poll at 3,000,000, issue 23): one lookup per row (LATERAL,
-            // kept by its LIMIT from being flattened into a join: the key is unique anyway), since
-            // `poll_rows` has no statistics and a join let the planner rescan its rows for each
-            // incident (28 s for a 30,000-record file).
+            // poll after it. The listed incidents it did not insert are found from the poll's
+            // own rows, not among every incident of the source (which grew with the history:
+            // 1.16 s of a poll at 3,000,000, issue 23): the stored ids of its plan, and the
+            // records set aside through the source's unique key; each incident by one lookup
+            // (LATERAL, kept by its LIMIT from being flattened into a join: the key is unique
+            // anyway), since the staged tables have no statistics and a join let the planner
+            // rescan their rows for each incident (28 s for a 30,000-record file).
             let clearing = try connection.query("""
                 SELECT min(observed_at) FROM ingest_runs
                 WHERE source = :source AND status = 'succeeded' AND origin = 'live' AND id <> :run_id AND observed_at > :at
@@ -76,9 +82,12 @@ enum PollTransitionLog {
                             ORDER BY t.at DESC, t.cursor DESC LIMIT 1) AS state,
                            EXISTS (SELECT 1 FROM incident_transitions t WHERE t.incident_id = i.id
                                AND t.kind IN ('appeared', 'reopened') AND t.at > :at) AS later
-                    FROM (SELECT DISTINCT external_id FROM poll_rows WHERE external_id IS NOT NULL) r
-                    CROSS JOIN LATERAL (SELECT * FROM incidents WHERE source = :source AND external_id = r.external_id LIMIT 1) i
-                    WHERE i.last_seen_run_id = :run_id
+                    FROM (SELECT id FROM poll_plan WHERE id IS NOT NULL
+                          UNION
+                          SELECT k.id FROM (SELECT DISTINCT external_id FROM poll_rows WHERE rejected AND external_id IS NOT NULL) r
+                          CROSS JOIN LATERAL (SELECT id FROM incidents WHERE source = :source AND external_id = r.external_id LIMIT 1) k) l
+                    CROSS JOIN LATERAL (SELECT id, external_id, first_seen_run_id, last_seen_run_id FROM incidents WHERE id = l.id LIMIT 1) i
+                    WHERE i.last_seen_run_id = :run_id AND i.first_seen_run_id <> :run_id
                       AND i.id NOT IN (SELECT incident_id FROM poll_transitions WHERE phase = 2)) listed
                 WHERE state IS NULL OR (state = 'cleared' AND (later OR CAST(:clearing AS timestamptz) IS NOT NULL))
                 """, named: history, context: context)
@@ -137,7 +146,11 @@ enum PollTransitionLog {
     /// Indexes the log entries after `cursor` (a poll's) in `incident_listed_intervals`
     /// (migration 0011), as SQLite's `PollTransitions.indexIntervals(after:history:db:)`: each
     /// appearance or reopening opens a range; then the ranges of each incident the poll cleared
-    /// or listed again (with `history`, of each it listed) get their ends anew from the log.
+    /// or listed again (with `history`, of each it listed but did not insert: an inserted
+    /// incident has no other entries) get their ends anew from the log. Those incidents are the
+    /// poll's own entries (`poll_transitions`, the same rows as the log's after `cursor`), and
+    /// each one's ranges are found by their own lookup: as a join, the planner (which expected 502
+    /// of 1,000 entries) read every range and entry of the log, 1.4 s at 100,000 incidents.
     static func indexIntervals(after cursor: Int64, history: Bool, connection: Connection) throws {
         let context = "indexing the intervals of the transition log"
         let arguments: [String: PostgresValue] = ["after": .integer(cursor), "history": .text(history ? "true" : "false")]
@@ -148,11 +161,12 @@ enum PollTransitionLog {
             """, named: arguments, context: context)
         try connection.query("""
             UPDATE incident_listed_intervals l SET listed = n.listed
-            FROM (SELECT o.cursor, tstzrange(o.at, \(intervalEnd("o")), '[)') AS listed FROM incident_transitions o
-                  WHERE o.kind IN ('appeared', 'reopened') AND o.incident_id IN (SELECT incident_id FROM incident_transitions
-                      WHERE cursor > :after AND (kind IN ('cleared', 'reopened') OR (:history::boolean AND kind = 'appeared')))) n
+            FROM (SELECT DISTINCT incident_id FROM poll_transitions WHERE incident_id IS NOT NULL
+                      AND (kind IN ('cleared', 'reopened') OR (:history::boolean AND kind = 'appeared' AND NOT fresh))) c
+            CROSS JOIN LATERAL (SELECT o.cursor, tstzrange(o.at, \(intervalEnd("o")), '[)') AS listed FROM incident_transitions o
+                                WHERE o.incident_id = c.incident_id AND o.kind IN ('appeared', 'reopened') OFFSET 0) n
             WHERE l.opening = n.cursor AND l.listed IS DISTINCT FROM n.listed
-            """, named: arguments, context: context)
+            """, named: ["history": .text(history ? "true" : "false")], context: context)
     }
 }
 

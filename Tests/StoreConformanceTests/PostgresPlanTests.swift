@@ -20,9 +20,22 @@ struct PostgresPlanTests {
     static let historyTables: Set<String> = ["incidents", "incident_revisions", "ingest_runs", "rejected_records",
                                              "incident_transitions", "incident_listed_intervals"]
     /// The most rows a plan node may read of one of them here: the fixture's polls list about
-    /// ten incidents and the prunes delete batches of 100; the history is 20,000 of each.
+    /// ten incidents and the prunes delete batches of 100; the history is 20,000 of each. A
+    /// larger poll may read ``historyReadsPerRecord`` rows per staged record.
     static let rowBound = 1000
+    /// The rows of a history table a poll may read for each of its records: its incident, and
+    /// that incident's own entries in the log (a replay recomputes the ends of its ranges from
+    /// them: an appearance, a clear, the replay's reopening and its clear).
+    static let historyReadsPerRecord = 5
     static let historySize = 20_000
+    /// A poll's staging tables: temporary, without statistics, so the planner guesses their
+    /// sizes and may read one again for every row of another (a join from `poll_rows` once
+    /// rescanned the staged ids for each incident: 28 s for a 30,000-record file, issue 23).
+    static let stagingTables = ["poll_rows", "poll_plan", "poll_transitions", "poll_count_changes"]
+    /// The most rows a plan node may read of a staging table, as a multiple of the rows it holds
+    /// when the statement starts: a scan reads them once; a rescan per row of another table
+    /// reads them as many times as that table has rows.
+    static let stagedReadFactor = 3
 
     /// The statements run while observing, and the plan nodes that read too much.
     final class Observed: @unchecked Sendable {  // used on the calling thread only
@@ -40,8 +53,11 @@ struct PostgresPlanTests {
             do {
                 try connection.execute("SAVEPOINT plan_check", context: "a plan check")
                 defer { _ = try? connection.execute("ROLLBACK TO SAVEPOINT plan_check; RELEASE SAVEPOINT plan_check", context: "a plan check") }
+                let staged = try Self.stagedRows(connection)
                 let plan = try connection.query("EXPLAIN (ANALYZE, FORMAT JSON) " + statement, parameters, context: "a plan check")
-                let scans = try Self.historyScans(plan.string(0, 0) ?? "", tables: tables)
+                let bound = max(rowBound, historyReadsPerRecord * (staged["poll_rows"] ?? 0))
+                let scans = try Self.historyScans(plan.string(0, 0) ?? "", tables: tables, bound: bound)
+                    + Self.stagedScans(plan.string(0, 0) ?? "", staged: staged)
                 observed.failures += scans.map { "\($0) in: \(statement)" }
             } catch {
                 observed.failures.append("EXPLAIN failed (\(error)) for: \(statement)")
@@ -53,9 +69,9 @@ struct PostgresPlanTests {
     }
 
     /// The plan nodes of `json` (EXPLAIN (ANALYZE, FORMAT JSON)) that read more than
-    /// ``rowBound`` rows of a history table: rows returned plus rows removed by a filter or a
+    /// `bound` rows of a history table: rows returned plus rows removed by a filter or a
     /// recheck, over all loops (EXPLAIN reports both per loop).
-    static func historyScans(_ json: String, tables: Set<String> = historyTables) throws -> [String] {
+    static func historyScans(_ json: String, tables: Set<String> = historyTables, bound: Int = rowBound) throws -> [String] {
         let top = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [[String: Any]])
         var found: [String] = []
         func visit(_ node: [String: Any]) {
@@ -63,10 +79,46 @@ struct PostgresPlanTests {
                 func number(_ key: String) -> Double { (node[key] as? NSNumber)?.doubleValue ?? 0 }
                 let read = (number("Actual Rows") + number("Rows Removed by Filter") + number("Rows Removed by Index Recheck"))
                     * max(1, number("Actual Loops"))
-                if Int(read) > rowBound {
+                if Int(read) > bound {
                     let index = (node["Index Name"] as? String).map { " using \($0)" } ?? ""
                     let conditions = ["Index Cond", "Filter"].compactMap { key in (node[key] as? String).map { "\(key): \($0)" } }
                     found.append("\(node["Node Type"] ?? "?") on \(relation)\(index) read \(Int(read)) rows (\(conditions.joined(separator: "; ")))")
+                }
+            }
+            for child in node["Plans"] as? [[String: Any]] ?? [] { visit(child) }
+        }
+        for entry in top { if let plan = entry["Plan"] as? [String: Any] { visit(plan) } }
+        return found
+    }
+
+    /// The rows each staging table of the connection's transaction holds (``stagingTables``
+    /// that exist), counted where a statement is about to run.
+    static func stagedRows(_ connection: Connection) throws -> [String: Int] {
+        let result = try connection.query("""
+            SELECT t, (xpath('/row/c/text()', query_to_xml('SELECT count(*) AS c FROM pg_temp.' || t, false, true, '')))[1]::text
+            FROM unnest(ARRAY['\(stagingTables.joined(separator: "', '"))']) t WHERE to_regclass('pg_temp.' || t) IS NOT NULL
+            """, context: "a plan check")
+        var rows: [String: Int] = [:]
+        for row in 0..<result.rowCount {
+            if let table = result.string(row, 0) { rows[table] = Int(result.string(row, 1) ?? "") ?? 0 }
+        }
+        return rows
+    }
+
+    /// The plan nodes of `json` (EXPLAIN (ANALYZE, FORMAT JSON)) that read a staging table
+    /// more than ``stagedReadFactor`` times the rows `staged` gives it (at least once over):
+    /// rows returned plus rows removed, over all loops.
+    static func stagedScans(_ json: String, staged: [String: Int]) throws -> [String] {
+        let top = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [[String: Any]])
+        var found: [String] = []
+        func visit(_ node: [String: Any]) {
+            if let relation = node["Relation Name"] as? String, let rows = staged[relation] {
+                func number(_ key: String) -> Double { (node[key] as? NSNumber)?.doubleValue ?? 0 }
+                let loops = max(1, number("Actual Loops"))
+                let read = (number("Actual Rows") + number("Rows Removed by Filter") + number("Rows Removed by Index Recheck")) * loops
+                if Int(read) > stagedReadFactor * max(rows, 1) {
+                    found.append("\(node["Node Type"] ?? "?") on \(relation) read \(Int(read)) rows in \(Int(loops)) loops, "
+                                 + "\(stagedReadFactor) × its \(rows) staged rows at most")
                 }
             }
             for child in node["Plans"] as? [[String: Any]] ?? [] { visit(child) }
@@ -171,11 +223,24 @@ struct PostgresPlanTests {
                 #expect(observed.statements.contains { $0.contains(statement) }, "no \(statement) observed")
             }
             #expect(observed.statements.contains { $0.contains("SELECT max(observed_at) FROM ingest_runs") })
-            #expect(observed.statements.contains { $0.contains("FROM poll_rows WHERE external_id IS NOT NULL) r") },
+            #expect(observed.statements.contains { $0.contains("SELECT id FROM poll_plan WHERE id IS NOT NULL") },
                     "the replayed file's history, from the ids it lists")
             #expect(observed.statements.contains { $0.contains("SELECT count(*), max(last_seen_at) FROM incidents") },
                     "the older replay's count of what a later poll listed (walk finding 24)")
             #expect(try integer(store, "SELECT count(*) FROM incidents WHERE cleared_at IS NULL AND source = 'gits'") == 2)
+        }
+    }
+
+    @Test("a replayed file of 2,000 stored incidents: no statement reads the staged rows again for each incident (issue 23)")
+    func replayStatements() throws {
+        try Self.withHistory(log: true) { store in
+            // The history's incidents, listed again by a file of an earlier time than their clears.
+            let records = (1...2000).map { FeedRecord.incident(incident("H\($0)", description: "[사고] 지난 사고 \($0)")) }
+            let observed = try Self.observing(store) {
+                try poll(store, records, at: t1, origin: .file(path: "old.xml", complete: false), observedAt: UTCInstant(rfc3339: "2020-01-01T00:30:00Z")!)
+            }
+            #expect(observed.failures == [])
+            #expect(observed.statements.contains { $0.contains("INSERT INTO poll_transitions") })
         }
     }
 
@@ -348,6 +413,40 @@ struct PostgresPlanTests {
             let observed = try Self.observing(store) { try Self.polls(store) }
             #expect(observed.failures.contains { $0.contains("on incidents") && $0.contains("INSERT INTO poll_transitions") },
                     "\(observed.failures)")
+        }
+    }
+
+    @Test("the check fails on a statement that reads the staged rows again for each incident (the rescan kind, issue 23)")
+    func detectsRescanOfStagedRows() throws {
+        try Self.withHistory(log: true) { store in
+            let observed = try store.withConnection { connection in
+                try connection.transaction(context: "a test") {
+                    try connection.execute("""
+                        CREATE TEMP TABLE poll_rows (ord bigint, external_id text COLLATE "C") ON COMMIT DROP;
+                        INSERT INTO poll_rows SELECT g, 'H' || g FROM generate_series(1, 50) g;
+                        """, context: "a test")
+                    // Per incident, a scan of the staged ids (as the join from `poll_rows` once ran,
+                    // the ids on the inner side of a nested loop), and the same ids joined once.
+                    let rescan = """
+                        SELECT i.id FROM incidents i WHERE i.source = 'gits' AND i.id <= 200
+                          AND (SELECT min(r.ord) FROM poll_rows r WHERE r.external_id = i.external_id) IS NOT NULL
+                        """
+                    let once = """
+                        SELECT i.id FROM (SELECT DISTINCT external_id FROM poll_rows) r
+                        CROSS JOIN LATERAL (SELECT id FROM incidents WHERE source = 'gits' AND external_id = r.external_id LIMIT 1) i
+                        """
+                    let staged = try Self.stagedRows(connection)
+                    #expect(staged == ["poll_rows": 50])
+                    return try [rescan, once].map { statement in
+                        let plan = try connection.query("EXPLAIN (ANALYZE, FORMAT JSON) " + statement, context: "a test").string(0, 0) ?? ""
+                        return try Self.stagedScans(plan, staged: staged)
+                    }
+                }
+            }
+            #expect(observed[0].count == 1 && observed[0].first?.contains("on poll_rows read") == true
+                    && observed[0].first?.contains("rows in 200 loops") == true,
+                    "\(observed[0])")
+            #expect(observed[1] == [])
         }
     }
 
