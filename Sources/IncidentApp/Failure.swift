@@ -44,8 +44,8 @@ extension ExitStatus {
         (noInput, "The input file or the database does not exist (run: it was deleted while the scheduler ran)."),
         (locked, "Another incident-scheduler is working on this database; this run did nothing."),
         (configuration, "The configuration file is missing, unreadable or invalid, or a key variable or file is missing, unreadable or wrong."),
-        (interrupted, "Stopped by SIGINT; the poll under way was rolled back and recorded as cancelled."),
-        (terminated, "Stopped by SIGTERM (run --once); the poll under way was rolled back and recorded as cancelled."),
+        (interrupted, "Stopped by SIGINT; the poll under way was rolled back and recorded as cancelled (a read stops at once, its --output file not written)."),
+        (terminated, "Stopped by SIGTERM (run --once); the poll under way was rolled back and recorded as cancelled (a read stops at once, its --output file not written)."),
     ]
 }
 

@@ -12,21 +12,28 @@ import Synchronization
 /// Starting fast (issue 23): the command runs on the main thread until it first truly suspends
 /// (`Task.immediate`), so a query, which never does, starts no Dispatch worker thread. Until a
 /// command that can be cancelled starts (``Command/cancellable``, ``cancelOnSignal()``), the
-/// signals are handled without any thread (CProcessSignals): the first is logged and recorded,
-/// a second exits at once. There is nothing to cancel then: parsing, help, `--version` and the
-/// reads that never suspend nor check for cancellation (`list`, `show`, `stats`, …). Only a
+/// signals are handled without any thread (CProcessSignals): the first ends the process at once
+/// with 128 + the signal, as sqlite3 or grep stop, after removing the output file being written
+/// (``removedOnSignal(_:_:)``). There is nothing to cancel or roll back then: parsing, help,
+/// `--version` and the reads that hold no write transaction (`list`, `show`, `stats`, …). Only a
 /// command that can be cancelled starts the thread that cancels it. On a busy machine every
 /// thread a short process starts waits for a core, at its start and again at the process's exit.
 public enum ProcessSignals {
-    /// The task to cancel on a signal while it runs.
+    /// The task to cancel on a signal while it runs, and the first signal the signal thread took.
     final class Received: @unchecked Sendable {
         private let lock = NSLock()
         private var task: UnsafeCurrentTask?
+        private let first = Atomic<Int32>(0)
 
-        /// The first signal received (by the thread-free handler or the signal thread), nil when none.
+        /// The first signal the signal thread received, nil when none.
         var value: Int32? {
-            let first = process_signals_first()
-            return first == 0 ? nil : first
+            let number = first.load(ordering: .sequentiallyConsistent)
+            return number == 0 ? nil : number
+        }
+
+        /// Records `number` as the first signal received; false when one already was.
+        func record(_ number: Int32) -> Bool {
+            first.compareExchange(expected: 0, desired: number, ordering: .sequentiallyConsistent).exchanged
         }
 
         /// Cancels the attached task, if one is attached.
@@ -52,12 +59,7 @@ public enum ProcessSignals {
     }
 
     /// What ``main(_:)`` set up: nil in a process it does not run (the tests' own).
-    struct Installed: Sendable {
-        let received: Received
-        let logger: Logger
-    }
-
-    private static let installed = Mutex<Installed?>(nil)
+    private static let installed = Mutex<Received?>(nil)
     private static let cancelling = Atomic<Bool>(false)
 
     /// The executables' entry point: runs `body` in a task that SIGINT/SIGTERM cancel once
@@ -69,16 +71,9 @@ public enum ProcessSignals {
     /// and the binaries can then run under valgrind's callgrind, which crashes in
     /// `dispatch_main`'s `sigsuspend` loop (valgrind 3.19).
     public static func main(_ body: @escaping @Sendable () async -> Int32) -> Never {
-        // Before a command has parsed --log-format: logfmt, with journal priorities under systemd.
-        let logger = Logger(clock: .system, syslogPriorities: JournalStream.isStandardError(
-            getenv("JOURNAL_STREAM").map { ["JOURNAL_STREAM": String(cString: $0)] } ?? [:]))
-        for number in [SIGINT, SIGTERM] {
-            let (line, timeOffset) = receivedLine(number, logger)
-            line.withUnsafeBufferPointer { process_signals_set_line(number, $0.baseAddress, $0.count, timeOffset) }
-        }
         process_signals_install()
         let received = Received()
-        installed.withLock { $0 = Installed(received: received, logger: logger) }
+        installed.withLock { $0 = received }
         let finished = DispatchSemaphore(value: 0)
         let status = Mutex<Int32>(ExitStatus.failure)
         Task.immediate {
@@ -96,40 +91,32 @@ public enum ProcessSignals {
     }
 
     /// From now on SIGINT and SIGTERM cancel the task of ``main(_:)``: a thread of its own
-    /// waits for them (``SignalThread``), logs the first and cancels the task (at once when
-    /// one was received before), and exits at once on a second. Call from the task, before it
-    /// first suspends (on the main thread, whose signal mask every later thread inherits).
-    /// Does nothing outside ``main(_:)`` or when called before.
+    /// waits for them (``SignalThread``), logs the first and cancels the task, and exits at once
+    /// on a second. Call from the task, before it first suspends (on the main thread, whose
+    /// signal mask every later thread inherits). Does nothing outside ``main(_:)`` or when
+    /// called before.
     static func cancelOnSignal() {
-        guard let installed = installed.withLock({ $0 }),
+        guard let received = installed.withLock({ $0 }),
               !cancelling.exchange(true, ordering: .sequentiallyConsistent) else { return }
-        let (received, logger) = (installed.received, installed.logger)
+        // Before a command has parsed --log-format: logfmt, with journal priorities under systemd.
+        let logger = Logger(clock: .system, syslogPriorities: JournalStream.isStandardError(
+            getenv("JOURNAL_STREAM").map { ["JOURNAL_STREAM": String(cString: $0)] } ?? [:]))
         SignalThread.start { number in
-            guard process_signals_record(number) == 1 else { _exit(128 + number) }
-            logger.write(logger.line(.warning, "signal.received", receivedPairs(number)))
+            guard received.record(number) else { _exit(128 + number) }
+            logger.write(logger.line(.warning, "signal.received", [
+                ("signal", .text(number == SIGINT ? "SIGINT" : "SIGTERM")),
+                ("note", .text("stopping (a poll under way is rolled back); send it again to stop at once"))]))
             received.cancel()
         }
-        // A signal the thread-free handler took before: cancel as the thread would have.
-        if received.value != nil { received.cancel() }
     }
 
-    /// The fields of the line logged when `number` is received first.
-    static func receivedPairs(_ number: Int32) -> [(String, Logger.Value)] {
-        [("signal", .text(number == SIGINT ? "SIGINT" : "SIGTERM")),
-         ("note", .text("stopping (a poll under way is rolled back); send it again to stop at once"))]
-    }
-
-    /// The line `logger` writes for `number` received (newline included) at the time
-    /// 1970-01-01T00:00:00Z, and the offset of that time in it: for the thread-free handler,
-    /// which cannot format a line itself, the line the signal thread logs.
-    static func receivedLine(_ number: Int32, _ logger: Logger) -> (line: [CChar], timeOffset: Int) {
-        var epoch = logger
-        epoch.clock = .fixed(UTCInstant(secondsSince1970: 0))
-        let line = epoch.line(.warning, "signal.received", receivedPairs(number)) + "\n"
-        let prefix = "ts=1970-01-01T00:00:00Z"
-        // After the journal's priority, if any: `<4>ts=…`.
-        let time = line.utf8.starts(with: prefix.utf8) ? 3 : (line.utf8.firstIndex(of: UInt8(ascii: ">")).map { line.utf8.distance(from: line.utf8.startIndex, to: $0) + 1 + 3 } ?? 0)
-        return (line.utf8.map { CChar(bitPattern: $0) }, time)
+    /// Runs `body`, which creates and writes the file at `path` and then renames or removes it,
+    /// with `path` removed should a signal end the process meanwhile through the thread-free
+    /// handler (a read is ended by the first): no half-written output is left behind.
+    static func removedOnSignal<T>(_ path: String, _ body: () throws -> T) rethrows -> T {
+        let slot = process_signals_remove_on_signal(path)
+        defer { process_signals_forget(slot) }
+        return try body()
     }
 }
 
@@ -169,7 +156,7 @@ enum SignalThread {
         if created == 0 {
             pthread_detach(thread)
         } else {
-            // No thread: the thread-free handler goes on taking them (logged, not cancelled).
+            // No thread: the thread-free handler goes on taking them (the first ends the process).
             Unmanaged<Handler>.fromOpaque(context).release()
             pthread_sigmask(SIG_UNBLOCK, &set, nil)
         }

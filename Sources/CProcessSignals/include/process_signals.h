@@ -1,29 +1,24 @@
 #ifndef PROCESS_SIGNALS_H
 #define PROCESS_SIGNALS_H
 
-#include <stddef.h>
+/// SIGINT and SIGTERM without a thread, for a command that has nothing to cancel (a read, and
+/// every command before it runs: parsing, help, `--version`): the first one removes the files
+/// registered with `process_signals_remove_on_signal` (an output half written) and ends the
+/// process with 128 + its number, as sqlite3 or grep stop. Only async-signal-safe calls run in
+/// the handler (unlink, _exit). A command that can be cancelled blocks both signals and takes
+/// them on a thread of its own instead. See IncidentApp's ProcessSignals.
 
-/// SIGINT and SIGTERM without a thread, for a command that has nothing to cancel (a read that
-/// never suspends): the first one writes its prepared line to stderr, the time in it set to
-/// now, and is recorded; a second one ends the process at once with 128 + its number. Only
-/// async-signal-safe calls run in the handler (clock_gettime, write, _exit).
-/// See IncidentApp's ProcessSignals.
-
-/// Sets the line written on a first `signal` (SIGINT or SIGTERM): `length` bytes (newline
-/// included, at most 1024), with a 20-byte RFC 3339 UTC time (`1970-01-01T00:00:00Z`) at
-/// `time_offset` that the handler replaces with the time of the signal. Call before
-/// `process_signals_install`.
-void process_signals_set_line(int signal, const char *line, size_t length, size_t time_offset);
-
-/// Installs the handler for SIGINT and SIGTERM (SA_RESTART: an interrupted read or write goes
-/// on) and unblocks them in the calling thread. Returns 0, or -1 (errno set by sigaction).
+/// Installs the handler for SIGINT and SIGTERM and unblocks them in the calling thread.
+/// Returns 0, or -1 (errno set by sigaction).
 int process_signals_install(void);
 
-/// Records `signal` as the first one received; returns 1 when it is, 0 when one was already
-/// recorded (by the handler or by an earlier call).
-int process_signals_record(int signal);
+/// Registers `path` (at most PATH_MAX bytes, NUL-terminated) to be removed should a signal end
+/// the process through the handler; at most 2 at a time. Register before creating the file.
+/// Returns the slot to pass to `process_signals_forget`, or -1 (none free, or `path` too long).
+int process_signals_remove_on_signal(const char *path);
 
-/// The first signal received, 0 when none.
-int process_signals_first(void);
+/// Unregisters a slot from `process_signals_remove_on_signal` (once its file is renamed or
+/// removed); -1 is ignored.
+void process_signals_forget(int slot);
 
 #endif

@@ -198,9 +198,9 @@ public struct Command: Sendable {
     /// exit status and message in one place (``Failure/init(_:)``).
     var run: (@Sendable (ParsedArguments) async throws -> Void)?
     /// Whether SIGINT and SIGTERM cancel `run` (``ProcessSignals/cancelOnSignal()``; a thread
-    /// waits for them while it runs). False for a read that never suspends and never checks for
-    /// cancellation, which a signal could not stop anyway: the first is only logged, a second
-    /// still ends the process at once, and no thread is started (issue 23, "start fast").
+    /// waits for them while it runs). False for a read that never suspends and holds no write
+    /// transaction, with nothing to cancel or roll back: the first signal ends it at once (130,
+    /// 143), removing a half-written `--output`, and no thread is started (issue 23, "start fast").
     var cancellable = true
 
     init(name: String, abstract: String, discussion: String? = nil, options: [any OptionDeclaration] = [],

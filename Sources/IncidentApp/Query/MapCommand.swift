@@ -75,7 +75,8 @@ enum MapCommand {
 }
 
 /// Writing a command's output to a file named on the command line: into a temporary file
-/// beside it, renamed over it once complete, so that a failure never leaves half a file.
+/// beside it, renamed over it once complete, so that a failure never leaves half a file, nor
+/// does a signal (removed by the signal handler, ``ProcessSignals/removedOnSignal(_:_:)``).
 enum OutputFile {
     /// Runs `body` with a buffer that writes to `path` (stdout for `-`); `body` flushes it.
     /// Then completes the file.
@@ -83,6 +84,10 @@ enum OutputFile {
     static func write(_ path: String, _ context: Context, _ body: (OutputBuffer) throws -> Void) throws {
         if path == "-" { return try body(OutputBuffer(context)) }
         let temporary = path + ".partial-\(getpid())"
+        try ProcessSignals.removedOnSignal(temporary) { try write(path, temporary, body) }
+    }
+
+    private static func write(_ path: String, _ temporary: String, _ body: (OutputBuffer) throws -> Void) throws {
         guard FileManager.default.createFile(atPath: temporary, contents: nil), let handle = FileHandle(forWritingAtPath: temporary) else {
             throw OutputFailure(path: path, reason: "cannot create \(temporary) (does the directory exist and is it writable?)")
         }

@@ -1,3 +1,4 @@
+import CProcessSignals
 import Foundation
 import IncidentCore
 internal import CXLSX
@@ -39,6 +40,8 @@ final class Workbook {
     private var row: UInt32 = 0
     private var closed = false
     let path: String
+    /// `path` registered for removal by the signal handler (``ProcessSignals/removedOnSignal(_:_:)``).
+    private let removal: Int32
 
     /// Starts a workbook in a temporary file (libxlsxwriter writes to a named file), written
     /// when ``close()`` is called and removed when the workbook is released: copy it out first
@@ -54,6 +57,7 @@ final class Workbook {
             throw OutputFailure(path: path, reason: "libxlsxwriter could not create the workbook")
         }
         self.handle = handle
+        removal = process_signals_remove_on_signal(path)  // libxlsxwriter creates it on close
         header = workbook_add_format(handle)
         format_set_bold(header)
         dateTimeFormat = workbook_add_format(handle)
@@ -66,6 +70,7 @@ final class Workbook {
         // A workbook not closed (an error on the way) still frees its memory and temporary files.
         if !closed { _ = workbook_close(handle) }
         unlink(path)
+        process_signals_forget(removal)
     }
 
     /// Starts a sheet named `name` (at most 31 characters; Excel's limit) with `header` as its
