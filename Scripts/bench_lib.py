@@ -5,7 +5,7 @@ Python 3 standard library only. Scripts/bench is the entry point; this file only
   bench_lib.py routes OUT.json PATH=FEED ...     loopback_server.py routes, one per feed
   bench_lib.py config OUT.json NAME URL         incident-scheduler configuration
   bench_lib.py ceiling-source CEILING.c SQL OUT.c
-                                                the ceiling with the product's indexes (see bench_ceiling.sql)
+                                                the ceiling storing the product's whole result (see bench_ceiling.sql)
   bench_lib.py report RESULTS.tsv [options]     print the ingest table and the targets
   bench_lib.py queries [options]                time the query commands and the sqlite3 shell; print the table
   bench_lib.py history [options]                time `list --at T --limit 100` on a history of N incidents and 5 N
@@ -227,8 +227,8 @@ def print_targets(cells):
         r = a.wall / b.wall
         check(name, limit_text, "%.2f s / %.2f s = %.2f x" % (a.wall, b.wall, r), r <= limit)
 
-    # Issue 23: the ceiling builds what the product stores as fast as C and SQLite can (its B-tree
-    # indexes after the load, a 24 MiB page cache: Scripts/bench_ceiling.sql).
+    # Issue 23: the ceiling stores what the product stores for the feed, built as fast as C and
+    # SQLite can (its B-tree indexes after the load, a 24 MiB page cache: Scripts/bench_ceiling.sql).
     wall_ratio("fresh ingest wall vs ceiling", "ingest", "ceiling", 1.3)
     # The peers store their own table only: none of the indexes, R*Tree, full-text index and
     # counts (issue 13) that the product and the ceiling maintain.
