@@ -13,7 +13,8 @@
 --   less CPU than the default 2 MiB and row-by-row indexes; 16 MiB after it, for the index sorts
 --   (SQLite's sorter keeps up to the cache's size in memory besides the cache): peak RSS 61.1 MiB
 --   on 300,000 records, within the product's 64 MiB budget (24 MiB throughout: 65.6 MiB; 20 MiB
---   for the sorts: 63.5 MiB; no CPU difference measurable at load 7);
+--   for the sorts: 63.5 MiB; no CPU difference measurable at load 7); `PRAGMA threads = 2` (the
+--   sorter's helper threads) gave no wall time at load 4 on 2 cores and 2.7 MiB more: not used;
 -- - only the unique key the upsert needs is kept row by row; every other B-tree index is created
 --   after the load from one sort of the table; the search index, the R*Tree, the counts, the
 --   transition log and the open listing intervals are one INSERT ... SELECT each over every row
