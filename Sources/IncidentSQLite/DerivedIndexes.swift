@@ -8,10 +8,11 @@
 /// - `incident_counts`, incidents by source, category, road, canonical road and minute of start,
 ///   for `stats` and the road names `--road` searches.
 ///
-/// ``add(_:in:)`` runs after rows were inserted or changed, ``remove(_:in:)`` before rows change
-/// or are deleted. Statements over a set of rows, not triggers: a trigger runs a sub-program per
-/// row, which cost 300,000 new incidents 1.3 s more CPU (0.5 s for the full-text index, 0.8 s
-/// for the R*Tree) than adding them at the end of the poll with one statement per structure.
+/// ``addSearchAndBoxes(_:in:)`` and ``addCounts(_:in:)`` run after rows were inserted or
+/// changed, ``remove(_:in:)`` before rows change or are deleted. Statements over a set of rows,
+/// not triggers: a trigger runs a sub-program per row, which cost 300,000 new incidents 1.3 s
+/// more CPU (0.5 s for the full-text index, 0.8 s for the R*Tree) than adding them at the end of
+/// the poll with one statement per structure.
 enum DerivedIndexes {
     /// Some incidents: an SQL condition on `incidents` and its arguments.
     struct Rows {
@@ -47,13 +48,8 @@ enum DerivedIndexes {
         ("start_minute", "coalesce(substr(started_at, 12, 5), '')"),  // HH:MM of the RFC 3339 UTC text
     ]
 
-    /// Adds `rows`, as they are now, to every structure.
-    static func add(_ rows: Rows, in db: Database) throws {
-        try addSearchAndBoxes(rows, in: db)
-        try count(rows, by: 1, in: db)
-    }
-
-    /// Adds `rows` to the search index and the R*Tree (``add(_:in:)`` without the counts).
+    /// Adds `rows`, as they are now, to the search index and the R*Tree (``addCounts(_:in:)``
+    /// adds them to the counts: apart, so that a poll can give each its own page cache).
     static func addSearchAndBoxes(_ rows: Rows, in db: Database) throws {
         try db.run("""
             INSERT INTO incidents_search (rowid, description, location)
@@ -65,8 +61,8 @@ enum DerivedIndexes {
             """, rows.arguments)
     }
 
-    /// Adds `rows` to the counts (``add(_:in:)`` without the search index and the R*Tree), one
-    /// dimension at a time: for many rows (a poll's new incidents), in less memory.
+    /// Adds `rows`, as they are now, to the counts, one dimension at a time: for many rows (a
+    /// poll's new incidents), in less memory.
     static func addCounts(_ rows: Rows, in db: Database) throws {
         try count(rows, by: 1, separately: true, in: db)
     }
