@@ -68,27 +68,40 @@ struct PostgresPlanTests {
         return observed
     }
 
-    /// The plan nodes of `json` (EXPLAIN (ANALYZE, FORMAT JSON)) that read more than
-    /// `bound` rows of a history table: rows returned plus rows removed by a filter or a
-    /// recheck, over all loops (EXPLAIN reports both per loop).
-    static func historyScans(_ json: String, tables: Set<String> = historyTables, bound: Int = rowBound) throws -> [String] {
+    /// A plan node of EXPLAIN (ANALYZE, FORMAT JSON) that reads a table, and the rows it read:
+    /// rows returned plus rows removed by a filter or a recheck, over all loops (EXPLAIN
+    /// reports both per loop).
+    struct PlanRead {
+        let node: [String: Any]
+        let relation: String
+        let rows: Int
+        let loops: Int
+    }
+
+    /// Every node of the plan `json` that reads a table, at any depth.
+    static func reads(_ json: String) throws -> [PlanRead] {
         let top = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [[String: Any]])
-        var found: [String] = []
+        var found: [PlanRead] = []
         func visit(_ node: [String: Any]) {
-            if let relation = node["Relation Name"] as? String, tables.contains(relation) {
+            if let relation = node["Relation Name"] as? String {
                 func number(_ key: String) -> Double { (node[key] as? NSNumber)?.doubleValue ?? 0 }
-                let read = (number("Actual Rows") + number("Rows Removed by Filter") + number("Rows Removed by Index Recheck"))
-                    * max(1, number("Actual Loops"))
-                if Int(read) > bound {
-                    let index = (node["Index Name"] as? String).map { " using \($0)" } ?? ""
-                    let conditions = ["Index Cond", "Filter"].compactMap { key in (node[key] as? String).map { "\(key): \($0)" } }
-                    found.append("\(node["Node Type"] ?? "?") on \(relation)\(index) read \(Int(read)) rows (\(conditions.joined(separator: "; ")))")
-                }
+                let loops = max(1, number("Actual Loops"))
+                let rows = (number("Actual Rows") + number("Rows Removed by Filter") + number("Rows Removed by Index Recheck")) * loops
+                found.append(PlanRead(node: node, relation: relation, rows: Int(rows), loops: Int(loops)))
             }
             for child in node["Plans"] as? [[String: Any]] ?? [] { visit(child) }
         }
         for entry in top { if let plan = entry["Plan"] as? [String: Any] { visit(plan) } }
         return found
+    }
+
+    /// The plan nodes of `json` that read more than `bound` rows of a history table (``reads(_:)``).
+    static func historyScans(_ json: String, tables: Set<String> = historyTables, bound: Int = rowBound) throws -> [String] {
+        try reads(json).filter { tables.contains($0.relation) && $0.rows > bound }.map { read in
+            let index = (read.node["Index Name"] as? String).map { " using \($0)" } ?? ""
+            let conditions = ["Index Cond", "Filter"].compactMap { key in (read.node[key] as? String).map { "\(key): \($0)" } }
+            return "\(read.node["Node Type"] ?? "?") on \(read.relation)\(index) read \(read.rows) rows (\(conditions.joined(separator: "; ")))"
+        }
     }
 
     /// The rows each staging table of the connection's transaction holds (``stagingTables``
@@ -105,26 +118,14 @@ struct PostgresPlanTests {
         return rows
     }
 
-    /// The plan nodes of `json` (EXPLAIN (ANALYZE, FORMAT JSON)) that read a staging table
-    /// more than ``stagedReadFactor`` times the rows `staged` gives it (at least once over):
-    /// rows returned plus rows removed, over all loops.
+    /// The plan nodes of `json` that read a staging table more than ``stagedReadFactor`` times
+    /// the rows `staged` gives it (at least once over; ``reads(_:)``).
     static func stagedScans(_ json: String, staged: [String: Int]) throws -> [String] {
-        let top = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [[String: Any]])
-        var found: [String] = []
-        func visit(_ node: [String: Any]) {
-            if let relation = node["Relation Name"] as? String, let rows = staged[relation] {
-                func number(_ key: String) -> Double { (node[key] as? NSNumber)?.doubleValue ?? 0 }
-                let loops = max(1, number("Actual Loops"))
-                let read = (number("Actual Rows") + number("Rows Removed by Filter") + number("Rows Removed by Index Recheck")) * loops
-                if Int(read) > stagedReadFactor * max(rows, 1) {
-                    found.append("\(node["Node Type"] ?? "?") on \(relation) read \(Int(read)) rows in \(Int(loops)) loops, "
-                                 + "\(stagedReadFactor) × its \(rows) staged rows at most")
-                }
-            }
-            for child in node["Plans"] as? [[String: Any]] ?? [] { visit(child) }
+        try reads(json).compactMap { read in
+            guard let rows = staged[read.relation], read.rows > stagedReadFactor * max(rows, 1) else { return nil }
+            return "\(read.node["Node Type"] ?? "?") on \(read.relation) read \(read.rows) rows in \(read.loops) loops, "
+                + "\(stagedReadFactor) × its \(rows) staged rows at most"
         }
-        for entry in top { if let plan = entry["Plan"] as? [String: Any] { visit(plan) } }
-        return found
     }
 
     /// A PostgreSQL store whose history holds ``historySize`` cleared incidents of `gits` (with
@@ -309,23 +310,13 @@ struct PostgresPlanTests {
     }
 
     /// The rows a plan (EXPLAIN (ANALYZE, FORMAT JSON)) reads from the table `incidents` itself:
-    /// any scan's rows read (as ``historyScans(_:tables:)``) but an index-only scan's. Its heap
+    /// any scan's rows read (``reads(_:)``) but an index-only scan's. Its heap
     /// fetches follow the visibility map, not the plan: VACUUM cannot mark pages all-visible while
     /// another test's transaction is open on the shared server (189 fetches in a whole-suite run,
     /// 0 alone).
     static func tableReads(_ json: String) throws -> Int {
-        let top = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [[String: Any]])
-        func number(_ node: [String: Any], _ key: String) -> Double { (node[key] as? NSNumber)?.doubleValue ?? 0 }
-        func visit(_ node: [String: Any]) -> Double {
-            var read = 0.0
-            if node["Relation Name"] as? String == "incidents" {
-                read = node["Node Type"] as? String == "Index Only Scan" ? 0
-                    : (number(node, "Actual Rows") + number(node, "Rows Removed by Filter") + number(node, "Rows Removed by Index Recheck"))
-                        * max(1, number(node, "Actual Loops"))
-            }
-            return read + (node["Plans"] as? [[String: Any]] ?? []).map(visit).reduce(0, +)
-        }
-        return Int(top.compactMap { $0["Plan"] as? [String: Any] }.map(visit).reduce(0, +))
+        try reads(json).filter { $0.relation == "incidents" && $0.node["Node Type"] as? String != "Index Only Scan" }
+            .map(\.rows).reduce(0, +)
     }
 
     @Test("list --bbox, --near and --search with a limit read from the table only about the rows they list (issue 23)")
