@@ -30,6 +30,14 @@ public final class RunningProcess: @unchecked Sendable {
     public let process: Process
     let stdoutURL: URL
     let stderrURL: URL
+    private let exit = ExitMoment()
+
+    /// When the process ended, on ``monotonicNow()``'s clock; nil while it runs. Taken by
+    /// Foundation's termination handler (on a Dispatch thread, soon after `isRunning` turns
+    /// false: waited for up to 2 s), so a test that times a stop (SIGTERM to exit) times the
+    /// process, not its own wake-up, which on a loaded machine can come seconds late (CI
+    /// measured 10.5 s for two hosts that logged their stop within a second of the signal).
+    public var exitedAt: Double? { process.isRunning ? nil : exit.moment(waitingUpTo: 2) }
 
     /// Starts `executable` with `arguments`; `environment` is added to a minimal environment
     /// (PATH, HOME, LANG) so the tests never depend on the developer's variables.
@@ -48,6 +56,7 @@ public final class RunningProcess: @unchecked Sendable {
         env.merge(environment) { $1 }
         process.environment = env
         if let currentDirectory { process.currentDirectoryURL = currentDirectory }
+        process.terminationHandler = { [exit] _ in exit.record() }
         process.standardOutput = try FileHandle(forWritingTo: stdoutURL)
         process.standardError = try FileHandle(forWritingTo: stderrURL)
         try process.run()
@@ -81,6 +90,28 @@ public final class RunningProcess: @unchecked Sendable {
 
     private func output(_ url: URL) -> String {
         (try? String(contentsOf: url, encoding: .utf8)) ?? ""
+    }
+}
+
+/// The moment a process ended (``RunningProcess/exitedAt``).
+final class ExitMoment: @unchecked Sendable {  // `value` is behind `condition`
+    private let condition = NSCondition()
+    private var value: Double?
+
+    func moment(waitingUpTo seconds: Double) -> Double? {
+        let deadline = Date().addingTimeInterval(seconds)
+        condition.lock()
+        defer { condition.unlock() }
+        while value == nil && condition.wait(until: deadline) {}
+        return value
+    }
+
+    func record() {
+        let now = monotonicNow()
+        condition.lock()
+        defer { condition.unlock() }
+        if value == nil { value = now }
+        condition.broadcast()
     }
 }
 
