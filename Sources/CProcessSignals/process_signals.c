@@ -1,8 +1,10 @@
+#define _GNU_SOURCE
 #include "process_signals.h"
 
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
+#include <spawn.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -52,4 +54,32 @@ int process_signals_install(void) {
     /* A parent may have started this process with them blocked (a child inherits its
        spawning thread's mask: Foundation's Process from a Dispatch worker, for one). */
     return pthread_sigmask(SIG_UNBLOCK, &action.sa_mask, NULL) == 0 ? 0 : -1;
+}
+
+int process_signals_spawn(pid_t *pid, const char *path, char *const argv[], char *const envp[], int in, int out, int err) {
+    posix_spawn_file_actions_t actions;
+    posix_spawnattr_t attributes;
+    int result = posix_spawn_file_actions_init(&actions);
+    if (result != 0) return result;
+    result = posix_spawnattr_init(&attributes);
+    if (result != 0) {
+        posix_spawn_file_actions_destroy(&actions);
+        return result;
+    }
+    sigset_t none, all;
+    sigemptyset(&none);
+    sigfillset(&all);
+    if ((result = posix_spawn_file_actions_adddup2(&actions, in, STDIN_FILENO)) == 0 &&
+        (result = posix_spawn_file_actions_adddup2(&actions, out, STDOUT_FILENO)) == 0 &&
+        (result = posix_spawn_file_actions_adddup2(&actions, err, STDERR_FILENO)) == 0 &&
+        (result = posix_spawn_file_actions_addclosefrom_np(&actions, STDERR_FILENO + 1)) == 0 &&
+        (result = posix_spawnattr_setsigmask(&attributes, &none)) == 0 &&
+        (result = posix_spawnattr_setsigdefault(&attributes, &all)) == 0 &&
+        (result = posix_spawnattr_setpgroup(&attributes, 0)) == 0 &&
+        (result = posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP)) == 0) {
+        result = posix_spawn(pid, path, &actions, &attributes, argv, envp);
+    }
+    posix_spawnattr_destroy(&attributes);
+    posix_spawn_file_actions_destroy(&actions);
+    return result;
 }

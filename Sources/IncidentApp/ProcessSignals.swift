@@ -120,6 +120,31 @@ public enum ProcessSignals {
     }
 }
 
+extension ProcessSignals {
+    /// A program that could not be started.
+    struct SpawnError: LocalizedError {
+        let number: Int32
+        var errorDescription: String? { String(cString: strerror(number)) }
+    }
+
+    /// Starts `arguments` (an executable's path, then its arguments; no PATH search) with
+    /// exactly `environment`, with `input`, `output` and `error` as its standard descriptors,
+    /// in a process group of its own, and with the signals of a freshly started program (none
+    /// blocked, every action the default; `process_signals_spawn`): a child of Foundation's
+    /// `Process` inherits the blocked mask of the thread that starts it, here nearly every signal.
+    /// - Returns: its pid, which is also its process group.
+    /// - Throws: ``SpawnError`` (`No such file or directory`, `Permission denied`, …).
+    static func spawn(_ arguments: [String], environment: [String: String], input: Int32, output: Int32, error: Int32) throws -> pid_t {
+        func cStrings(_ strings: [String]) -> [UnsafeMutablePointer<CChar>?] { strings.map { strdup($0) } + [nil] }
+        let argv = cStrings(arguments), envp = cStrings(environment.map { "\($0.key)=\($0.value)" })
+        defer { (argv + envp).forEach { free($0) } }
+        var pid: pid_t = 0
+        let result = process_signals_spawn(&pid, arguments[0], argv, envp, input, output, error)
+        guard result == 0 else { throw SpawnError(number: result) }
+        return pid
+    }
+}
+
 /// One thread that takes SIGINT and SIGTERM with `sigwait`. They are blocked in the calling
 /// thread first, and so in every thread started after it (threads inherit the mask): the
 /// kernel keeps them pending for `sigwait` instead of running a handler on some thread, and no

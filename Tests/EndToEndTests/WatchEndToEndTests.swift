@@ -434,6 +434,62 @@ struct WatchEndToEndTests {
         expectNoKey("source-key-w22", in: [environment])
     }
 
+    @Test("a command target starts as from a shell: no signal blocked or ignored, so timeout(1), trap and kill work in it", arguments: [["run", "--once"], ["run", "--loop"]])
+    func commandSignals(mode: [String]) async throws {
+        let ws = try Workspace()
+        // A command started with signals blocked (as a child of a Dispatch worker or of the
+        // signal-waiting scheduler is by default) waits 30 s in `timeout 1 sleep 30`, and its
+        // own TERM never reaches its trap.
+        let script = try ws.write("receive.sh", #"""
+            #!/bin/sh
+            cat > /dev/null
+            timeout 1 sleep 30; echo "timeout=$?" >> "$1/signals"
+            sh -c 'trap "exit 7" TERM; kill -TERM $$; sleep 30'; echo "trap=$?" >> "$1/signals"
+            grep -E '^Sig(Blk|Ign)' /proc/self/status >> "$1/signals"
+            """#)
+        chmod(script, 0o755)
+        // A real poll over HTTP first: its transitions are delivered by the threads a poll leaves.
+        let server = try await LoopbackServer.start(routes: ["/gits/getIncidentInfo": [ResponseSpec(bodyFile: TestPaths.fixture("gits/incidents_3.xml").path)]])
+        defer { server.stop() }
+        let config = try ws.write("config.json", #"""
+            {"database": "\#(ws.database)",
+             "sources": [{"name": "gits", "provider": "gits", "keyEnv": "K", "baseURL": "\#(server.url("/gits/").absoluteString)", "interval": "1h"}],
+             "watches": [{"name": "suwon", "from": "start", "command": ["./receive.sh", "\#(ws.directory.path)"],
+                          "timeout": "8s", "retry": {"maxRetries": 0}}]}
+            """#)
+        // Started as a service manager or a shell may start it: SIGPIPE and SIGQUIT ignored
+        // (systemd's IgnoreSIGPIPE=yes, a background job), SIGCHLD, SIGALRM and SIGUSR1 blocked;
+        // none of that may reach the command.
+        let start = """
+            import os, signal, sys
+            signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGCHLD, signal.SIGALRM, signal.SIGUSR1])
+            for number in (signal.SIGPIPE, signal.SIGQUIT): signal.signal(number, signal.SIG_IGN)
+            os.execv(sys.argv[1], sys.argv[1:])
+            """
+        let process = try RunningProcess(URL(fileURLWithPath: "/usr/bin/python3"),
+                                         ["-c", start, Executables.url("incident-scheduler").path] + mode + ["--config", config],
+                                         environment: ["K": "k", "PATH": "/usr/bin:/bin"], currentDirectory: ws.directory)
+        defer { if process.process.isRunning { process.send(SIGKILL) } }
+        let delivered = try await eventually(timeout: 60) {
+            ["event=watch.delivered watch=suwon cursor=3", "event=watch.delivery_failed"].contains { process.stderrSoFar.contains($0) }
+        }
+        if process.process.isRunning { process.send(SIGTERM) }
+        let result = await process.finished(timeout: 20)
+        #expect(delivered, "\(result.stderr.suffix(2000))")
+        // Four lines per delivery, three deliveries (each may be started from another thread).
+        let lines = try String(contentsOfFile: ws.directory.appendingPathComponent("signals").path, encoding: .utf8)
+            .split(separator: "\n").map { $0.replacingOccurrences(of: "\t", with: " ") }
+        #expect(lines.count == 12, "\(lines)")
+        #expect(lines.filter { $0.hasPrefix("timeout=") } == Array(repeating: "timeout=124", count: 3), "\(lines)")
+        #expect(lines.filter { $0.hasPrefix("trap=") } == Array(repeating: "trap=7", count: 3), "\(lines)")
+        // /proc masks in hex, bit n-1 for signal n: none blocked; ignored at most glibc's own 32 and 33.
+        func masks(_ name: String) -> [UInt64] {
+            lines.filter { $0.hasPrefix(name + ":") }.map { UInt64($0.dropFirst(name.count + 1).trimmingCharacters(in: .whitespaces), radix: 16) ?? .max }
+        }
+        #expect(masks("SigBlk") == [0, 0, 0], "\(lines)")
+        #expect(masks("SigIgn").map { $0 & ~UInt64(0x1_8000_0000) } == [0, 0, 0], "\(lines)")
+    }
+
     @Test("SIGHUP: a new watch starts at the end of the log, a removed one stops, a changed one keeps its position and delivers by its new filters")
     func reload() async throws {
         let server = try await LoopbackServer.start(routes: ["/hook": [.status(200)]])

@@ -60,3 +60,28 @@ struct WatchDeliveryTests {
         #expect(try (store as? any WatchPositions)?.watchPositions().map(\.cursor) == [3])
     }
 }
+
+/// A command target's one attempt (``WatchTargets/run(_:input:environment:timeoutSeconds:)``):
+/// how each ending is told.
+@Suite("Watch command attempts")
+struct WatchCommandTests {
+    static func attempt(_ arguments: [String], timeout: Double = 10) async -> String {
+        switch await WatchTargets.run(arguments, input: Data("{}".utf8), environment: ["PATH": "/usr/bin:/bin"], timeoutSeconds: timeout) {
+        case .success: "delivered"
+        case .failure(let failure): failure.text
+        }
+    }
+
+    @Test("exit 0 delivers; an exit status, a signal, a timeout, a missing or non-executable program are each said")
+    func endings() async throws {
+        let directory = try TestPaths.temporaryDirectory("watch-command")
+        let plain = directory.appendingPathComponent("plain.sh").path
+        try "#!/bin/sh\nexit 0\n".write(toFile: plain, atomically: true, encoding: .utf8)
+        #expect(await Self.attempt(["/bin/sh", "-c", "cat >/dev/null; exit 0"]) == "delivered")
+        #expect(await Self.attempt(["/bin/sh", "-c", "echo first >&2; echo 'busy: retry' >&2; exit 3"]) == "exit status 3: busy: retry")
+        #expect(await Self.attempt(["/bin/sh", "-c", "kill -USR1 $$"]) == "killed by signal \(SIGUSR1)")
+        #expect(await Self.attempt(["/bin/sh", "-c", "sleep 30"], timeout: 0.5) == "timed out after 1s (killed)")
+        #expect(await Self.attempt([directory.appendingPathComponent("missing").path]) == "cannot run \(directory.path)/missing: No such file or directory")
+        #expect(await Self.attempt([plain]) == "cannot run \(plain): Permission denied")
+    }
+}

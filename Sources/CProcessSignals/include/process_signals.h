@@ -1,6 +1,8 @@
 #ifndef PROCESS_SIGNALS_H
 #define PROCESS_SIGNALS_H
 
+#include <sys/types.h>
+
 /// SIGINT and SIGTERM without a thread, for a command that has nothing to cancel (a read, and
 /// every command before it runs: parsing, help, `--version`): the first one removes the files
 /// registered with `process_signals_remove_on_signal` (an output half written) and ends the
@@ -20,5 +22,15 @@ int process_signals_remove_on_signal(const char *path);
 /// Unregisters a slot from `process_signals_remove_on_signal` (once its file is renamed or
 /// removed); -1 is ignored.
 void process_signals_forget(int slot);
+
+/// Starts the program at `path` (posix_spawn: no PATH search) with `argv` and `envp`
+/// (NULL-terminated), `in`, `out` and `err` as its standard input, output and error and every
+/// other descriptor closed, in a process group of its own (its pid), with the signals of a
+/// freshly started process: none blocked, every action the default. A child otherwise inherits
+/// its spawning thread's mask (a Dispatch worker blocks nearly every signal, and a cancellable
+/// command blocks SIGINT and SIGTERM in all its threads) and the signals this process ignores,
+/// so a watch command's `timeout`, `kill` or `trap` would not work.
+/// Returns 0 and sets `*pid`, or an errno value (the program could not be executed: ENOENT, EACCES, ...).
+int process_signals_spawn(pid_t *pid, const char *path, char *const argv[], char *const envp[], int in, int out, int err);
 
 #endif

@@ -147,73 +147,75 @@ enum WatchTargets {
     /// Runs `arguments` (an executable's path, then its arguments; no shell) with `input` on its
     /// standard input (a file, so a program that does not read it cannot block the scheduler),
     /// its standard output discarded and its standard error kept for the failure's text (its
-    /// last line, redacted). The program runs in a process group of its own (Foundation's
-    /// `Process` spawns it so), which is killed (SIGKILL) when it outlasts `timeoutSeconds` or
-    /// the task is cancelled (SIGTERM to the scheduler).
+    /// last line, redacted). The program starts as from a shell: no signal blocked, every
+    /// signal's action the default (``ProcessSignals/spawn(_:environment:input:output:error:)``),
+    /// in a process group of its own, which is killed (SIGKILL) when it outlasts
+    /// `timeoutSeconds` or the task is cancelled (SIGTERM to the scheduler).
     static func run(_ arguments: [String], input: Data, environment: [String: String], timeoutSeconds: Double) async -> Result<Void, Failure> {
         let program = arguments[0]
-        let stdin: FileHandle, stderr: FileHandle
+        let stdin: FileHandle, stdout: FileHandle, stderr: FileHandle
+        let group: pid_t
         do {
             stdin = try anonymousFile(input)
             stderr = try anonymousFile(Data())
+            stdout = try FileHandle(forWritingTo: URL(fileURLWithPath: "/dev/null"))
+            group = try ProcessSignals.spawn(arguments, environment: environment, input: stdin.fileDescriptor,
+                                             output: stdout.fileDescriptor, error: stderr.fileDescriptor)
         } catch {
             return .failure(Failure(text: "cannot run \(program): \((error as? Failure)?.text ?? error.localizedDescription)"))
         }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: program)
-        process.arguments = Array(arguments.dropFirst())
-        process.environment = environment
-        process.standardInput = stdin
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = stderr
-        let state = CommandState()
-        let started: Bool = await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
-                process.terminationHandler = { _ in
-                    state.value.withLock { $0.finished = true }
-                    continuation.resume(returning: true)
-                }
-                do {
-                    try process.run()
-                } catch {
-                    continuation.resume(returning: false)
-                    return
-                }
-                let pid = process.processIdentifier
-                state.value.withLock { if !$0.finished { $0.group = pid } }
-                DispatchQueue.global().asyncAfter(deadline: .now() + timeoutSeconds) { state.kill(timedOut: true) }
-            }
+        let state = CommandState(group: group)
+        let status = await withTaskCancellationHandler {
+            DispatchQueue.global().asyncAfter(deadline: .now() + timeoutSeconds) { state.kill(timedOut: true) }
+            return await state.exitStatus()
         } onCancel: {
             state.kill(timedOut: false)
         }
-        guard started else { return .failure(Failure(text: "cannot run \(program): it could not be started")) }
         if state.value.withLock({ $0.timedOut }) {
             return .failure(Failure(text: "timed out after \(ValueParsers.durationText(Int64(timeoutSeconds.rounded(.up)))) (killed)"))
         }
-        if process.terminationReason == .uncaughtSignal {
-            return .failure(Failure(text: "killed by signal \(process.terminationStatus)" + lastLine(stderr)))
+        // The wait status (wait(2)): the low 7 bits are the signal that ended it, else bits 8–15 its exit status.
+        if status & 0x7f != 0 {
+            return .failure(Failure(text: "killed by signal \(status & 0x7f)" + lastLine(stderr)))
         }
-        return process.terminationStatus == 0 ? .success(())
-            : .failure(Failure(text: "exit status \(process.terminationStatus)" + lastLine(stderr)))
+        let exitStatus = (status >> 8) & 0xff
+        return exitStatus == 0 ? .success(()) : .failure(Failure(text: "exit status \(exitStatus)" + lastLine(stderr)))
     }
 
-    /// A command's process group while it runs, and whether it was killed for its timeout.
+    /// A command's process group (its pid) while it runs, and whether it was killed for its timeout.
     private final class CommandState: Sendable {
         struct Value {
-            /// The process group (the command's pid: `Process` makes it a group leader); 0 before it started.
-            var group: pid_t = 0
             var finished = false
             var timedOut = false
         }
+        let group: pid_t
         let value = Mutex(Value())
+
+        init(group: pid_t) { self.group = group }
 
         /// SIGKILL to the process group when it still runs (noting first whether for the
         /// timeout, so the termination that follows finds it).
         func kill(timedOut: Bool) {
             value.withLock { value in
-                guard value.group > 0, !value.finished else { return }
+                guard !value.finished else { return }
                 value.timedOut = timedOut
-                _ = Glibc.kill(-value.group, SIGKILL)
+                _ = Glibc.kill(-group, SIGKILL)
+            }
+        }
+
+        /// Waits, on a thread of its own, for the command to end, and returns its wait status.
+        /// The command is marked finished before it is reaped, so that ``kill(timedOut:)``
+        /// never signals a later process group that reuses its number.
+        func exitStatus() async -> Int32 {
+            await withCheckedContinuation { continuation in
+                Thread { [self] in
+                    var info = siginfo_t()
+                    while waitid(P_PID, id_t(group), &info, WEXITED | WNOWAIT) != 0 && errno == EINTR {}
+                    value.withLock { $0.finished = true }
+                    var status: Int32 = 0
+                    while waitpid(group, &status, 0) < 0 && errno == EINTR {}
+                    continuation.resume(returning: status)
+                }.start()
             }
         }
     }
