@@ -148,8 +148,8 @@ extension ProcessSignals {
 /// One thread that takes SIGINT and SIGTERM with `sigwait`. They are blocked in the calling
 /// thread first, and so in every thread started after it (threads inherit the mask): the
 /// kernel keeps them pending for `sigwait` instead of running a handler on some thread, and no
-/// system call elsewhere is interrupted (EINTR). Children started later inherit the blocked
-/// mask, as they did from Dispatch's worker threads, which block them too.
+/// system call elsewhere is interrupted (EINTR). A child would inherit the blocked mask: watch
+/// commands are started with an empty one (``ProcessSignals/spawn(_:environment:input:output:error:)``).
 enum SignalThread {
     final class Handler {
         let handle: @Sendable (Int32) -> Void
