@@ -114,6 +114,12 @@ extension IncidentField {
     ]
 }
 
+extension IncidentField {
+    /// The fields of ``content`` that hash their absence: those of the first schema (see
+    /// ``Incident/hashWithoutAddedFields``).
+    static let contentHashingAbsence = content.filter(\.hashesAbsence)
+}
+
 extension Incident {
     /// Builds an incident from stored values, one per field of `fields`, in that order.
     public init(source: String, externalID: String, values: [IncidentValue], fields: [IncidentField] = IncidentField.content) {
@@ -137,7 +143,24 @@ extension Incident {
     /// without a revision (issue 20: after migration 0006 every incident's next poll wrote
     /// one revision `road_ref - → 고속국도1호선`).
     public var hashWithoutAddedFields: Int64 {
-        contentHash(fields: IncidentField.content.filter(\.hashesAbsence))
+        contentHash(fields: IncidentField.contentHashingAbsence)
+    }
+
+    /// ``contentValues(fields:)`` and the hash of the fields of `fields` that hash their absence
+    /// (``hashWithoutAddedFields`` when `fields` is ``IncidentField/content``), from one pass over
+    /// the values: a PostgreSQL poll stages all three for every record, and computing the second
+    /// hash apart built every value again (its strings, retained and released).
+    public func contentValuesAndBaseHash(fields: [IncidentField] = IncidentField.content)
+        -> (values: [IncidentValue], hash: Int64, baseHash: Int64) {
+        var hasher = FNV1a64()
+        var base = FNV1a64()
+        let values = fields.map { field in
+            let value = field.value(self)
+            hasher.combine(value: value, of: field)
+            if field.hashesAbsence { base.combine(value: value, of: field) }
+            return value
+        }
+        return (values, hasher.signed, base.signed)
     }
 
     /// The incident's stored values, one per field of `fields`, and their ``contentHash(fields:)``,

@@ -162,12 +162,14 @@ final class Connection {
     /// prefers plans that yield the first rows fast (a cursor's `cursor_tuple_fraction`), and a
     /// reader that stops early (`row` throws) costs only the rows fetched so far: the
     /// transaction, and with it the cursor, is rolled back and the error rethrown.
-    /// Batches start at 64 rows and double up to 4,096. Must run outside a transaction.
-    func forEachRow(_ sql: String, _ parameters: [PostgresValue] = [], context: String,
+    /// Batches start at `firstBatch` rows (64 unless given) and double up to 4,096. A query of
+    /// at most N rows (a `LIMIT N`) read whole can pass N + 1: its rows then come in one `FETCH`
+    /// (one round trip fewer than 64 and 128 for N = 100). Must run outside a transaction.
+    func forEachRow(_ sql: String, _ parameters: [PostgresValue] = [], context: String, firstBatch: Int32 = 64,
                     _ row: (Result, Int32) throws -> Void) throws {
         try transaction("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", context: context) {
             try query("DECLARE listed NO SCROLL CURSOR FOR " + sql, parameters, context: context)
-            var batch: Int32 = 64
+            var batch = max(1, min(firstBatch, 4097))
             while true {
                 let result = try execute("FETCH \(batch) FROM listed", context: context)
                 for index in 0..<result.rowCount { try row(result, index) }

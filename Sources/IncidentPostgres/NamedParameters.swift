@@ -72,10 +72,10 @@ extension Connection {
         return try query(text, values, context: context)
     }
 
-    /// ``forEachRow(_:_:context:_:)`` with `:name` parameters bound to `arguments`.
-    func forEachRow(_ sql: String, named arguments: [String: PostgresValue], context: String,
+    /// ``forEachRow(_:_:context:firstBatch:_:)`` with `:name` parameters bound to `arguments`.
+    func forEachRow(_ sql: String, named arguments: [String: PostgresValue], context: String, firstBatch: Int32 = 64,
                     _ row: (Result, Int32) throws -> Void) throws {
         let (text, values) = NamedParameters.positional(sql, arguments)
-        try forEachRow(text, values, context: context, row)
+        try forEachRow(text, values, context: context, firstBatch: firstBatch, row)
     }
 }

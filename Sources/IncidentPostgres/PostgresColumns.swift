@@ -9,9 +9,13 @@ struct PostgresColumns: Sendable {
     /// Every column name, flattened (a coordinate is two, a geometry five).
     let names: [String]
 
+    /// Whether `fields` is ``IncidentField/content`` (every store but some tests' own lists).
+    let isContent: Bool
+
     init(_ fields: [IncidentField] = IncidentField.content) {
         self.fields = fields
         self.names = fields.flatMap(\.columns)
+        isContent = names == IncidentField.content.flatMap(\.columns)
     }
 
     /// `category, provider_category, …`, each prefixed with `prefix` (`e.`) when given.
@@ -41,6 +45,16 @@ struct PostgresColumns: Sendable {
     /// The values of `incident`, one per field, and their content hash.
     func values(of incident: Incident) -> (values: [IncidentValue], hash: Int64) {
         incident.contentValues(fields: fields)
+    }
+
+    /// The values of `incident`, one per field, their content hash, and the hash without the
+    /// fields migrations added (``Incident/hashWithoutAddedFields``), in one pass when the fields are the content's.
+    func valuesAndBaseHash(of incident: Incident) -> (values: [IncidentValue], hash: Int64, baseHash: Int64) {
+        guard isContent else {
+            let (values, hash) = incident.contentValues(fields: fields)
+            return (values, hash, incident.hashWithoutAddedFields)
+        }
+        return incident.contentValuesAndBaseHash(fields: fields)
     }
 
     /// Writes `values` as COPY fields. Returns false when a text holds U+0000, which

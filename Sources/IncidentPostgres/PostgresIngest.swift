@@ -162,7 +162,7 @@ final class PollStaging: PollSink, UnlistedIncidents {
 
     func upsert(_ incident: Incident) throws {
         guard let writer else { throw Self.sinkClosed }
-        let (values, hash) = columns.values(of: incident)
+        let (values, hash, baseHash) = columns.valuesAndBaseHash(of: incident)
         let start = writer.rowStart
         order += 1
         writer.integer(order)
@@ -177,7 +177,7 @@ final class PollStaging: PollSink, UnlistedIncidents {
                 reason: "a text value holds the character U+0000, which PostgreSQL cannot store"))
         }
         writer.integer(hash)
-        writer.integer(incident.hashWithoutAddedFields)
+        writer.integer(baseHash)
         writer.null()
         writer.null()
         writer.null()

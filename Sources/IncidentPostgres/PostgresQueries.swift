@@ -22,7 +22,9 @@ extension PostgresStore: IncidentReader {
             try withConnection { connection in
                 var decoder: StoredIncidentDecoder?
                 var planarColumn: Int32?
-                try connection.forEachRow(sql, named: arguments, context: "listing incidents") { result, index in
+                // Without `--near`, a limit is the SQL's (`listing`): its rows in one FETCH.
+                let firstBatch = query.near == nil ? query.limit.flatMap { $0 < 4096 ? Int32($0 + 1) : nil } ?? 64 : 64
+                try connection.forEachRow(sql, named: arguments, context: "listing incidents", firstBatch: firstBatch) { result, index in
                     let decode = try decoder ?? StoredIncidentDecoder(result, columns: columns)
                     decoder = decode
                     // Once `limit` rows are within the radius (kept sorted), the limit-th is the bar.

@@ -57,6 +57,21 @@ struct ContentColumnListTests {
         }
         #expect(i.contentHash() == h.signed)
     }
+
+    @Test("one pass gives the values, the content hash and the hash without the added fields, each as computed apart")
+    func onePass() {
+        var added = incident("A")
+        added.roadRef = "고속국도1호선"
+        added.validity = .planned
+        for i in [incident("A"), added] {
+            let (values, hash, base) = i.contentValuesAndBaseHash()
+            let apart = i.contentValues()
+            #expect(values == apart.values && hash == apart.hash && base == i.hashWithoutAddedFields)
+        }
+        // The fields migrations added change the content hash, not the base hash.
+        #expect(added.contentValuesAndBaseHash().baseHash == incident("A").contentValuesAndBaseHash().baseHash)
+        #expect(added.contentValuesAndBaseHash().hash != incident("A").contentHash())
+    }
 }
 
 @Suite("Statements bind by name")
