@@ -26,7 +26,7 @@ struct JSONFeedFormat<DTO: Sendable>: Sendable {
     /// as empty. Nil: the envelope alone decides.
     var inspectRecordLists: (@Sendable (JSONDocumentSummary, inout ResponseTally) throws -> Void)? = nil
 
-    func read(file: URL, contentType: String?, map: (DTO) -> FeedRecord, _ body: (FeedRecord) throws -> Void) throws -> ResponseVerdict {
+    func read(file: URL, contentType: String?, map: @escaping @Sendable (DTO) -> FeedRecord, _ body: (FeedRecord) throws -> Void) throws -> ResponseVerdict {
         if let charset = XMLRecordReader.charset(inContentType: contentType), !["utf-8", "utf8", "us-ascii"].contains(charset.lowercased()) {
             throw FeedError(.unexpectedResponse, provider: provider,
                             message: "the JSON response says it is in \(charset); JSON must be UTF-8 (RFC 8259 §8.1): nothing was stored")

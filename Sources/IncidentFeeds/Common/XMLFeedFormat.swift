@@ -26,7 +26,7 @@ struct XMLFeedFormat<DTO: Sendable>: Sendable {
     ///   declares no encoding of its own.
     /// - Throws: ``FeedError`` (the envelope's errors, `malformedBody` with line and column), or
     ///   what `body` throws.
-    func read(file: URL, contentType: String?, map: (DTO) -> FeedRecord, _ body: (FeedRecord) throws -> Void) throws -> ResponseVerdict {
+    func read(file: URL, contentType: String?, map: @escaping @Sendable (DTO) -> FeedRecord, _ body: (FeedRecord) throws -> Void) throws -> ResponseVerdict {
         let charset = XMLRecordReader.charset(inContentType: contentType)
         let schema = self.schema
         let provider = self.provider
