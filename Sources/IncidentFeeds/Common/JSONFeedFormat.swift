@@ -41,7 +41,7 @@ struct JSONFeedFormat<DTO: Sendable>: Sendable {
                 try BodyFile.chunks(file, provider: provider) { try reader.parse($0) }
                 return try reader.finish()
             },
-            map: map, body: body)
+            map: map, mapWhileReading: false, body: body)
         tally.repairs = summary.repairs.total
         if summary.repairs.invalidUTF8 > 0 {
             // Bytes that are not UTF-8 (a response in CP949, say) may sit in ids: records are
