@@ -113,17 +113,22 @@ enum PollTransitions {
             INSERT INTO incident_transitions (incident_id, source, external_id, run_id, kind, fields, at)
             SELECT incident_id, :source, external_id, :run, kind, fields, at FROM temp.poll_transitions
             """
+        var appearances = "id > :last_id_before"
         if poll.isHistory {
-            try appendHistory(poll: poll, runID: runID, unlogged: unlogged, db: db)
-            try db.run(append + " ORDER BY phase, ord", arguments)
-            return try db.run("DELETE FROM temp.poll_transitions")
+            if let direct = try appendHistory(poll: poll, runID: runID, unlogged: unlogged, db: db) {
+                appearances = direct
+            } else {
+                try db.run(append + " ORDER BY phase, ord", arguments)
+                return try db.run("DELETE FROM temp.poll_transitions")
+            }
         }
         // A live poll's appearances are its new incidents, logged from their rows directly (not
-        // copied through the collection: a first poll is all appearances).
+        // copied through the collection: a first poll is all appearances); so are an unlogged
+        // replay's when nothing clears them (``appendHistory(poll:runID:unlogged:db:)``).
         try db.run(append + " WHERE phase < 3 ORDER BY phase, ord", arguments)
         try db.run("""
             INSERT INTO incident_transitions (incident_id, source, external_id, run_id, kind, at)
-            SELECT id, :source, external_id, :run, 'appeared', :at FROM incidents WHERE id > :last_id_before ORDER BY id
+            SELECT id, :source, external_id, :run, 'appeared', :at FROM incidents WHERE \(appearances) ORDER BY id
             """, arguments.merging(["at": at, "last_id_before": .integer(lastIDBefore)]) { $1 })
         try db.run(append + " WHERE phase > 3 ORDER BY phase, ord", arguments)
         try db.run("DELETE FROM temp.poll_transitions")
@@ -136,11 +141,18 @@ enum PollTransitions {
     /// incident only this document lists is cleared as of that poll (the present it has is that
     /// poll's); one cleared before and listed again later keeps its present.
     /// `unlogged`: every incident is this poll's, with no log before it (no state, no later listing).
-    private static func appendHistory(poll: PollContext, runID: Int64, unlogged: Bool, db: Database) throws {
+    /// Returns the condition on `incidents` of the appearances it left to the caller to log
+    /// straight from their rows, as a live poll's (an unlogged replay that no later live poll
+    /// clears: a first ingest of a file, whose 300,000 appearances went through the collection
+    /// and a sort of it, issue 23); nil when it collected every entry.
+    private static func appendHistory(poll: PollContext, runID: Int64, unlogged: Bool, db: Database) throws -> String? {
         let at = SQLiteValue.text(poll.observedAt.rfc3339)
         let arguments: [String: SQLiteValue] = ["at": at, "source": .text(poll.source), "run": .integer(runID)]
         var clearing: SQLiteValue = .null
         try db.query(firstClearingPoll(after: ":at"), arguments) { row in clearing = row.string(at: 0).map(SQLiteValue.text) ?? .null }
+        if unlogged, case .null = clearing {
+            return "id > :last_id_before AND last_seen_run_id = :run AND id NOT IN (SELECT incident_id FROM temp.poll_transitions WHERE phase = 2)"
+        }
         if unlogged {
             try db.run("""
                 INSERT INTO temp.poll_transitions (phase, ord, incident_id, external_id, kind, at)
@@ -160,7 +172,7 @@ enum PollTransitions {
                 ORDER BY id
                 """, arguments.merging(["clearing": clearing]) { $1 })
         }
-        guard case .text = clearing else { return }
+        guard case .text = clearing else { return nil }
         try db.run("""
             INSERT INTO temp.poll_transitions (phase, ord, incident_id, external_id, kind, at)
             SELECT 4, listed_then.incident_id, listed_then.incident_id, listed_then.external_id, 'cleared', :clearing
@@ -175,6 +187,7 @@ enum PollTransitions {
               AND NOT EXISTS (SELECT 1 FROM incident_transitions t WHERE t.incident_id = incidents.id
                   AND t.kind IN ('appeared', 'reopened') AND t.at > :at)
             """, ["at": at, "clearing": clearing])
+        return nil
     }
 
     /// When the source's first complete live poll after `instant` (a parameter) was fetched, the

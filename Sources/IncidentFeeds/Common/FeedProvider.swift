@@ -299,7 +299,9 @@ struct ProviderStream: IncidentStream {
     var definition: SourceDefinition
     /// The text an incident takes from the response, where a server may echo the key: every
     /// text content field (``IncidentField/textPath``).
-    static let textFields = IncidentField.content.compactMap(\.textPath)
+    /// Read and written through the fields' accessors, not their key paths (a key path held in
+    /// a variable costs a generic projection per use: ``IncidentField/text(_:_:hashesAbsence:get:set:)``).
+    static let textFields = IncidentField.content.filter { $0.textPath != nil }
 
     /// The last page links to a next page that was not fetched (a saved page replayed).
     var unreadPages = false
@@ -322,7 +324,9 @@ struct ProviderStream: IncidentStream {
                     }
                 }
                 guard let redact, case .incident(var incident) = record else { return try body(record) }
-                for field in Self.textFields { incident[keyPath: field] = incident[keyPath: field].map(redact) }
+                for field in Self.textFields {
+                    if case .text(let text) = field.value(incident) { field.assign(&incident, .text(redact(text))) }
+                }
                 try body(.incident(incident))
             }
         })

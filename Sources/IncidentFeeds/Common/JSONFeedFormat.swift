@@ -26,7 +26,7 @@ struct JSONFeedFormat<DTO: Sendable>: Sendable {
     /// as empty. Nil: the envelope alone decides.
     var inspectRecordLists: (@Sendable (JSONDocumentSummary, inout ResponseTally) throws -> Void)? = nil
 
-    func read(file: URL, contentType: String?, map: (DTO) -> FeedRecord, _ body: (FeedRecord) throws -> Void) throws -> ResponseVerdict {
+    func read(file: URL, contentType: String?, map: @escaping @Sendable (DTO) -> FeedRecord, _ body: (FeedRecord) throws -> Void) throws -> ResponseVerdict {
         if let charset = XMLRecordReader.charset(inContentType: contentType), !["utf-8", "utf8", "us-ascii"].contains(charset.lowercased()) {
             throw FeedError(.unexpectedResponse, provider: provider,
                             message: "the JSON response says it is in \(charset); JSON must be UTF-8 (RFC 8259 §8.1): nothing was stored")
@@ -41,7 +41,7 @@ struct JSONFeedFormat<DTO: Sendable>: Sendable {
                 try BodyFile.chunks(file, provider: provider) { try reader.parse($0) }
                 return try reader.finish()
             },
-            map: map, body: body)
+            map: map, mapWhileReading: false, body: body)
         tally.repairs = summary.repairs.total
         if summary.repairs.invalidUTF8 > 0 {
             // Bytes that are not UTF-8 (a response in CP949, say) may sit in ids: records are

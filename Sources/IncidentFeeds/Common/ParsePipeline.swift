@@ -2,7 +2,8 @@ import Foundation
 
 /// Parsing and storing a large response on two cores at once: `produce` (the XML parser) runs
 /// on its own thread and hands records over in batches through a bounded buffer to `consume`
-/// (mapping and the SQLite upsert), which runs on the calling thread.
+/// (the SQLite upsert, and mapping where the format maps there: ``readDocument``), which runs
+/// on the calling thread.
 ///
 /// Why: parsing a GITS record and storing it cost about the same (callgrind, 30,000 records:
 /// 1.3 G instructions to parse, 1.3 G to map and upsert). One after the other they took twice

@@ -6,8 +6,8 @@ import IncidentXML
 /// each record, and the envelope inspection (the expected root element, the provider's result
 /// code, the data.go.kr gateway's document, the declared record count).
 ///
-/// Reading streams: the parser runs on its own thread (``ParsePipeline``) while records are
-/// mapped and stored. Each record becomes what `map` makes of it (an incident, or a record set
+/// Reading streams: the parser and the mapping run on their own thread (``ParsePipeline``)
+/// while records are stored. Each record becomes what `map` makes of it (an incident, or a record set
 /// aside); the envelope is inspected once the document has been read, and with the records
 /// read and the characters repaired it gives the response's verdict. A document with neither a
 /// success code nor any record is an error, never "no incidents".
@@ -26,7 +26,7 @@ struct XMLFeedFormat<DTO: Sendable>: Sendable {
     ///   declares no encoding of its own.
     /// - Throws: ``FeedError`` (the envelope's errors, `malformedBody` with line and column), or
     ///   what `body` throws.
-    func read(file: URL, contentType: String?, map: (DTO) -> FeedRecord, _ body: (FeedRecord) throws -> Void) throws -> ResponseVerdict {
+    func read(file: URL, contentType: String?, map: @escaping @Sendable (DTO) -> FeedRecord, _ body: (FeedRecord) throws -> Void) throws -> ResponseVerdict {
         let charset = XMLRecordReader.charset(inContentType: contentType)
         let schema = self.schema
         let provider = self.provider
@@ -40,7 +40,7 @@ struct XMLFeedFormat<DTO: Sendable>: Sendable {
                 try reader.finish()
                 return (reader.envelope, reader.repairs)
             },
-            map: map, body: body)
+            map: map, mapWhileReading: true, body: body)
         tally.repairs = repairs
         tally.incompleteBecause += envelope.problems
         try inspect(envelope, &tally)

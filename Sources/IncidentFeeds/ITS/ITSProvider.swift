@@ -48,7 +48,7 @@ public enum ITSProvider: FeedProvider {
 
     public static func read(file: URL, contentType: String?, source: String, _ body: (FeedRecord) throws -> Void) throws -> ResponseVerdict {
         let (kind, head) = try BodySniffer.sniff(file)
-        let map = { (dto: EventInfoDTO) in ITSMapper.record(from: dto, source: source) }
+        let map = { @Sendable (dto: EventInfoDTO) in ITSMapper.record(from: dto, source: source) }
         switch kind {
         case .json:
             return try ITSReaders.json.read(file: file, contentType: contentType, map: map, body)
