@@ -1,6 +1,7 @@
 import Foundation
 import IncidentCore
 import IncidentFeeds
+import IncidentNetworking
 
 /// What a command needs from the process: environment, clock, output. Tests build their own.
 public struct Context: Sendable {
@@ -38,12 +39,13 @@ public struct Context: Sendable {
         // Key values are hidden in every text from the start, not only once a request is built.
         ProviderRegistry.registerKeyParameterNames()
         var context = Context(environment: processEnvironment(), clock: .system, output: { text in
-            FileHandle.standardOutput.write(Data(text.utf8))
+            var text = text
+            text.withUTF8 { StandardOutput.write(UnsafeRawBufferPointer($0)) }
         })
-        context.outputBytes = { bytes in FileHandle.standardOutput.write(Data(bytes)) }
+        context.outputBytes = { bytes in bytes.withUnsafeBytes(StandardOutput.write) }
         context.stderrIsJournal = JournalStream.isStandardError(context.environment)
         context.outputIsTerminal = isatty(STDOUT_FILENO) == 1
-        Stores.registerSecrets(environment: context.environment)
+        context.registerSecrets()
         var name = [CChar](repeating: 0, count: 256)
         if gethostname(&name, name.count - 1) == 0 {
             context.host = String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
@@ -138,5 +140,41 @@ extension UTCClock {
     /// The system clock, to the second.
     static let system = UTCClock {
         UTCInstant(secondsSince1970: Int64(Date().timeIntervalSince1970.rounded(.down)))
+    }
+}
+
+extension Context {
+    /// Registers with `Redaction` the secrets the environment itself holds, before any
+    /// configuration is read: PostgreSQL's password (`PGPASSWORD`) and the key of the GITS
+    /// source configured without `--config` (`GITS_SERVICE_KEY`), which a command that reads no
+    /// configuration (`ingest --file` without `--config`) would otherwise never hide from its
+    /// log, its run record or the text it stores.
+    func registerSecrets() {
+        if let password = environment["PGPASSWORD"], !password.isEmpty { Redaction.register(secret: password) }
+        if let key = environment["GITS_SERVICE_KEY"], !key.isEmpty { _ = APIKey(key) }
+    }
+}
+
+/// Standard output written with write(2). When it cannot be written (a full disk, a closed
+/// terminal) the process ends with one line on standard error and exit status 1; Foundation's
+/// non-throwing `FileHandle.write` crashed instead (`try!`, a backtrace, exit 132).
+enum StandardOutput {
+    static func write(_ bytes: UnsafeRawBufferPointer) {
+        guard var next = bytes.baseAddress else { return }
+        var left = bytes.count
+        while left > 0 {
+            let written = Glibc.write(STDOUT_FILENO, next, left)
+            if written > 0 {
+                next += written
+                left -= written
+            } else if written < 0 && errno == EINTR {
+                continue
+            } else {
+                let reason = written < 0 ? String(cString: strerror(errno)) : "nothing was written"
+                let line = "error: cannot write to standard output: \(reason)\n"
+                _ = line.withCString { Glibc.write(STDERR_FILENO, $0, strlen($0)) }
+                exit(ExitStatus.failure)
+            }
+        }
     }
 }

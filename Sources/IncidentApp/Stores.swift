@@ -193,12 +193,6 @@ enum Stores {
         return (try? PostgresLocation(database).description) ?? "a PostgreSQL connection string that libpq cannot read"
     }
 
-    /// Registers PGPASSWORD, which libpq reads itself, for redaction like an API key, so that
-    /// it appears in no log or error. Called once at start.
-    static func registerSecrets(environment: [String: String]) {
-        if let password = environment["PGPASSWORD"], !password.isEmpty { Redaction.register(secret: password) }
-    }
-
     /// Copies the SQLite database at `sqlitePath` (incidents, revisions, runs, quarantined
     /// records, quota state, ids kept) into the PostgreSQL database `database`, migrating it
     /// first; it must hold no incidents or runs. Verifies every table's count and undoes the

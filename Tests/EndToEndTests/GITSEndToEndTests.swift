@@ -84,6 +84,43 @@ struct GITSEndToEndTests {
         expectNoKey(Self.key, in: [first.stdout, first.stderr, second.stdout, second.stderr], database: ws.databaseBytes())
     }
 
+    @Test("ingest --file without a configuration: $GITS_SERVICE_KEY (or --env-file's) echoed by an error envelope or in a record is hidden from the log, the run record and the stored text", arguments: [false, true])
+    func ingestFileHidesImpliedKey(envFile: Bool) async throws {
+        let ws = try Workspace()
+        let echoed = try ws.write("echo.xml", """
+            <?xml version="1.0" encoding="UTF-8"?><ServiceResult><comMsgHeader/><msgHeader><headerCd>3</headerCd>\
+            <headerMsg>SERVICE KEY ERROR \(Self.key)</headerMsg><itemCount>0</itemCount></msgHeader><msgBody/></ServiceResult>
+            """)
+        var feed = try String(contentsOfFile: Self.realFeed, encoding: .utf8)
+        let description = try #require(feed.range(of: "<inciDesc>"))
+        feed.insert(contentsOf: "key " + Self.key.replacingOccurrences(of: "+", with: "%2B") + " ", at: description.upperBound)
+        let record = try ws.write("record.xml", feed)
+        let keys = try ws.write("keys.env", "GITS_SERVICE_KEY='\(Self.key)'\n")
+        let (options, environment) = envFile ? (["--env-file", keys], [String: String]()) : ([], ["GITS_SERVICE_KEY": Self.key])
+        let failed = try await run("incident-scheduler", ["ingest", "--source", "gits", "--file", echoed, "--database", ws.database] + options,
+                                   environment: environment)
+        #expect(failed.status == 65 && failed.stderr.contains("headerCd 3"), "\(failed.stderr)")
+        let stored = try await run("incident-scheduler", ["ingest", "--source", "gits", "--file", record, "--database", ws.database] + options,
+                                   environment: environment)
+        #expect(stored.status == 0, "\(stored.stderr)")
+        let runs = try await run("incidents", ["runs", "--database", ws.database])
+        #expect(runs.stdout.contains("REDACTED"), "\(runs.stdout)")
+        let listed = try await run("incidents", ["list", "--database", ws.database, "--format", "json"])
+        #expect(listed.stdout.contains("key REDACTED "), "\(listed.stdout)")
+        expectNoKey(Self.key, in: [failed.stderr, stored.stderr, runs.stdout, listed.stdout], database: ws.databaseBytes())
+    }
+
+    @Test("a full standard output (/dev/full) ends a listing with one error line and exit 1, not a crash")
+    func fullStandardOutput() async throws {
+        let ws = try Workspace()
+        #expect(try await run("incident-scheduler", ["ingest", "--source", "gits", "--file", Self.realFeed, "--database", ws.database]).status == 0)
+        for command in ["list --format json", "stats", "list --format csv", "list --help", "--version"] {
+            let result = try await shell("\"$BIN/incidents\" \(command) --database \(shellQuoted(ws.database)) > /dev/full")
+            #expect(result.status == 1 && !result.signaled, "\(command): \(result.status) \(result.stderr.suffix(1500))")
+            #expect(result.stderr == "error: cannot write to standard output: No space left on device\n", "\(command): \(result.stderr.suffix(1500))")
+        }
+    }
+
     @Test("an API error envelope with HTTP 200 stores nothing, is recorded as failed, and exits 1")
     func apiErrorEnvelope() async throws {
         let server = try LoopbackServer(routes: ["/api/rest/getIncidentInfo": [

@@ -9,6 +9,10 @@ import Testing
 
 /// What an operator meets (issue 14): log lines for the journal, the database precedence, the
 /// metrics text, the configuration's key problems, the command line's messages and help.
+/// What a `keyEnv` that is no variable's name (a key pasted there) is told, without echoing it.
+private let keyEnvNotAName = "keyEnv is not the name of an environment variable (letters, digits and _, not starting with a digit); "
+    + "it is not shown, since it may be the key itself: put the key in a variable and give its name"
+
 @Suite("Operator")
 struct OperatorTests {
     static let t0 = UTCInstant(rfc3339: "2024-01-01T00:00:00Z")!
@@ -181,6 +185,12 @@ struct OperatorTests {
         (#""keyFile": "directory.key""#, "cannot read the key file $DIR/directory.key (keyFile): Is a directory; make it a file this user may read", .unreadable),
         (#""keyFile": "two.key""#, "the key file $DIR/two.key holds more than one word or line; it must hold just the API key", .invalid),
         ("", "no keyEnv or keyFile: name the environment variable (keyEnv) or the file (keyFile) that holds the API key", .missing),
+        // A key pasted where its variable's name goes (base64's +, / and =, a leading digit, a
+        // space or a hyphen): said without echoing it.
+        (#""keyEnv": "TOPSECRETKEY6abc+/==""#, keyEnvNotAName, .invalid),
+        (#""keyEnv": "9f2c41aa0b7e""#, keyEnvNotAName, .invalid),
+        (#""keyEnv": "key with-spaces""#, keyEnvNotAName, .invalid),
+        (#""keyEnv": "한국키""#, keyEnvNotAName, .invalid),
     ] as [(String, String, KeyProblem.Kind)])
     func keyProblems(field: String, message: String, kind: KeyProblem.Kind) throws {
         let directory = try TestPaths.temporaryDirectory("keys")

@@ -26,10 +26,10 @@ public enum CommandLineTool {
         }
         switch invocation {
         case .help(let text):
-            print(text, terminator: "")
+            context.output(text)
             return ExitStatus.success
         case .version:
-            print("\(root.name) \(BuildInfo.description)")
+            context.output("\(root.name) \(BuildInfo.description)\n")
             return ExitStatus.success
         case .run(let command, let parsed):
             guard let run = command.run else { return ExitStatus.usage }

@@ -260,6 +260,11 @@ struct Configuration: Sendable {
             guard !variable.isEmpty else {
                 throw problem(.missing, "keyEnv is empty; give the name of the environment variable that holds the API key")
             }
+            // A key pasted where its variable's name goes must not be echoed into a log.
+            guard EnvironmentFile.isVariableName(variable) else {
+                throw problem(.invalid, "keyEnv is not the name of an environment variable (letters, digits and _, not starting with a digit); "
+                              + "it is not shown, since it may be the key itself: put the key in a variable and give its name")
+            }
             guard let value = environment[variable] else {
                 throw problem(.missing, "the environment variable \(variable) (keyEnv) is not set; export it with the API key")
             }

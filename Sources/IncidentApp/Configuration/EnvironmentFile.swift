@@ -12,6 +12,13 @@ import IncidentNetworking
 /// quotes, `$`, `` ` `` or `\`) or wholly in single quotes (taken literally) or double quotes
 /// (without `$`, `` ` `` or `\`, which sh would expand). Values are never shown in errors.
 enum EnvironmentFile {
+    /// Whether `name` is an environment variable's name as a shell writes it: letters, digits
+    /// and `_`, not starting with a digit (POSIX.1-2017, 8.1).
+    static func isVariableName(_ name: String) -> Bool {
+        guard let first = name.unicodeScalars.first, first == "_" || (first.isASCII && first.properties.isAlphabetic) else { return false }
+        return name.unicodeScalars.allSatisfy { $0 == "_" || ($0.isASCII && $0.properties.isAlphabetic) || ("0"..."9").contains($0) }
+    }
+
     /// The file's variables, in order.
     /// - Throws: ``ConfigurationError`` (exit 78) naming the file: missing, unreadable (with the
     ///   system's reason), larger than 64 KiB or not UTF-8, or a line that is not `NAME=value`
@@ -40,8 +47,7 @@ enum EnvironmentFile {
             }
             guard let equals = line.firstIndex(of: "=") else { throw problem("no '=' (a value alone is never shown)") }
             let name = String(line[..<equals])
-            guard let first = name.unicodeScalars.first, first == "_" || (first.isASCII && first.properties.isAlphabetic),
-                  name.unicodeScalars.allSatisfy({ $0 == "_" || ($0.isASCII && $0.properties.isAlphabetic) || ("0"..."9").contains($0) }) else {
+            guard isVariableName(name) else {
                 throw problem("'\(name.prefix(40))' is not a variable name (letters, digits and _, not starting with a digit)")
             }
             variables.append((name, try value(line[line.index(after: equals)...], name: name, problem)))
@@ -82,7 +88,7 @@ extension Context {
             context.environment[name] = value
             if name.hasPrefix("PG") { setenv(name, value, 1) }
         }
-        Stores.registerSecrets(environment: context.environment)
+        context.registerSecrets()
         return context
     }
 }
