@@ -110,6 +110,33 @@ struct GITSEndToEndTests {
         expectNoKey(Self.key, in: [failed.stderr, stored.stderr, runs.stdout, listed.stdout], database: ws.databaseBytes())
     }
 
+    @Test("--output to a named pipe writes into it and keeps it; to a symbolic link replaces the file it names and keeps the link", arguments: ["list", "map"])
+    func outputToSpecialFiles(command: String) async throws {
+        let ws = try Workspace()
+        #expect(try await run("incident-scheduler", ["ingest", "--source", "gits", "--file", Self.realFeed, "--database", ws.database]).status == 0)
+        let format = command == "list" ? ["--format", "csv"] : []
+        // A named pipe (as /dev/null, /dev/stdout or any device: not a regular file) is written
+        // through; before, it was replaced by a regular file (as root, /dev/null too), and the
+        // reader here waited until the shell's timeout.
+        let pipe = ws.directory.appendingPathComponent("pipe").path
+        #expect(mkfifo(pipe, 0o600) == 0)
+        let result = try await shell("cat \(shellQuoted(pipe)) > \(shellQuoted(pipe + ".read")) & "
+                                     + "\"$BIN/incidents\" \(command) --database \(shellQuoted(ws.database)) \(format.joined(separator: " ")) --output \(shellQuoted(pipe)); "
+                                     + "status=$?; wait; exit $status", timeout: 30)
+        #expect(result.status == 0, "\(result.stderr)")
+        var info = stat()
+        #expect(lstat(pipe, &info) == 0 && info.st_mode & S_IFMT == S_IFIFO, "the pipe was replaced")
+        let read = (try? String(contentsOfFile: pipe + ".read", encoding: .utf8)) ?? ""
+        #expect(command == "list" ? read.hasPrefix("id,source,external_id") && read.contains("202303216347") : read.contains("<html"), "\(read.prefix(200))")
+        // A link: its target is replaced, the link stays.
+        let target = try ws.write("target.out", "old\n"), link = ws.directory.appendingPathComponent("link.out").path
+        #expect(symlink("target.out", link) == 0)
+        #expect(try await run("incidents", [command, "--database", ws.database] + format + ["--output", link]).status == 0)
+        #expect((try? FileManager.default.destinationOfSymbolicLink(atPath: link)) == "target.out")
+        #expect(try String(contentsOfFile: target, encoding: .utf8) == read)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: ws.directory.path).filter { $0.contains(".partial-") }.isEmpty)
+    }
+
     @Test("a full standard output (/dev/full) ends a listing with one error line and exit 1, not a crash")
     func fullStandardOutput() async throws {
         let ws = try Workspace()

@@ -77,14 +77,31 @@ enum MapCommand {
 /// Writing a command's output to a file named on the command line: into a temporary file
 /// beside it, renamed over it once complete, so that a failure never leaves half a file, nor
 /// does a signal (removed by the signal handler, ``ProcessSignals/removedOnSignal(_:_:)``).
+/// A path that is not a regular file (`/dev/null`, `/dev/stdout`, a named pipe, a device) is
+/// written to as it is, never replaced; a symbolic link's target is the file replaced, the
+/// link stays.
 enum OutputFile {
     /// Runs `body` with a buffer that writes to `path` (stdout for `-`); `body` flushes it.
     /// Then completes the file.
     /// - Throws: ``OutputFailure`` when the file cannot be created or written; what `body` throws.
     static func write(_ path: String, _ context: Context, _ body: (OutputBuffer) throws -> Void) throws {
         if path == "-" { return try body(OutputBuffer(context)) }
-        let temporary = path + ".partial-\(getpid())"
-        try ProcessSignals.removedOnSignal(temporary) { try write(path, temporary, body) }
+        var info = stat()
+        if stat(path, &info) == 0, info.st_mode & S_IFMT != S_IFREG {
+            return try writeInPlace(path, body)
+        }
+        // A link to a file that exists is followed (realpath); a dangling one is replaced.
+        let file = realpath(path, nil).map { resolved in defer { free(resolved) }; return String(cString: resolved) } ?? path
+        let temporary = file + ".partial-\(getpid())"
+        try ProcessSignals.removedOnSignal(temporary) { try write(file, temporary, body) }
+    }
+
+    /// Writes to what `path` names (a device, a pipe) without creating or renaming anything.
+    private static func writeInPlace(_ path: String, _ body: (OutputBuffer) throws -> Void) throws {
+        let descriptor = open(path, O_WRONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw OutputFailure(path: path, reason: String(cString: strerror(errno))) }
+        let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
+        try body(OutputBuffer(FileSink(handle: handle, path: path)))
     }
 
     private static func write(_ path: String, _ temporary: String, _ body: (OutputBuffer) throws -> Void) throws {
