@@ -157,7 +157,7 @@ extension Context {
 
 /// Standard output written with write(2). When it cannot be written (a full disk, a closed
 /// terminal) the process ends with one line on standard error and exit status 1; Foundation's
-/// non-throwing `FileHandle.write` crashed instead (`try!`, a backtrace, exit 132).
+/// non-throwing `FileHandle.write` crashed instead (a forced try inside Foundation: a backtrace, exit 132).
 enum StandardOutput {
     static func write(_ bytes: UnsafeRawBufferPointer) {
         guard var next = bytes.baseAddress else { return }
